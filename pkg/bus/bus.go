@@ -1,0 +1,120 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"github.com/perpgate/perpgate/pkg/contract"
+)
+
+// Connect dials an external NATS server with reconnects forever, so a
+// restarting server does not take the service down.
+func Connect(url, name string) (*nats.Conn, error) {
+	nc, err := nats.Connect(url,
+		nats.Name(name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond),
+		nats.Timeout(5*time.Second),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("connect to nats at %s: %w", url, err)
+	}
+	return nc, nil
+}
+
+// Request sends req as JSON to subject and decodes the reply into resp. The
+// context bounds the wait and its deadline travels in the
+// contract.HeaderDeadline header. A micro error reply comes back as the
+// *contract.Error it carried; no responders is EXCHANGE_UNAVAILABLE-like
+// ErrNoResponders and a passed deadline is context.DeadlineExceeded, both
+// wrapped so callers map them with errors.Is.
+func Request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header, req, resp any) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("encode request for %s: %w", subject, err)
+	}
+	msg := nats.NewMsg(subject)
+	msg.Data = data
+	for k, v := range hdr {
+		msg.Header[k] = v
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		msg.Header.Set(contract.HeaderDeadline, dl.UTC().Format(time.RFC3339Nano))
+	}
+	reply, err := nc.RequestMsgWithContext(ctx, msg)
+	if err != nil {
+		return fmt.Errorf("request %s: %w", subject, err)
+	}
+	if err := ReplyError(reply); err != nil {
+		return err
+	}
+	if resp == nil {
+		return nil
+	}
+	if raw, ok := resp.(*json.RawMessage); ok {
+		*raw = append((*raw)[:0], reply.Data...)
+		return nil
+	}
+	if err := json.Unmarshal(reply.Data, resp); err != nil {
+		return fmt.Errorf("decode reply of %s: %w", subject, err)
+	}
+	return nil
+}
+
+// ReplyError returns the *contract.Error carried by a micro error reply, or
+// nil when the reply is a success.
+func ReplyError(reply *nats.Msg) error {
+	code := reply.Header.Get(micro.ErrorCodeHeader)
+	if code == "" {
+		return nil
+	}
+	var ce contract.Error
+	if err := json.Unmarshal(reply.Data, &ce); err != nil || ce.Code == "" {
+		return &contract.Error{Code: contract.CodeInternal, Message: contract.InternalMessage}
+	}
+	return &ce
+}
+
+// RespondError answers a micro request with err. A *contract.Error travels
+// as is; anything else becomes INTERNAL_ERROR with the fixed message.
+func RespondError(req micro.Request, err error) error {
+	ce, _ := contract.AsError(err)
+	body, mErr := json.Marshal(ce)
+	if mErr != nil {
+		return mErr
+	}
+	return req.Error(string(ce.Code), ce.Message, body)
+}
+
+// RespondJSON answers a micro request with v as JSON.
+func RespondJSON(req micro.Request, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return RespondError(req, fmt.Errorf("encode reply: %w", err))
+	}
+	return req.Respond(body)
+}
+
+// Deadline reads the absolute deadline a request carries; ok is false when
+// it carries none or an unreadable one.
+func Deadline(h micro.Headers) (time.Time, bool) {
+	v := h.Get(contract.HeaderDeadline)
+	if v == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	return t, err == nil
+}
+
+// IsNoResponders reports whether err means no service listens on the subject.
+func IsNoResponders(err error) bool { return errors.Is(err, nats.ErrNoResponders) }
+
+// IsTimeout reports whether err means the deadline passed before a reply.
+func IsTimeout(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
+}

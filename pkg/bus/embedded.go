@@ -1,0 +1,92 @@
+package bus
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Embedded is a NATS server running inside this process.
+type Embedded struct {
+	srv *server.Server
+}
+
+// EmbeddedConfig configures StartEmbedded.
+type EmbeddedConfig struct {
+	// Listen, when non-empty ("127.0.0.1:4222"), also accepts outside
+	// clients; otherwise only in-process connections are possible.
+	Listen string
+	// StoreDir enables JetStream under this directory when non-empty.
+	StoreDir string
+}
+
+// StartEmbedded starts an embedded NATS server and waits until it accepts
+// connections. It never installs signal handlers (the caller owns them).
+func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
+	opts := &server.Options{
+		ServerName: "perpgate-embedded",
+		NoSigs:     true,
+		NoLog:      true,
+		DontListen: cfg.Listen == "",
+		MaxPayload: 8 << 20,
+	}
+	if cfg.Listen != "" {
+		host, port, err := splitHostPort(cfg.Listen)
+		if err != nil {
+			return nil, err
+		}
+		opts.Host, opts.Port = host, port
+	}
+	if cfg.StoreDir != "" {
+		opts.JetStream, opts.StoreDir = true, cfg.StoreDir
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("configure embedded nats: %w", err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		srv.Shutdown()
+		return nil, fmt.Errorf("embedded nats not ready within 10s")
+	}
+	return &Embedded{srv: srv}, nil
+}
+
+// Connect returns an in-process client connection.
+func (e *Embedded) Connect(name string) (*nats.Conn, error) {
+	nc, err := nats.Connect("", nats.InProcessServer(e.srv), nats.Name(name), nats.MaxReconnects(-1))
+	if err != nil {
+		return nil, fmt.Errorf("connect to embedded nats: %w", err)
+	}
+	return nc, nil
+}
+
+// ClientURL is the URL outside clients use, empty when not listening.
+func (e *Embedded) ClientURL() string {
+	if e.srv.Addr() == nil {
+		return ""
+	}
+	return e.srv.ClientURL()
+}
+
+// Shutdown stops the server and waits for it to finish.
+func (e *Embedded) Shutdown() {
+	e.srv.Shutdown()
+	e.srv.WaitForShutdown()
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("embedded nats listen address %q: %w", addr, err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return "", 0, fmt.Errorf("embedded nats listen address %q: bad port", addr)
+	}
+	return host, port, nil
+}

@@ -1,0 +1,250 @@
+package connector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/contract"
+)
+
+// Config tunes a Runtime. Zero values take the defaults of DefaultConfig.
+type Config struct {
+	Subjects       contract.Subjects
+	Version        string
+	MaxConcurrent  int           // requests handled at once per replica
+	DefaultTimeout time.Duration // when a request carries no deadline
+	SecretTTL      time.Duration
+	MarketTTL      time.Duration
+	Now            func() time.Time
+}
+
+// DefaultConfig returns the runtime defaults.
+func DefaultConfig() Config {
+	return Config{
+		Subjects:       contract.NewSubjects(""),
+		Version:        "0.1.0",
+		MaxConcurrent:  512,
+		DefaultTimeout: 10 * time.Second,
+		SecretTTL:      30 * time.Second,
+		MarketTTL:      5 * time.Minute,
+		Now:            time.Now,
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Subjects.Prefix == "" {
+		c.Subjects = d.Subjects
+	}
+	if c.Version == "" {
+		c.Version = d.Version
+	}
+	if c.MaxConcurrent <= 0 {
+		c.MaxConcurrent = d.MaxConcurrent
+	}
+	if c.DefaultTimeout <= 0 {
+		c.DefaultTimeout = d.DefaultTimeout
+	}
+	if c.SecretTTL <= 0 {
+		c.SecretTTL = d.SecretTTL
+	}
+	if c.MarketTTL <= 0 {
+		c.MarketTTL = d.MarketTTL
+	}
+	if c.Now == nil {
+		c.Now = d.Now
+	}
+	return c
+}
+
+// Runtime serves one exchange's operations on NATS through an Adapter.
+type Runtime struct {
+	cfg      Config
+	adapter  Adapter
+	nc       *nats.Conn
+	idem     IdempotencyStore
+	log      *slog.Logger
+	secrets  *secretCache
+	markets  *marketCache
+	sem      chan struct{}
+	inflight sync.WaitGroup
+
+	mu     sync.Mutex
+	svc    micro.Service
+	events *nats.Subscription
+}
+
+// New returns a runtime for adapter; Start puts it on the bus.
+func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log *slog.Logger) *Runtime {
+	cfg = cfg.withDefaults()
+	x := adapter.Exchange()
+	return &Runtime{
+		cfg:     cfg,
+		adapter: adapter,
+		nc:      nc,
+		idem:    idem,
+		log:     log.With("exchange", string(x)),
+		secrets: newSecretCache(nc, cfg.Subjects.Secret(x), cfg.SecretTTL, cfg.Now),
+		markets: newMarketCache(cfg.MarketTTL, cfg.Now),
+		sem:     make(chan struct{}, cfg.MaxConcurrent),
+	}
+}
+
+// Start registers the micro service (queue group, so replicas share the
+// load) and subscribes to credential change events.
+func (r *Runtime) Start() error {
+	x := r.adapter.Exchange()
+	svc, err := micro.AddService(r.nc, micro.Config{
+		Name:        "connector-" + string(x),
+		Version:     r.cfg.Version,
+		Description: "perpgate connector for " + string(x),
+	})
+	if err != nil {
+		return fmt.Errorf("register connector %s: %w", x, err)
+	}
+	root := svc.AddGroup(r.cfg.Subjects.ExchangeRoot(x))
+	groups := map[contract.Group]micro.Group{}
+	for _, op := range contract.Operations {
+		g, ok := groups[op.Group]
+		if !ok {
+			g = root.AddGroup(string(op.Group))
+			groups[op.Group] = g
+		}
+		if err := g.AddEndpoint(op.Name, r.handler(op)); err != nil {
+			_ = svc.Stop()
+			return fmt.Errorf("add endpoint %s: %w", op.Name, err)
+		}
+	}
+	sub, err := r.nc.Subscribe(r.cfg.Subjects.Events(), r.onEvent)
+	if err != nil {
+		_ = svc.Stop()
+		return fmt.Errorf("subscribe to key events: %w", err)
+	}
+	r.mu.Lock()
+	r.svc, r.events = svc, sub
+	r.mu.Unlock()
+	r.log.Info("connector started", "subject", r.cfg.Subjects.ExchangeRoot(x)+".>")
+	return nil
+}
+
+// Stop leaves the bus: no new requests are taken and in-flight ones finish.
+// It is safe to call twice and after a failed Start.
+func (r *Runtime) Stop() error {
+	r.mu.Lock()
+	svc, sub := r.svc, r.events
+	r.svc, r.events = nil, nil
+	r.mu.Unlock()
+	var errs []error
+	if sub != nil {
+		errs = append(errs, sub.Unsubscribe())
+	}
+	if svc != nil {
+		errs = append(errs, svc.Stop())
+		r.inflight.Wait()
+		r.log.Info("connector stopped")
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Runtime) onEvent(m *nats.Msg) {
+	var ev contract.ChangeEvent
+	if json.Unmarshal(m.Data, &ev) == nil && ev.Kind == contract.CredentialDeleted {
+		r.secrets.drop(ev.CredentialID)
+	}
+}
+
+// handler hands each request to its own goroutine: micro calls handlers one
+// at a time per endpoint, and upstream calls take hundreds of milliseconds.
+func (r *Runtime) handler(op *contract.Operation) micro.Handler {
+	return micro.HandlerFunc(func(req micro.Request) {
+		r.inflight.Add(1)
+		r.sem <- struct{}{}
+		go func() {
+			defer func() { <-r.sem; r.inflight.Done() }()
+			r.serve(op, req)
+		}()
+	})
+}
+
+func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
+	deadline, ok := bus.Deadline(req.Headers())
+	if !ok {
+		deadline = r.cfg.Now().Add(r.cfg.DefaultTimeout)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if ctx.Err() != nil {
+		return // the edge has already answered EXCHANGE_TIMEOUT
+	}
+	var creq contract.ConnectorRequest
+	if err := json.Unmarshal(req.Data(), &creq); err != nil {
+		_ = bus.RespondError(req, contract.Errorf(contract.CodeInvalidRequest, "connector request is not valid JSON"))
+		return
+	}
+	creq.Operation = op.Name
+	start := time.Now()
+	res, err := r.Handle(ctx, creq)
+	log := r.log.With("request_id", creq.RequestID, "operation", op.Name,
+		"credential_id", creq.Credential.ID, "duration_ms", time.Since(start).Milliseconds())
+	if err != nil {
+		err = r.publicError(ctx, err, log)
+		_ = bus.RespondError(req, err)
+		return
+	}
+	if raw, ok := res.(json.RawMessage); ok {
+		_ = req.Respond(raw)
+	} else {
+		_ = bus.RespondJSON(req, res)
+	}
+	log.Debug("request done")
+}
+
+// publicError turns any error into a contract.Error a client may see; the
+// cause of an internal fault is logged here and never returned.
+func (r *Runtime) publicError(ctx context.Context, err error, log *slog.Logger) *contract.Error {
+	if ce, ok := contract.AsError(err); ok {
+		if ce.Code == contract.CodeInternal {
+			log.Error("internal fault", "err", err)
+		}
+		return ce
+	}
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		return contract.Errorf(contract.CodeExchangeTimeout, "the exchange did not answer in time")
+	}
+	log.Error("internal fault", "err", err)
+	ce, _ := contract.AsError(err)
+	return ce
+}
+
+// Handle runs one operation for one credential and returns its result
+// (a contract result struct or raw JSON of a repeated placement). It is the
+// transport-free core of the runtime.
+func (r *Runtime) Handle(ctx context.Context, req contract.ConnectorRequest) (any, error) {
+	op, ok := contract.Lookup(req.Operation)
+	if !ok {
+		return nil, contract.Errorf(contract.CodeUnknownOperation, "unknown operation %q", req.Operation)
+	}
+	cred, err := r.secrets.get(ctx, req.Credential.ID)
+	if err != nil {
+		return nil, err
+	}
+	if cred.AccountID != req.AccountID || cred.Exchange != r.adapter.Exchange() {
+		return nil, contract.Errorf(contract.CodeCredentialNotFound, "credential %s not found", req.Credential.ID)
+	}
+	params := op.NewParams()
+	if len(req.Params) > 0 {
+		if err := json.Unmarshal(req.Params, params); err != nil {
+			return nil, contract.Errorf(contract.CodeInvalidRequest, "parameters of %s do not decode: %v", op.Name, err)
+		}
+	}
+	d := dispatch{r: r, cred: cred}
+	return d.run(ctx, op, params)
+}

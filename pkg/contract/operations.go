@@ -1,0 +1,148 @@
+package contract
+
+import (
+	"reflect"
+	"sort"
+)
+
+// Group is an operation family (SPEC §4); it also names the micro group of
+// the connector endpoints.
+type Group string
+
+// Operation groups.
+const (
+	GroupMarket    Group = "market"
+	GroupAccount   Group = "account"
+	GroupPlacement Group = "placement"
+	GroupManage    Group = "management"
+)
+
+// Operation is one row of the operation table.
+type Operation struct {
+	Name     string // camelCase, as in the `operation` field
+	Tool     string // snake_case MCP tool name
+	Group    Group
+	MinTier  Tier
+	ReadOnly bool   // no side effects upstream
+	Summary  string // one paragraph for humans and agents
+	Params   reflect.Type
+	Result   reflect.Type
+}
+
+// Places reports whether the operation creates orders (idempotency and
+// timeout messages apply).
+func (o *Operation) Places() bool { return o.Group == GroupPlacement }
+
+// NewParams returns a pointer to a zero parameter struct.
+func (o *Operation) NewParams() any { return reflect.New(o.Params).Interface() }
+
+func op[P, R any](name, tool string, g Group, summary string) *Operation {
+	tier, ro := TierFree, true
+	if g == GroupPlacement || g == GroupManage {
+		tier, ro = TierBuilder, false
+	}
+	return &Operation{
+		Name: name, Tool: tool, Group: g, MinTier: tier, ReadOnly: ro, Summary: summary,
+		Params: reflect.TypeFor[P](), Result: reflect.TypeFor[R](),
+	}
+}
+
+// Operation names.
+const (
+	OpGetOrderbook          = "getOrderbook"
+	OpGetMarkPrice          = "getMarkPrice"
+	OpGetCandles            = "getCandles"
+	OpGetFundingRate        = "getFundingRate"
+	OpGetMarketsWithFunding = "getMarketsWithFunding"
+	OpGetFeeInfo            = "getFeeInfo"
+	OpGetBalance            = "getBalance"
+	OpGetPositions          = "getPositions"
+	OpGetOrders             = "getOrders"
+	OpGetFills              = "getFills"
+	OpTestCredentials       = "testCredentials"
+	OpPlaceLimitOrder       = "placeLimitOrder"
+	OpPlaceMarketOrder      = "placeMarketOrder"
+	OpPlaceStopOrder        = "placeStopOrder"
+	OpPlaceBatchOrder       = "placeBatchOrder"
+	OpPlaceProtectionOrders = "placeProtectionOrders"
+	OpCancelOrder           = "cancelOrder"
+	OpCancelAllOrders       = "cancelAllOrders"
+	OpCloseAllPositions     = "closeAllPositions"
+	OpSetLeverage           = "setLeverage"
+)
+
+// Operations is the table of the 20 operations, in SPEC §4 order.
+var Operations = []*Operation{
+	op[OrderbookParams, OrderbookResult](OpGetOrderbook, "get_orderbook", GroupMarket,
+		"Read the order book of a market: bids and asks as [price, size] decimal strings, best first. Read-only."),
+	op[MarketParams, MarkPriceResult](OpGetMarkPrice, "get_mark_price", GroupMarket,
+		"Read the mark price (used for PnL, liquidation and stop triggers) and the index price of a market, in quote currency. Read-only."),
+	op[CandlesParams, CandlesResult](OpGetCandles, "get_candles", GroupMarket,
+		"Read OHLCV candles of a market; interval is in minutes (1, 5, 15, 60, 240, 1440), times are Unix seconds, volume is in base-asset units. Read-only."),
+	op[MarketParams, FundingRateResult](OpGetFundingRate, "get_funding_rate", GroupMarket,
+		"Read the current funding rate of a perpetual market (a fraction per funding interval, 0.0001 means 0.01%) and the next funding time in Unix seconds. Read-only."),
+	op[NoParams, MarketsResult](OpGetMarketsWithFunding, "get_markets_with_funding", GroupMarket,
+		"List every perpetual market of the credential's exchange with mark price, funding rate and open interest (base-asset units). Read-only."),
+	op[MarketParams, FeeInfoResult](OpGetFeeInfo, "get_fee_info", GroupMarket,
+		"Read the maker and taker fee of a market for this account, in basis points (1 bps = 0.01%). Read-only."),
+	op[NoParams, BalanceResult](OpGetBalance, "get_balance", GroupAccount,
+		"Read the account's equity, free collateral and account value in quote currency. Read-only."),
+	op[MarketFilterParams, PositionsResult](OpGetPositions, "get_positions", GroupAccount,
+		"List open positions (side, size in base asset, entry and mark price, unrealized PnL, leverage), optionally for one market. Read-only."),
+	op[MarketFilterParams, OrdersResult](OpGetOrders, "get_orders", GroupAccount,
+		"List open limit orders and pending stop orders, optionally for one market. Read-only."),
+	op[FillsParams, FillsResult](OpGetFills, "get_fills", GroupAccount,
+		"List the account's recent fills on a market, newest first, with price, size, fee and Unix-seconds timestamp. Read-only."),
+	op[NoParams, TestCredentialsResult](OpTestCredentials, "test_credentials", GroupAccount,
+		"Check that the stored exchange credential is accepted by the exchange; valid:false means the exchange rejected it. Read-only."),
+	op[LimitOrderParams, LimitOrderResult](OpPlaceLimitOrder, "place_limit_order", GroupPlacement,
+		"Place a limit order; size is in base-asset units and price in quote currency. Prices round toward the safe side of the tick, sizes down to the lot step. On mainnet credentials this moves real money. Pass clientOrderId to make retries safe."),
+	op[MarketOrderParams, MarketOrderResult](OpPlaceMarketOrder, "place_market_order", GroupPlacement,
+		"Place a market order that executes immediately against the book; size is in base-asset units. Returns the average fill price, filled size and fee. On mainnet credentials this moves real money."),
+	op[StopOrderParams, StopOrderResult](OpPlaceStopOrder, "place_stop_order", GroupPlacement,
+		"Place a stop-market order that waits (PENDING) until the mark price reaches triggerPrice, then executes at market. reduceOnly defaults to true. On mainnet credentials this moves real money."),
+	op[BatchOrderParams, BatchResult](OpPlaceBatchOrder, "place_batch_order", GroupPlacement,
+		"Place up to 10 limit orders in one call; results come back in request order, each with its own status (a rejected order does not cancel the others). On mainnet credentials this moves real money."),
+	op[ProtectionParams, ProtectionResult](OpPlaceProtectionOrders, "place_protection_orders", GroupPlacement,
+		"Place take-profit and/or stop-loss orders for an open position: tpPercent and slPercent are percent distances from entryPrice (5 means 5%); both legs are reduce-only and trigger on mark price. On mainnet credentials this moves real money."),
+	op[CancelOrderParams, CancelOrderResult](OpCancelOrder, "cancel_order", GroupManage,
+		"Cancel one open or pending order by its exchange order id. Destructive: the order is gone."),
+	op[MarketParams, CancelAllResult](OpCancelAllOrders, "cancel_all_orders", GroupManage,
+		"Cancel every open and pending order on a market and report how many were cancelled. Destructive."),
+	op[MarketParams, CloseAllResult](OpCloseAllPositions, "close_all_positions", GroupManage,
+		"Close the open position on a market with reduce-only market orders; returns the closed size and average close price. Destructive: on mainnet credentials this realizes profit or loss."),
+	op[LeverageParams, LeverageResult](OpSetLeverage, "set_leverage", GroupManage,
+		"Set the cross-margin leverage multiplier of a market for this account. Higher leverage raises liquidation risk."),
+}
+
+var byName = func() map[string]*Operation {
+	m := make(map[string]*Operation, len(Operations))
+	for _, o := range Operations {
+		m[o.Name] = o
+	}
+	return m
+}()
+
+var byTool = func() map[string]*Operation {
+	m := make(map[string]*Operation, len(Operations))
+	for _, o := range Operations {
+		m[o.Tool] = o
+	}
+	return m
+}()
+
+// Lookup returns the operation with this camelCase name.
+func Lookup(name string) (*Operation, bool) { o, ok := byName[name]; return o, ok }
+
+// LookupTool returns the operation with this snake_case MCP tool name.
+func LookupTool(tool string) (*Operation, bool) { o, ok := byTool[tool]; return o, ok }
+
+// OperationNames returns the camelCase names, sorted.
+func OperationNames() []string {
+	out := make([]string, 0, len(Operations))
+	for _, o := range Operations {
+		out = append(out, o.Name)
+	}
+	sort.Strings(out)
+	return out
+}

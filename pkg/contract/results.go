@@ -1,0 +1,209 @@
+package contract
+
+import "github.com/shopspring/decimal"
+
+// Result structs: the operation-specific fields of a success response
+// (the edge adds success:true). Decimals marshal as plain strings with
+// trailing zeros trimmed; times are Unix seconds.
+
+// Level is one order-book level: [price, size].
+type Level [2]decimal.Decimal
+
+// OrderbookResult is getOrderbook's result.
+type OrderbookResult struct {
+	Bids []Level `json:"bids"`
+	Asks []Level `json:"asks"`
+}
+
+// MarkPriceResult is getMarkPrice's result.
+type MarkPriceResult struct {
+	MarkPrice  decimal.Decimal `json:"markPrice"`
+	IndexPrice decimal.Decimal `json:"indexPrice"`
+}
+
+// Candle is one OHLCV candle.
+type Candle struct {
+	Time   int64           `json:"time"`
+	Open   decimal.Decimal `json:"open"`
+	High   decimal.Decimal `json:"high"`
+	Low    decimal.Decimal `json:"low"`
+	Close  decimal.Decimal `json:"close"`
+	Volume decimal.Decimal `json:"volume"`
+}
+
+// CandlesResult is getCandles' result.
+type CandlesResult struct {
+	Candles []Candle `json:"candles"`
+}
+
+// FundingRateResult is getFundingRate's result.
+type FundingRateResult struct {
+	FundingRate     decimal.Decimal `json:"fundingRate"`
+	NextFundingTime int64           `json:"nextFundingTime"`
+}
+
+// MarketEntry is one market of getMarketsWithFunding.
+type MarketEntry struct {
+	Symbol       string          `json:"symbol"`
+	MarkPrice    decimal.Decimal `json:"markPrice"`
+	FundingRate  decimal.Decimal `json:"fundingRate"`
+	OpenInterest decimal.Decimal `json:"openInterest"`
+}
+
+// MarketsResult is getMarketsWithFunding's result.
+type MarketsResult struct {
+	Markets []MarketEntry `json:"markets"`
+}
+
+// FeeInfoResult is getFeeInfo's result, in basis points.
+type FeeInfoResult struct {
+	MakerFee decimal.Decimal `json:"makerFee"`
+	TakerFee decimal.Decimal `json:"takerFee"`
+}
+
+// BalanceResult is getBalance's result.
+type BalanceResult struct {
+	ExchangeType   Exchange        `json:"exchange_type"`
+	Equity         decimal.Decimal `json:"equity"`
+	FreeCollateral decimal.Decimal `json:"freeCollateral"`
+	AccountValue   decimal.Decimal `json:"accountValue"`
+}
+
+// Position is one open position.
+type Position struct {
+	Market        string          `json:"market"`
+	Side          PositionSide    `json:"side"`
+	Size          decimal.Decimal `json:"size"`
+	EntryPrice    decimal.Decimal `json:"entryPrice"`
+	MarkPrice     decimal.Decimal `json:"markPrice"`
+	UnrealizedPnl decimal.Decimal `json:"unrealizedPnl"`
+	Leverage      decimal.Decimal `json:"leverage"`
+}
+
+// PositionsResult is getPositions' result.
+type PositionsResult struct {
+	Positions []Position `json:"positions"`
+}
+
+// Order statuses (SPEC §3 names OPEN and PENDING; the rest complete the set).
+const (
+	StatusOpen      = "OPEN"
+	StatusPending   = "PENDING"
+	StatusFilled    = "FILLED"
+	StatusCancelled = "CANCELLED"
+	StatusRejected  = "REJECTED"
+)
+
+// Order is one open or pending order.
+type Order struct {
+	ID            string           `json:"id"`
+	Market        string           `json:"market"`
+	Side          Side             `json:"side"`
+	Type          string           `json:"type"`
+	Size          decimal.Decimal  `json:"size"`
+	Price         decimal.Decimal  `json:"price"`
+	FilledSize    decimal.Decimal  `json:"filledSize"`
+	Status        string           `json:"status"`
+	CreatedAt     int64            `json:"createdAt"`
+	TriggerPrice  *decimal.Decimal `json:"triggerPrice,omitempty"`
+	ReduceOnly    bool             `json:"reduceOnly"`
+	ClientOrderID string           `json:"clientOrderId,omitempty"`
+}
+
+// OrdersResult is getOrders' result.
+type OrdersResult struct {
+	Orders []Order `json:"orders"`
+}
+
+// Fill is one execution.
+type Fill struct {
+	ID        string          `json:"id"`
+	OrderID   string          `json:"orderId,omitempty"`
+	Market    string          `json:"market"`
+	Side      Side            `json:"side"`
+	Size      decimal.Decimal `json:"size"`
+	Price     decimal.Decimal `json:"price"`
+	Fee       decimal.Decimal `json:"fee"`
+	Timestamp int64           `json:"timestamp"`
+}
+
+// FillsResult is getFills' result.
+type FillsResult struct {
+	Fills []Fill `json:"fills"`
+}
+
+// TestCredentialsResult is testCredentials' result.
+type TestCredentialsResult struct {
+	Valid    bool     `json:"valid"`
+	Exchange Exchange `json:"exchange"`
+}
+
+// LimitOrderResult is placeLimitOrder's result.
+type LimitOrderResult struct {
+	OrderID       string          `json:"orderId"`
+	Market        string          `json:"market"`
+	Side          Side            `json:"side"`
+	Size          decimal.Decimal `json:"size"`
+	Price         decimal.Decimal `json:"price"`
+	Status        string          `json:"status"`
+	ClientOrderID string          `json:"clientOrderId"`
+}
+
+// MarketOrderResult is placeMarketOrder's result.
+type MarketOrderResult struct {
+	OrderID       string          `json:"orderId"`
+	Market        string          `json:"market"`
+	Side          Side            `json:"side"`
+	FilledPrice   decimal.Decimal `json:"filledPrice"`
+	FilledSize    decimal.Decimal `json:"filledSize"`
+	Fee           decimal.Decimal `json:"fee"`
+	ClientOrderID string          `json:"clientOrderId"`
+}
+
+// StopOrderResult is placeStopOrder's result.
+type StopOrderResult struct {
+	OrderID       string          `json:"orderId"`
+	Status        string          `json:"status"`
+	TriggerPrice  decimal.Decimal `json:"triggerPrice"`
+	ClientOrderID string          `json:"clientOrderId"`
+}
+
+// BatchOrderResult is the outcome of one order of a batch. A rejected order
+// has status REJECTED and carries its error; the others still stand.
+type BatchOrderResult struct {
+	OrderID       string `json:"orderId"`
+	Status        string `json:"status"`
+	ClientOrderID string `json:"clientOrderId"`
+	Error         *Error `json:"error,omitempty"`
+}
+
+// BatchResult is placeBatchOrder's result, in request order.
+type BatchResult struct {
+	Results []BatchOrderResult `json:"results"`
+}
+
+// ProtectionResult is placeProtectionOrders' result; an id is empty when
+// that leg was not requested.
+type ProtectionResult struct {
+	TPOrderID string `json:"tpOrderId"`
+	SLOrderID string `json:"slOrderId"`
+}
+
+// CancelOrderResult is cancelOrder's result: success only.
+type CancelOrderResult struct{}
+
+// CancelAllResult is cancelAllOrders' result.
+type CancelAllResult struct {
+	CancelledCount int `json:"cancelledCount"`
+}
+
+// CloseAllResult is closeAllPositions' result.
+type CloseAllResult struct {
+	ClosedSize    decimal.Decimal `json:"closedSize"`
+	AvgClosePrice decimal.Decimal `json:"avgClosePrice"`
+}
+
+// LeverageResult is setLeverage's result.
+type LeverageResult struct {
+	Leverage int `json:"leverage"`
+}

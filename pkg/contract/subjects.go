@@ -1,0 +1,52 @@
+package contract
+
+// DefaultSubjectPrefix roots every perpgate NATS subject. Tests use a unique
+// prefix so parallel runs on one server never meet.
+const DefaultSubjectPrefix = "perpgate"
+
+// Subjects names every NATS subject under one prefix. deploy/nats.conf grants
+// permissions on these same patterns.
+type Subjects struct{ Prefix string }
+
+// NewSubjects returns the subjects under prefix (DefaultSubjectPrefix when empty).
+func NewSubjects(prefix string) Subjects {
+	if prefix == "" {
+		prefix = DefaultSubjectPrefix
+	}
+	return Subjects{Prefix: prefix}
+}
+
+// ExchangeRoot is the micro group of one exchange's connector: operations
+// live at ExchangeRoot.<group>.<operation>.
+func (s Subjects) ExchangeRoot(x Exchange) string { return s.Prefix + ".exchange." + string(x) }
+
+// Operation is the subject the edge requests for op on exchange x.
+func (s Subjects) Operation(x Exchange, op *Operation) string {
+	return s.ExchangeRoot(x) + "." + string(op.Group) + "." + op.Name
+}
+
+// KeysRoot is the micro group of the keys service.
+func (s Subjects) KeysRoot() string { return s.Prefix + ".keys" }
+
+// KeyLookup answers a KeyLookupRequest with a KeyInfo.
+func (s Subjects) KeyLookup() string { return s.KeysRoot() + ".apikey" }
+
+// CredentialLookup answers a CredentialLookupRequest with a CredentialInfo.
+func (s Subjects) CredentialLookup() string { return s.KeysRoot() + ".credential" }
+
+// SecretRoot is the group under which credential secrets are released, one
+// endpoint per exchange.
+func (s Subjects) SecretRoot() string { return s.KeysRoot() + ".secret" }
+
+// Secret releases the secrets of exchange x's credentials; only that
+// exchange's connector may request it.
+func (s Subjects) Secret(x Exchange) string { return s.SecretRoot() + "." + string(x) }
+
+// Events is where the keys service publishes ChangeEvents.
+func (s Subjects) Events() string { return s.Prefix + ".events.keys" }
+
+// Header names carried on NATS requests.
+const (
+	HeaderDeadline  = "Perpgate-Deadline"   // RFC 3339 (nanoseconds) absolute deadline
+	HeaderRequestID = "Perpgate-Request-Id" // UUID of the inbound HTTP request
+)

@@ -1,0 +1,88 @@
+package contract
+
+import (
+	"encoding/json"
+	"log/slog"
+)
+
+// ConnectorRequest is the body the edge sends to a connector: one validated
+// operation for one credential. Params is the operation's parameter struct
+// re-encoded after validation, so the connector decodes it strictly.
+type ConnectorRequest struct {
+	RequestID  string          `json:"requestId"`
+	Operation  string          `json:"operation"`
+	AccountID  string          `json:"accountId"`
+	Credential CredentialInfo  `json:"credential"`
+	Params     json.RawMessage `json:"params"`
+}
+
+// KeyLookupRequest asks the keys service for the key with this SHA-256 (hex).
+type KeyLookupRequest struct {
+	Hash string `json:"hash"`
+}
+
+// CredentialLookupRequest asks for a credential's metadata.
+type CredentialLookupRequest struct {
+	CredentialID string `json:"credentialId"`
+}
+
+// SecretRequest asks the keys service to release a credential's secret to
+// the connector of its exchange.
+type SecretRequest struct {
+	CredentialID string `json:"credentialId"`
+}
+
+// SecretResponse carries a credential with its decrypted secret. It only
+// travels from keys to the credential's own connector.
+type SecretResponse struct {
+	Credential CredentialInfo `json:"credential"`
+	Secret     Secret         `json:"secret"`
+}
+
+// Secret is a credential's secret fields as a raw JSON object. It prints and
+// logs as a mask; only Raw and json.Marshal expose it.
+type Secret json.RawMessage
+
+// String masks the secret.
+func (Secret) String() string { return "[secret]" }
+
+// GoString masks the secret.
+func (Secret) GoString() string { return "[secret]" }
+
+// LogValue masks the secret in slog output.
+func (Secret) LogValue() slog.Value { return slog.StringValue("[secret]") }
+
+// MarshalJSON emits the raw object (needed to carry it to the connector).
+func (s Secret) MarshalJSON() ([]byte, error) {
+	if len(s) == 0 {
+		return []byte("{}"), nil
+	}
+	return json.RawMessage(s).MarshalJSON()
+}
+
+// UnmarshalJSON keeps the raw object.
+func (s *Secret) UnmarshalJSON(b []byte) error {
+	*s = append((*s)[:0], b...)
+	return nil
+}
+
+// Decode unmarshals the secret into v.
+func (s Secret) Decode(v any) error { return json.Unmarshal(s, v) }
+
+// ChangeKind names a ChangeEvent.
+type ChangeKind string
+
+// Change events published by the keys service.
+const (
+	KeyRevoked        ChangeKind = "key.revoked"
+	CredentialDeleted ChangeKind = "credential.deleted"
+)
+
+// ChangeEvent tells caches to drop an entry. Edges drop the key with this
+// hash or the credential with this id.
+type ChangeEvent struct {
+	Kind         ChangeKind `json:"kind"`
+	KeyID        string     `json:"keyId,omitempty"`
+	KeyHash      string     `json:"keyHash,omitempty"`
+	CredentialID string     `json:"credentialId,omitempty"`
+}

@@ -1,0 +1,119 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/contract"
+)
+
+// directory answers key and credential look-ups from an in-process cache,
+// asking the keys service on a miss. Change events drop entries; a
+// generation counter keeps a look-up that raced with an event from
+// re-inserting what the event dropped.
+type directory struct {
+	nc       *nats.Conn
+	subjects contract.Subjects
+	ttl      time.Duration
+	now      func() time.Time
+
+	mu    sync.Mutex
+	gen   uint64
+	keys  map[string]cached[contract.KeyInfo]
+	creds map[string]cached[contract.CredentialInfo]
+}
+
+type cached[T any] struct {
+	val     T
+	expires time.Time
+}
+
+// maxEntries bounds each cache; past it the cache starts over, which only
+// costs look-ups.
+const maxEntries = 100_000
+
+func newDirectory(nc *nats.Conn, s contract.Subjects, ttl time.Duration, now func() time.Time) *directory {
+	return &directory{nc: nc, subjects: s, ttl: ttl, now: now,
+		keys: map[string]cached[contract.KeyInfo]{}, creds: map[string]cached[contract.CredentialInfo]{}}
+}
+
+// subscribe listens for change events; it returns once the subscription is
+// registered on the server, so a revocation after it is never missed.
+func (d *directory) subscribe() (*nats.Subscription, error) {
+	sub, err := d.nc.Subscribe(d.subjects.Events(), d.onEvent)
+	if err != nil {
+		return nil, err
+	}
+	return sub, d.nc.Flush()
+}
+
+func (d *directory) onEvent(m *nats.Msg) {
+	var ev contract.ChangeEvent
+	if json.Unmarshal(m.Data, &ev) != nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.gen++
+	switch ev.Kind {
+	case contract.KeyRevoked:
+		delete(d.keys, ev.KeyHash)
+		for h, k := range d.keys {
+			if k.val.ID == ev.KeyID {
+				delete(d.keys, h)
+			}
+		}
+	case contract.CredentialDeleted:
+		delete(d.creds, ev.CredentialID)
+	}
+}
+
+func (d *directory) key(ctx context.Context, hash string) (contract.KeyInfo, error) {
+	d.mu.Lock()
+	if e, ok := d.keys[hash]; ok && d.now().Before(e.expires) {
+		d.mu.Unlock()
+		return e.val, nil
+	}
+	gen := d.gen
+	d.mu.Unlock()
+	var k contract.KeyInfo
+	if err := bus.Request(ctx, d.nc, d.subjects.KeyLookup(), nil, contract.KeyLookupRequest{Hash: hash}, &k); err != nil {
+		return k, err
+	}
+	d.mu.Lock()
+	if d.gen == gen {
+		if len(d.keys) >= maxEntries {
+			d.keys = map[string]cached[contract.KeyInfo]{}
+		}
+		d.keys[hash] = cached[contract.KeyInfo]{val: k, expires: d.now().Add(d.ttl)}
+	}
+	d.mu.Unlock()
+	return k, nil
+}
+
+func (d *directory) credential(ctx context.Context, id string) (contract.CredentialInfo, error) {
+	d.mu.Lock()
+	if e, ok := d.creds[id]; ok && d.now().Before(e.expires) {
+		d.mu.Unlock()
+		return e.val, nil
+	}
+	gen := d.gen
+	d.mu.Unlock()
+	var c contract.CredentialInfo
+	if err := bus.Request(ctx, d.nc, d.subjects.CredentialLookup(), nil, contract.CredentialLookupRequest{CredentialID: id}, &c); err != nil {
+		return c, err
+	}
+	d.mu.Lock()
+	if d.gen == gen {
+		if len(d.creds) >= maxEntries {
+			d.creds = map[string]cached[contract.CredentialInfo]{}
+		}
+		d.creds[id] = cached[contract.CredentialInfo]{val: c, expires: d.now().Add(d.ttl)}
+	}
+	d.mu.Unlock()
+	return c, nil
+}

@@ -1,0 +1,85 @@
+package edge
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Config configures the edge service.
+type Config struct {
+	ListenAddr     string        // PERPGATE_LISTEN_ADDR
+	NATSURL        string        // PERPGATE_NATS_URL
+	RedisURL       string        // PERPGATE_REDIS_URL
+	SubjectPrefix  string        // PERPGATE_SUBJECT_PREFIX
+	RequestTimeout time.Duration // PERPGATE_REQUEST_TIMEOUT: deadline of one request end to end
+	ShutdownGrace  time.Duration // PERPGATE_SHUTDOWN_GRACE: how long in-flight requests may finish
+	CacheTTL       time.Duration // PERPGATE_EDGE_CACHE_TTL: bound on key metadata staleness if an event is lost
+}
+
+// DefaultConfig returns the defaults documented in the README.
+func DefaultConfig() Config {
+	return Config{
+		ListenAddr:     ":8080",
+		NATSURL:        "nats://127.0.0.1:4222",
+		RedisURL:       "redis://127.0.0.1:6379/0",
+		SubjectPrefix:  "perpgate",
+		RequestTimeout: 10 * time.Second,
+		ShutdownGrace:  15 * time.Second,
+		CacheTTL:       time.Minute,
+	}
+}
+
+// LoadConfig reads PERPGATE_* settings through lookup over the defaults.
+func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
+	c := DefaultConfig()
+	var errs []error
+	str := func(name string, dst *string) {
+		if v, ok := lookup(name); ok && v != "" {
+			*dst = v
+		}
+	}
+	dur := func(name string, dst *time.Duration) {
+		if v, ok := lookup(name); ok && v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				if n, nerr := strconv.Atoi(v); nerr == nil {
+					d, err = time.Duration(n)*time.Second, nil
+				}
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not a duration such as 10s", name, v))
+				return
+			}
+			*dst = d
+		}
+	}
+	str("PERPGATE_LISTEN_ADDR", &c.ListenAddr)
+	str("PERPGATE_NATS_URL", &c.NATSURL)
+	str("PERPGATE_REDIS_URL", &c.RedisURL)
+	str("PERPGATE_SUBJECT_PREFIX", &c.SubjectPrefix)
+	dur("PERPGATE_REQUEST_TIMEOUT", &c.RequestTimeout)
+	dur("PERPGATE_SHUTDOWN_GRACE", &c.ShutdownGrace)
+	dur("PERPGATE_EDGE_CACHE_TTL", &c.CacheTTL)
+	errs = append(errs, c.Validate())
+	return c, errors.Join(errs...)
+}
+
+// Validate reports every invalid setting at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.ListenAddr == "" {
+		errs = append(errs, errors.New("PERPGATE_LISTEN_ADDR must not be empty"))
+	}
+	if c.RequestTimeout <= 0 {
+		errs = append(errs, errors.New("PERPGATE_REQUEST_TIMEOUT must be positive"))
+	}
+	if c.ShutdownGrace <= 0 {
+		errs = append(errs, errors.New("PERPGATE_SHUTDOWN_GRACE must be positive"))
+	}
+	if c.CacheTTL <= 0 {
+		errs = append(errs, errors.New("PERPGATE_EDGE_CACHE_TTL must be positive"))
+	}
+	return errors.Join(errs...)
+}

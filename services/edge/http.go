@@ -1,0 +1,231 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/ratelimit"
+)
+
+// MaxBody is the largest request body accepted (DESIGN §4 step 2).
+const MaxBody = 64 << 10
+
+// Response headers of SPEC §7/§8.
+const (
+	HeaderRequestID       = "X-Request-Id"
+	HeaderDuration        = "X-Request-Duration-Ms"
+	HeaderLimitMinute     = "X-RateLimit-Limit-Minute"
+	HeaderRemainingMinute = "X-RateLimit-Remaining-Minute"
+	HeaderLimitDay        = "X-RateLimit-Limit-Day"
+	HeaderRemainingDay    = "X-RateLimit-Remaining-Day"
+)
+
+// Per-request values kept on the echo context for the request log.
+const (
+	ctxRequestID = "request_id"
+	ctxOperation = "operation"
+	ctxExchange  = "exchange"
+	ctxKey       = "key_prefix"
+	ctxCode      = "code"
+)
+
+func (s *Server) routes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(s.stamp)
+	e.Any("/v1", s.handleV1)
+	e.GET("/healthz", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]any{"success": true, "status": "ok"})
+	})
+	e.GET("/readyz", s.ready)
+	e.RouteNotFound("/*", func(c echo.Context) error {
+		return s.fail(c, contract.Errorf(contract.CodeNotFound, "no route %s %s; the API is POST /v1", c.Request().Method, c.Request().URL.Path))
+	})
+	return e
+}
+
+// stamp gives every response its request id and duration, and logs the
+// request once it is done.
+func (s *Server) stamp(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		id := uuid.NewString()
+		c.Set(ctxRequestID, id)
+		res := c.Response()
+		res.Header().Set(HeaderRequestID, id)
+		res.Before(func() {
+			ms := float64(time.Since(start).Microseconds()) / 1000
+			res.Header().Set(HeaderDuration, strconv.FormatFloat(ms, 'f', 3, 64))
+		})
+		if err := next(c); err != nil {
+			c.Error(err)
+		}
+		s.logRequest(c, start)
+		return nil
+	}
+}
+
+func (s *Server) logRequest(c echo.Context, start time.Time) {
+	attrs := []any{
+		"request_id", c.Get(ctxRequestID),
+		"method", c.Request().Method,
+		"path", c.Request().URL.Path,
+		"status", c.Response().Status,
+		"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
+	}
+	for _, k := range []string{ctxOperation, ctxExchange, ctxKey, ctxCode} {
+		if v := c.Get(k); v != nil {
+			attrs = append(attrs, k, v)
+		}
+	}
+	s.log.Info("request done", attrs...)
+}
+
+func (s *Server) ready(c echo.Context) error {
+	if !s.nc.IsConnected() {
+		return c.JSON(http.StatusServiceUnavailable, map[string]any{"success": false, "code": "NOT_READY", "error": "not connected to NATS"})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"success": true, "status": "ready"})
+}
+
+// errorHandler renders anything echo itself rejects in the same envelope.
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		switch he.Code {
+		case http.StatusMethodNotAllowed:
+			_ = s.fail(c, contract.Errorf(contract.CodeMethodNotAllowed, "method %s is not allowed here", c.Request().Method))
+			return
+		case http.StatusNotFound:
+			_ = s.fail(c, contract.Errorf(contract.CodeNotFound, "no route %s", c.Request().URL.Path))
+			return
+		}
+	}
+	var ce *contract.Error
+	if errors.As(err, &ce) {
+		_ = s.fail(c, ce)
+		return
+	}
+	s.log.Error("internal fault", "request_id", c.Get(ctxRequestID), "err", err)
+	_ = s.fail(c, &contract.Error{Code: contract.CodeInternal, Message: contract.InternalMessage})
+}
+
+type envelope struct {
+	Success bool `json:"success"`
+	*contract.Error
+}
+
+// fail writes the error envelope with the code's status.
+func (s *Server) fail(c echo.Context, ce *contract.Error) error {
+	c.Set(ctxCode, string(ce.Code))
+	h := c.Response().Header()
+	switch ce.Code {
+	case contract.CodeMethodNotAllowed:
+		h.Set("Allow", http.MethodPost)
+	case contract.CodeRateLimited:
+		h.Set("Retry-After", strconv.Itoa(max(ce.RetryAfterSeconds, 1)))
+	}
+	return c.JSON(ce.Status(), envelope{Error: ce})
+}
+
+// succeed writes {"success":true, ...result fields}.
+func succeed(c echo.Context, result json.RawMessage) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	c.Response().WriteHeader(http.StatusOK)
+	w := c.Response()
+	if len(result) < 2 || string(result) == "{}" || result[0] != '{' {
+		_, err := io.WriteString(w, `{"success":true}`)
+		return err
+	}
+	if _, err := io.WriteString(w, `{"success":true,`); err != nil {
+		return err
+	}
+	_, err := w.Write(result[1:])
+	return err
+}
+
+func (s *Server) handleV1(c echo.Context) error {
+	req := c.Request()
+	if req.Method != http.MethodPost {
+		return s.fail(c, contract.Errorf(contract.CodeMethodNotAllowed, "use POST /v1; %s is not allowed", req.Method))
+	}
+	body, err := readBody(req)
+	if err != nil {
+		return s.fail(c, contract.Errorf(contract.CodePayloadTooLarge, "request body is larger than %d bytes", MaxBody))
+	}
+	// One deadline for the whole request: look-ups, limiter and exchange.
+	ctx, cancel := context.WithTimeout(req.Context(), s.cfg.RequestTimeout)
+	defer cancel()
+	key, ce := s.authenticate(ctx, apiKeyOf(req))
+	if ce != nil {
+		return s.fail(c, ce)
+	}
+	c.Set(ctxKey, key.Display)
+	if ce := s.rateLimit(ctx, c.Response().Header(), key); ce != nil {
+		return s.fail(c, ce)
+	}
+	op, fields, ce := parseBody(body)
+	if ce != nil {
+		return s.fail(c, ce)
+	}
+	c.Set(ctxOperation, op.Name)
+	rid, _ := c.Get(ctxRequestID).(string)
+	result, exchange, ce := s.execute(ctx, rid, key, op, fields)
+	if exchange != "" {
+		c.Set(ctxExchange, string(exchange))
+	}
+	if ce != nil {
+		return s.fail(c, ce)
+	}
+	return succeed(c, result)
+}
+
+// readBody reads at most MaxBody bytes; errTooLarge when there is more.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxBody {
+		return nil, errTooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxBody {
+		return nil, errTooLarge
+	}
+	return b, nil
+}
+
+var errTooLarge = errors.New("body too large")
+
+// apiKeyOf takes the key from X-API-Key, else from Authorization: Bearer.
+func apiKeyOf(r *http.Request) string {
+	if k := strings.TrimSpace(r.Header.Get("X-API-Key")); k != "" {
+		return k
+	}
+	auth := r.Header.Get("Authorization")
+	if len(auth) > 7 && strings.EqualFold(auth[:7], "bearer ") {
+		return strings.TrimSpace(auth[7:])
+	}
+	return ""
+}
+
+// setLimitHeaders writes the four X-RateLimit-* headers.
+func setLimitHeaders(h http.Header, d ratelimit.Decision) {
+	h.Set(HeaderLimitMinute, strconv.Itoa(d.LimitMinute))
+	h.Set(HeaderRemainingMinute, strconv.Itoa(d.RemainingMinute))
+	h.Set(HeaderLimitDay, strconv.Itoa(d.LimitDay))
+	h.Set(HeaderRemainingDay, strconv.Itoa(d.RemainingDay))
+}

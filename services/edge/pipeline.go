@@ -1,0 +1,242 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/perpgate/perpgate/pkg/apikey"
+	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/ratelimit"
+)
+
+// authenticate is step 3: the key's format, existence, revocation and expiry.
+func (s *Server) authenticate(ctx context.Context, raw string) (contract.KeyInfo, *contract.Error) {
+	if raw == "" {
+		return contract.KeyInfo{}, contract.Errorf(contract.CodeMissingAPIKey,
+			"no API key: send it in the X-API-Key header or as Authorization: Bearer <key>")
+	}
+	if _, err := apikey.Parse(raw); err != nil {
+		return contract.KeyInfo{}, contract.Errorf(contract.CodeInvalidKeyFormat,
+			"API keys start with mt_live_ or mt_test_")
+	}
+	key, err := s.dir.key(ctx, apikey.Hash(raw))
+	if err != nil {
+		var ce *contract.Error
+		if errors.As(err, &ce) && ce.Code == contract.CodeInvalidAPIKey {
+			return key, ce
+		}
+		return key, s.internal(ctx, "key look-up", err)
+	}
+	now := s.now()
+	switch {
+	case key.RevokedAt != nil:
+		return key, contract.Errorf(contract.CodeKeyRevoked, "API key %s was revoked; create a new one", key.Display)
+	case key.ExpiresAt != nil && !now.Before(*key.ExpiresAt):
+		return key, contract.Errorf(contract.CodeKeyExpired, "API key %s expired at %s; create a new one",
+			key.Display, key.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	return key, nil
+}
+
+// rateLimit is step 4; it sets the X-RateLimit-* headers on every outcome.
+func (s *Server) rateLimit(ctx context.Context, h http.Header, key contract.KeyInfo) *contract.Error {
+	lim := key.Tier.Limits()
+	d, err := s.limiter.Allow(ctx, key.ID, ratelimit.Limits{PerMinute: lim.PerMinute, PerDay: lim.PerDay})
+	if err != nil {
+		return s.internal(ctx, "rate limiter", err)
+	}
+	setLimitHeaders(h, d)
+	if !d.Allowed {
+		secs := int((d.RetryAfter + time.Second - 1) / time.Second)
+		ce := contract.Errorf(contract.CodeRateLimited,
+			"rate limit of the %s tier exceeded; retry in %d seconds", key.Tier, secs)
+		ce.RetryAfterSeconds = secs
+		return ce
+	}
+	return nil
+}
+
+// parseBody is step 5: a JSON object with a known operation.
+func parseBody(body []byte) (*contract.Operation, map[string]json.RawMessage, *contract.Error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return nil, nil, contract.Errorf(contract.CodeInvalidJSON, "request body must be a JSON object")
+	}
+	raw, ok := fields["operation"]
+	if !ok || string(raw) == "null" {
+		return nil, nil, contract.Errorf(contract.CodeMissingOperation, "the body needs an \"operation\" field, e.g. \"getMarkPrice\"")
+	}
+	var name string
+	if err := json.Unmarshal(raw, &name); err != nil {
+		return nil, nil, contract.Errorf(contract.CodeInvalidRequest, "field \"operation\" must be a string")
+	}
+	if name == "" {
+		return nil, nil, contract.Errorf(contract.CodeMissingOperation, "field \"operation\" is empty")
+	}
+	op, ok := contract.Lookup(name)
+	if !ok {
+		return nil, nil, contract.Errorf(contract.CodeUnknownOperation, "unknown operation %q", truncate(name))
+	}
+	delete(fields, "operation")
+	return op, fields, nil
+}
+
+func truncate(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// execute runs steps 6 to 10 for an authenticated, rate-limited request:
+// tier and scope, credential, parameters, routing. It returns the result
+// object and the exchange it went to. The MCP front end calls it too.
+func (s *Server) execute(ctx context.Context, requestID string, key contract.KeyInfo, op *contract.Operation,
+	fields map[string]json.RawMessage) (json.RawMessage, contract.Exchange, *contract.Error) {
+	if !key.Tier.AtLeast(op.MinTier) {
+		return nil, "", contract.Errorf(contract.CodeTierInsufficient,
+			"%s needs the %s tier or above; this key's account is on %s", op.Name, op.MinTier, key.Tier)
+	}
+	if len(key.AllowedOperations) > 0 && !slices.Contains(key.AllowedOperations, op.Name) {
+		return nil, "", contract.Errorf(contract.CodeOperationNotAllowed, "this API key may not call %s", op.Name)
+	}
+	cred, ce := s.credential(ctx, key, fields)
+	if ce != nil {
+		return nil, "", ce
+	}
+	delete(fields, "credentialId")
+	params, ce := op.DecodeParams(fields)
+	if ce != nil {
+		return nil, cred.Exchange, ce
+	}
+	clientID := assignClientOrderIDs(params)
+	body, err := json.Marshal(contract.ConnectorRequest{
+		RequestID: requestID, Operation: op.Name, AccountID: key.AccountID, Credential: cred, Params: mustJSON(params),
+	})
+	if err != nil {
+		return nil, cred.Exchange, s.internal(ctx, "encode connector request", err)
+	}
+	var result json.RawMessage
+	hdr := nats.Header{contract.HeaderRequestID: []string{requestID}}
+	err = bus.Request(ctx, s.nc, s.subjects.Operation(cred.Exchange, op), hdr, json.RawMessage(body), &result)
+	if err != nil {
+		return nil, cred.Exchange, s.routeError(ctx, op, cred.Exchange, clientID, err)
+	}
+	return result, cred.Exchange, nil
+}
+
+// credential is step 7.
+func (s *Server) credential(ctx context.Context, key contract.KeyInfo, fields map[string]json.RawMessage) (contract.CredentialInfo, *contract.Error) {
+	var id string
+	raw, ok := fields["credentialId"]
+	if !ok || json.Unmarshal(raw, &id) != nil || id == "" {
+		return contract.CredentialInfo{}, contract.Errorf(contract.CodeInvalidRequest,
+			"field \"credentialId\" is required: the UUID of an exchange credential")
+	}
+	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+		return contract.CredentialInfo{}, contract.Errorf(contract.CodeInvalidRequest,
+			"field \"credentialId\" must be a UUID such as 0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11")
+	}
+	if len(key.AllowedCredentials) > 0 && !slices.Contains(key.AllowedCredentials, id) {
+		return contract.CredentialInfo{}, contract.Errorf(contract.CodeCredentialNotAllowed,
+			"this API key may not use credential %s", id)
+	}
+	cred, err := s.dir.credential(ctx, id)
+	if err != nil {
+		var ce *contract.Error
+		if errors.As(err, &ce) && ce.Code == contract.CodeCredentialNotFound {
+			return cred, contract.Errorf(contract.CodeCredentialNotFound, "credential %s not found", id)
+		}
+		return cred, s.internal(ctx, "credential look-up", err)
+	}
+	if cred.AccountID != key.AccountID {
+		return contract.CredentialInfo{}, contract.Errorf(contract.CodeCredentialNotFound, "credential %s not found", id)
+	}
+	if !cred.Environment.Matches(key.Env) {
+		return cred, contract.Errorf(contract.CodeEnvironmentMismatch,
+			"a %s key cannot use a %s credential: use an mt_%s_ key", key.Env, cred.Environment, envKeyFor(cred.Environment))
+	}
+	if len(key.AllowedExchanges) > 0 && !slices.Contains(key.AllowedExchanges, cred.Exchange) {
+		return cred, contract.Errorf(contract.CodeExchangeNotAllowed, "this API key may not use exchange %s", cred.Exchange)
+	}
+	return cred, nil
+}
+
+func envKeyFor(e contract.Environment) contract.KeyEnv {
+	if e == contract.Mainnet {
+		return contract.KeyEnvLive
+	}
+	return contract.KeyEnvTest
+}
+
+// assignClientOrderIDs gives every order of a placement a clientOrderId, so
+// a timeout can tell the client which id to look up. It returns the first.
+func assignClientOrderIDs(params any) string {
+	set := func(id *string) string {
+		if *id == "" {
+			*id = uuid.NewString()
+		}
+		return *id
+	}
+	switch p := params.(type) {
+	case *contract.LimitOrderParams:
+		return set(&p.ClientOrderID)
+	case *contract.MarketOrderParams:
+		return set(&p.ClientOrderID)
+	case *contract.StopOrderParams:
+		return set(&p.ClientOrderID)
+	case *contract.ProtectionParams:
+		if p.ClientOrderID == "" {
+			p.ClientOrderID = uuid.NewString()[:32]
+		}
+		return p.ClientOrderID
+	case *contract.BatchOrderParams:
+		var first string
+		for i := range p.Orders {
+			id := set(&p.Orders[i].ClientOrderID)
+			if i == 0 {
+				first = id
+			}
+		}
+		return first
+	}
+	return ""
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v) // parameter structs always encode
+	return b
+}
+
+// routeError is steps 9 and 10: what the bus said, as the client's error.
+func (s *Server) routeError(ctx context.Context, op *contract.Operation, x contract.Exchange, clientID string, err error) *contract.Error {
+	var ce *contract.Error
+	switch {
+	case errors.As(err, &ce):
+		return ce
+	case bus.IsNoResponders(err):
+		return contract.Errorf(contract.CodeExchangeUnavailable, "no %s connector is running; try again shortly", x)
+	case bus.IsTimeout(err):
+		if op.Places() {
+			return contract.Errorf(contract.CodeExchangeTimeout,
+				"%s did not answer within %s; the order state is unknown: look it up with getOrders (clientOrderId %s) before retrying",
+				x, s.cfg.RequestTimeout, clientID)
+		}
+		return contract.Errorf(contract.CodeExchangeTimeout, "%s did not answer within %s", x, s.cfg.RequestTimeout)
+	}
+	return s.internal(ctx, fmt.Sprintf("route %s to %s", op.Name, x), err)
+}
+
+// internal logs a gateway fault and returns the fixed INTERNAL_ERROR.
+func (s *Server) internal(ctx context.Context, what string, err error) *contract.Error {
+	s.log.ErrorContext(ctx, "internal fault", "during", what, "err", err)
+	return &contract.Error{Code: contract.CodeInternal, Message: contract.InternalMessage}
+}

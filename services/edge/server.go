@@ -1,0 +1,147 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/nats-io/nats.go"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/ratelimit"
+)
+
+// Deps are the edge's connections, owned by the caller.
+type Deps struct {
+	NATS    *nats.Conn
+	Limiter ratelimit.Limiter
+	Logger  *slog.Logger
+	Now     func() time.Time // nil means time.Now
+}
+
+// Server is one edge instance.
+type Server struct {
+	cfg      Config
+	nc       *nats.Conn
+	limiter  ratelimit.Limiter
+	log      *slog.Logger
+	now      func() time.Time
+	subjects contract.Subjects
+	dir      *directory
+	echo     *echo.Echo
+
+	mu     sync.Mutex
+	http   *http.Server
+	ln     net.Listener
+	events *nats.Subscription
+	done   chan struct{}
+}
+
+// New builds an edge; Start or Run puts it on the network.
+func New(cfg Config, deps Deps) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.NATS == nil || deps.Limiter == nil || deps.Logger == nil {
+		return nil, errors.New("edge: NATS, Limiter and Logger are required")
+	}
+	now := deps.Now
+	if now == nil {
+		now = time.Now
+	}
+	s := &Server{
+		cfg:      cfg,
+		nc:       deps.NATS,
+		limiter:  deps.Limiter,
+		log:      deps.Logger,
+		now:      now,
+		subjects: contract.NewSubjects(cfg.SubjectPrefix),
+	}
+	s.dir = newDirectory(s.nc, s.subjects, cfg.CacheTTL, now)
+	s.echo = s.routes()
+	return s, nil
+}
+
+// Handler is the edge's HTTP handler (for tests and embedding).
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Echo exposes the router so other front ends (MCP) mount on the same server.
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// Start subscribes to change events, listens (a taken port fails here) and
+// serves in the background.
+func (s *Server) Start() error {
+	sub, err := s.dir.subscribe()
+	if err != nil {
+		return fmt.Errorf("subscribe to key events: %w", err)
+	}
+	ln, err := net.Listen("tcp", s.cfg.ListenAddr)
+	if err != nil {
+		_ = sub.Unsubscribe()
+		return fmt.Errorf("listen on %s: %w", s.cfg.ListenAddr, err)
+	}
+	srv := &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.http, s.ln, s.events, s.done = srv, ln, sub, done
+	s.mu.Unlock()
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("http server stopped", "err", err)
+		}
+	}()
+	s.log.Info("edge listening", "addr", ln.Addr().String())
+	return nil
+}
+
+// Addr is the listening address once started.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Run starts the edge and serves until ctx ends, then shuts down gracefully.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return s.Close()
+}
+
+// Close stops accepting requests and lets in-flight ones finish within the
+// shutdown grace. It is idempotent.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	srv, sub, done := s.http, s.events, s.done
+	s.http, s.events = nil, nil
+	s.mu.Unlock()
+	var errs []error
+	if srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+		defer cancel()
+		errs = append(errs, srv.Shutdown(ctx))
+		<-done
+		s.log.Info("edge stopped")
+	}
+	if sub != nil {
+		errs = append(errs, sub.Unsubscribe())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,7 @@
+module github.com/perpgate/perpgate/services/keys
+
+go 1.26
+
+require github.com/perpgate/perpgate/pkg v0.0.0
+
+replace github.com/perpgate/perpgate/pkg => ../../pkg
