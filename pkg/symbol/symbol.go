@@ -7,7 +7,6 @@
 package symbol
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -15,11 +14,14 @@ import (
 // MaxLength is the longest input Parse accepts, in bytes.
 const MaxLength = 40
 
+// MaxBaseLength is the longest base Parse accepts, counting its multiplier
+// prefix (1000PEPE is 8), so that every canonical form fits in MaxLength.
+const MaxBaseLength = MaxLength - len("-USDT-PERP")
+
 // MaxMultiplier is the largest multiplier prefix Parse accepts (1000000000PEPE).
 const MaxMultiplier = 1_000_000_000
 
-// Quotes are the quote currencies Parse recognizes, longest first so that a
-// concatenated BTCUSDT is not read as BTCU quoted in SD... or BTCUSD + T.
+// quotes are the quote currencies Parse recognizes.
 var quotes = []string{"USDT", "USDC", "USD"}
 
 // suffixes mark a perpetual contract: BTC-PERP, BTC/USDT-P, BTC-USDT-SWAP,

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/perpgate/perpgate/pkg/contract"
 )
 
 // Config configures the edge service.
@@ -16,6 +19,10 @@ type Config struct {
 	RequestTimeout time.Duration // PERPGATE_REQUEST_TIMEOUT: deadline of one request end to end
 	ShutdownGrace  time.Duration // PERPGATE_SHUTDOWN_GRACE: how long in-flight requests may finish
 	CacheTTL       time.Duration // PERPGATE_EDGE_CACHE_TTL: bound on key metadata staleness if an event is lost
+	// TierLimits overrides the SPEC §8 rate limits of a tier, for operators
+	// who sell different plans: PERPGATE_TIER_LIMITS_FREE|BUILDER|PRO as
+	// "perMinute/perDay", e.g. "30/5000".
+	TierLimits map[contract.Tier]contract.TierLimits
 }
 
 // DefaultConfig returns the defaults documented in the README.
@@ -28,7 +35,24 @@ func DefaultConfig() Config {
 		RequestTimeout: 10 * time.Second,
 		ShutdownGrace:  15 * time.Second,
 		CacheTTL:       time.Minute,
+		TierLimits: map[contract.Tier]contract.TierLimits{
+			contract.TierFree:    contract.TierFree.Limits(),
+			contract.TierBuilder: contract.TierBuilder.Limits(),
+			contract.TierPro:     contract.TierPro.Limits(),
+		},
 	}
+}
+
+// ParseTierLimits reads a "perMinute/perDay" override.
+func ParseTierLimits(v string, base contract.TierLimits) (contract.TierLimits, error) {
+	m, d, ok := strings.Cut(v, "/")
+	perMin, err1 := strconv.Atoi(strings.TrimSpace(m))
+	perDay, err2 := strconv.Atoi(strings.TrimSpace(d))
+	if !ok || err1 != nil || err2 != nil || perMin <= 0 || perDay <= 0 {
+		return base, fmt.Errorf("%q is not perMinute/perDay such as 30/5000", v)
+	}
+	base.PerMinute, base.PerDay = perMin, perDay
+	return base, nil
 }
 
 // LoadConfig reads PERPGATE_* settings through lookup over the defaults.
@@ -62,6 +86,17 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	dur("PERPGATE_REQUEST_TIMEOUT", &c.RequestTimeout)
 	dur("PERPGATE_SHUTDOWN_GRACE", &c.ShutdownGrace)
 	dur("PERPGATE_EDGE_CACHE_TTL", &c.CacheTTL)
+	for tier, base := range c.TierLimits {
+		name := "PERPGATE_TIER_LIMITS_" + strings.ToUpper(string(tier))
+		if v, ok := lookup(name); ok && v != "" {
+			l, err := ParseTierLimits(v, base)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				continue
+			}
+			c.TierLimits[tier] = l
+		}
+	}
 	errs = append(errs, c.Validate())
 	return c, errors.Join(errs...)
 }

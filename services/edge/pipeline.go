@@ -48,7 +48,10 @@ func (s *Server) authenticate(ctx context.Context, raw string) (contract.KeyInfo
 
 // rateLimit is step 4; it sets the X-RateLimit-* headers on every outcome.
 func (s *Server) rateLimit(ctx context.Context, h http.Header, key contract.KeyInfo) *contract.Error {
-	lim := key.Tier.Limits()
+	lim, ok := s.cfg.TierLimits[key.Tier]
+	if !ok {
+		lim = key.Tier.Limits()
+	}
 	d, err := s.limiter.Allow(ctx, key.ID, ratelimit.Limits{PerMinute: lim.PerMinute, PerDay: lim.PerDay})
 	if err != nil {
 		return s.internal(ctx, "rate limiter", err)

@@ -1,0 +1,43 @@
+# perpgate: `make run` starts the gateway with embedded defaults,
+# `make test` runs every module's tests (see README).
+
+GO       ?= go
+MODULES  := $(shell $(GO) list -m -f '{{.Dir}}')
+PKGS     := $(addsuffix /...,$(MODULES))
+BIN      := bin
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X main.version=$(VERSION)
+FUZZTIME ?= 15s
+
+.PHONY: run test unit fuzz bench lint build clean
+
+run: build
+	$(BIN)/perpgate serve
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/perpgate ./services/standalone/cmd/perpgate
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/edge ./services/edge/cmd/edge
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/keys ./services/keys/cmd/keys
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/connector-paper ./services/connectors/paper/cmd/connector-paper
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/paper-venue ./services/connectors/paper/cmd/paper-venue
+
+test: unit fuzz
+
+unit:
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+# Bounded fuzzing of everything that parses untrusted input.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/symbol
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeParams$$' -fuzztime $(FUZZTIME) ./pkg/contract
+	$(GO) test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(FUZZTIME) ./services/edge
+
+bench: build
+	$(BIN)/perpgate bench
+
+lint:
+	$(GO) vet $(PKGS)
+
+clean:
+	rm -rf $(BIN) .perpgate

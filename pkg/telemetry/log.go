@@ -1,0 +1,44 @@
+package telemetry
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+)
+
+// LogConfig selects the log format and level.
+type LogConfig struct {
+	Format string // PERPGATE_LOG_FORMAT: json (default) or text
+	Level  string // PERPGATE_LOG_LEVEL: debug, info (default), warn, error
+}
+
+// LoadLogConfig reads the log settings through lookup.
+func LoadLogConfig(lookup func(string) (string, bool), defaultFormat string) (LogConfig, error) {
+	c := LogConfig{Format: defaultFormat, Level: "info"}
+	if v, ok := lookup("PERPGATE_LOG_FORMAT"); ok && v != "" {
+		c.Format = strings.ToLower(v)
+	}
+	if v, ok := lookup("PERPGATE_LOG_LEVEL"); ok && v != "" {
+		c.Level = strings.ToLower(v)
+	}
+	if c.Format != "json" && c.Format != "text" {
+		return c, fmt.Errorf("PERPGATE_LOG_FORMAT: %q is neither json nor text", c.Format)
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(c.Level)); err != nil {
+		return c, fmt.Errorf("PERPGATE_LOG_LEVEL: %q is not one of debug, info, warn, error", c.Level)
+	}
+	return c, nil
+}
+
+// NewLogger builds the process logger writing to w.
+func NewLogger(w io.Writer, c LogConfig) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.Level))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}

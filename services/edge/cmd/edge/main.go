@@ -1,0 +1,52 @@
+// Command edge is perpgate's HTTP front door as its own process.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/ratelimit"
+	"github.com/perpgate/perpgate/pkg/telemetry"
+	"github.com/perpgate/perpgate/services/edge"
+	"github.com/redis/go-redis/v9"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "edge:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	logCfg, err := telemetry.LoadLogConfig(os.LookupEnv, "json")
+	if err != nil {
+		return err
+	}
+	cfg, err := edge.LoadConfig(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	opts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("PERPGATE_REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	nc, err := bus.Connect(cfg.NATSURL, "edge")
+	if err != nil {
+		return err
+	}
+	defer nc.Drain()
+	srv, err := edge.New(cfg, edge.Deps{NATS: nc, Limiter: ratelimit.NewRedis(rdb, cfg.SubjectPrefix+":rl", nil), Logger: telemetry.NewLogger(os.Stdout, logCfg)})
+	if err != nil {
+		return err
+	}
+	return srv.Run(ctx)
+}
