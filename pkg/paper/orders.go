@@ -1,0 +1,497 @@
+package paper
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// maxClientOrderID bounds client order id length.
+const maxClientOrderID = 128
+
+var bpsDivisor = decimal.NewFromInt(10000)
+
+// order is an Order with what the engine keeps beside it.
+type order struct {
+	Order
+	notional decimal.Decimal // Σ fill size·price, for an exact average
+	acct     *account
+}
+
+func (o *order) live() bool { return o.Status == Open || o.Status == Pending }
+
+func timeOf(t int64) time.Time { return time.Unix(t, 0).UTC() }
+
+// PlaceOrder validates and places an order for the account (created if
+// new) and returns it as it stands after any immediate execution: a LIMIT
+// is OPEN (or FILLED if it crossed and took enough liquidity), a MARKET
+// FILLED, a stop or take-profit PENDING. Errors: ErrUnknownMarket,
+// ErrInvalidOrder, ErrPostOnlyWouldCross, ErrReduceOnly,
+// ErrInsufficientMargin, ErrInvalidRequest (account id). A rejected
+// placement leaves no order behind.
+func (e *Engine) PlaceOrder(id string, req OrderRequest) (Order, error) {
+	now := e.lock()
+	defer e.mu.Unlock()
+	a, err := e.account(id)
+	if err != nil {
+		return Order{}, fmt.Errorf("place order: %w", err)
+	}
+	o, err := e.place(a, req, now.Unix())
+	if err != nil {
+		return Order{}, fmt.Errorf("place order: %w", err)
+	}
+	return o.Order, nil
+}
+
+func (e *Engine) place(a *account, req OrderRequest, t int64) (*order, error) {
+	m, err := e.market(req.Market)
+	if err != nil {
+		return nil, err
+	}
+	if err := validate(m, req); err != nil {
+		return nil, err
+	}
+	size := req.Size
+	if req.ReduceOnly {
+		c := closable(a.positions[m.spec.Symbol], req.Side, size)
+		if c.IsZero() {
+			return nil, fmt.Errorf("%s %s on %s: no %s position to reduce: %w", req.Side, req.Type, m.spec.Symbol, opposite(req.Side), ErrReduceOnly)
+		}
+		size = c
+	}
+	ref := m.mark
+	switch req.Type {
+	case Limit:
+		ref = req.Price
+	case StopMarket, TakeProfitMarket:
+		ref = req.TriggerPrice
+	}
+	if !req.ReduceOnly && size.Mul(ref).LessThan(m.spec.MinNotional) {
+		return nil, fmt.Errorf("%s %s on %s: notional %s below minimum %s: %w", req.Side, req.Type, m.spec.Symbol, size.Mul(ref), m.spec.MinNotional, ErrInvalidOrder)
+	}
+
+	o := &order{Order: Order{
+		ClientOrderID: req.ClientOrderID,
+		Market:        m.spec.Symbol,
+		Side:          req.Side,
+		Type:          req.Type,
+		Size:          size,
+		PostOnly:      req.PostOnly,
+		ReduceOnly:    req.ReduceOnly,
+	}}
+	switch req.Type {
+	case Limit:
+		o.Price = req.Price
+		crosses := (req.Side == Buy && req.Price.GreaterThanOrEqual(m.bestAsk())) ||
+			(req.Side == Sell && req.Price.LessThanOrEqual(m.bestBid()))
+		if crosses && req.PostOnly {
+			best := m.bestAsk()
+			if req.Side == Sell {
+				best = m.bestBid()
+			}
+			return nil, fmt.Errorf("%s limit %s on %s: best opposite price is %s: %w", req.Side, req.Price, m.spec.Symbol, best, ErrPostOnlyWouldCross)
+		}
+		fee := decimal.Zero
+		if crosses {
+			fee = e.takerFee(size.Mul(req.Price))
+		}
+		if err := e.checkMargin(a, m, req.Side, size, req.Price, fee, req.ReduceOnly); err != nil {
+			return nil, err
+		}
+		e.register(a, m, o, Open, t)
+		if crosses {
+			levels, _ := m.sweep(req.Side, size, req.Price, t)
+			e.execute(a, m, o, levels, t)
+		}
+		if !o.FilledSize.LessThan(o.Size) {
+			e.finish(o, Filled, "", t)
+		}
+	case Market:
+		levels, avg, err := m.plan(req.Side, size, t)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.checkMargin(a, m, req.Side, size, avg, e.takerFee(size.Mul(avg)), req.ReduceOnly); err != nil {
+			return nil, err
+		}
+		e.register(a, m, o, Open, t)
+		e.execute(a, m, o, levels, t)
+		e.finish(o, Filled, "", t)
+	case StopMarket, TakeProfitMarket:
+		o.TriggerPrice = req.TriggerPrice
+		fee := e.takerFee(size.Mul(req.TriggerPrice))
+		if err := e.checkMargin(a, m, req.Side, size, req.TriggerPrice, fee, req.ReduceOnly); err != nil {
+			return nil, err
+		}
+		e.register(a, m, o, Pending, t)
+	}
+	return o, nil
+}
+
+func validate(m *market, req OrderRequest) error {
+	what := fmt.Sprintf("%s %s on %s", req.Side, req.Type, m.spec.Symbol)
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s: %w", what, fmt.Sprintf(format, args...), ErrInvalidOrder)
+	}
+	if req.Side != Buy && req.Side != Sell {
+		return bad("side must be BUY or SELL")
+	}
+	switch req.Type {
+	case Limit:
+		if req.Price.Sign() <= 0 || !isMultiple(req.Price, m.spec.TickSize) {
+			return bad("price %s must be a positive multiple of the tick %s", req.Price, m.spec.TickSize)
+		}
+	case Market:
+	case StopMarket, TakeProfitMarket:
+		if req.TriggerPrice.Sign() <= 0 || !isMultiple(req.TriggerPrice, m.spec.TickSize) {
+			return bad("trigger price %s must be a positive multiple of the tick %s", req.TriggerPrice, m.spec.TickSize)
+		}
+	default:
+		return bad("type must be LIMIT, MARKET, STOP_MARKET or TAKE_PROFIT_MARKET")
+	}
+	if req.PostOnly && req.Type != Limit {
+		return bad("only limit orders can be post-only")
+	}
+	if req.Size.Sign() <= 0 || !isMultiple(req.Size, m.spec.LotSize) {
+		return bad("size %s must be a positive multiple of the lot size %s", req.Size, m.spec.LotSize)
+	}
+	if len(req.ClientOrderID) > maxClientOrderID {
+		return bad("client order id longer than %d characters", maxClientOrderID)
+	}
+	return nil
+}
+
+func opposite(s Side) PositionSide {
+	if s == Buy {
+		return Short
+	}
+	return Long
+}
+
+func (e *Engine) takerFee(notional decimal.Decimal) decimal.Decimal {
+	return notional.Mul(e.cfg.TakerFeeBps).Div(bpsDivisor)
+}
+
+func (e *Engine) makerFee(notional decimal.Decimal) decimal.Decimal {
+	return notional.Mul(e.cfg.MakerFeeBps).Div(bpsDivisor)
+}
+
+// checkMargin requires free collateral to cover the opening part of an
+// order at price over leverage, plus its fee. Reduce-only orders pass.
+func (e *Engine) checkMargin(a *account, m *market, side Side, size, price, fee decimal.Decimal, reduceOnly bool) error {
+	if reduceOnly {
+		return nil
+	}
+	opening := e.openingSize(a, m, side, size)
+	lev := e.lev(a, m)
+	need := opening.Mul(price).DivRound(decimal.NewFromInt(int64(lev)), 8).Add(fee)
+	free := e.balance(a).FreeCollateral
+	if need.GreaterThan(free) {
+		return fmt.Errorf("%s %s %s at %dx needs %s, free collateral is %s: %w", side, size, m.spec.Symbol, lev, need, free, ErrInsufficientMargin)
+	}
+	return nil
+}
+
+func (e *Engine) register(a *account, m *market, o *order, status OrderStatus, t int64) {
+	o.ID = e.nextOrderID()
+	o.Status = status
+	o.CreatedAt = timeOf(t)
+	o.UpdatedAt = o.CreatedAt
+	a.orders[o.ID] = o
+	a.orderLog = append(a.orderLog, o)
+	m.active = append(m.active, o)
+	o.acct = a
+	if len(a.orderLog) > maxClosedOrders {
+		kept := a.orderLog[:0]
+		drop := len(a.orderLog) - maxClosedOrders
+		for _, x := range a.orderLog {
+			if drop > 0 && !x.live() && x != o {
+				delete(a.orders, x.ID)
+				drop--
+				continue
+			}
+			kept = append(kept, x)
+		}
+		a.orderLog = kept
+	}
+}
+
+func (e *Engine) finish(o *order, status OrderStatus, reason string, t int64) {
+	o.Status = status
+	o.Reason = reason
+	o.UpdatedAt = timeOf(t)
+}
+
+// sweep takes up to qty from the book side a taker of side trades against,
+// not beyond limit, and returns the levels taken and the total.
+func (m *market) sweep(side Side, qty, limit decimal.Decimal, t int64) ([]Level, decimal.Decimal) {
+	var out []Level
+	left := qty
+	for i := 0; i < maxBookDepth && left.Sign() > 0; i++ {
+		p := m.levelPrice(side, i)
+		if p.Sign() <= 0 {
+			break
+		}
+		if !limit.IsZero() && ((side == Buy && p.GreaterThan(limit)) || (side == Sell && p.LessThan(limit))) {
+			break
+		}
+		take := decimal.Min(left, m.levelSize(side, i, t))
+		out = append(out, Level{Price: p, Size: take})
+		left = left.Sub(take)
+	}
+	return out, qty.Sub(left)
+}
+
+// plan sweeps the whole book for a market order and returns the levels and
+// average price, or ErrInvalidOrder when the book is too thin.
+func (m *market) plan(side Side, qty decimal.Decimal, t int64) ([]Level, decimal.Decimal, error) {
+	levels, got := m.sweep(side, qty, decimal.Zero, t)
+	if got.LessThan(qty) {
+		return nil, decimal.Zero, fmt.Errorf("%s %s on %s: only %s available in %d book levels: %w", side, qty, m.spec.Symbol, got, maxBookDepth, ErrInvalidOrder)
+	}
+	notional := decimal.Zero
+	for _, l := range levels {
+		notional = notional.Add(l.Size.Mul(l.Price))
+	}
+	return levels, notional.DivRound(qty, 8), nil
+}
+
+// execute books one taker fill per level.
+func (e *Engine) execute(a *account, m *market, o *order, levels []Level, t int64) {
+	for _, l := range levels {
+		e.applyFill(a, m, o, l.Size, l.Price, e.takerFee(l.Size.Mul(l.Price)), Taker, t)
+	}
+}
+
+// checkOrders fills resting limits and fires triggers that mark crosses.
+func (e *Engine) checkOrders(m *market, t int64) {
+	if len(m.active) == 0 {
+		return
+	}
+	for _, o := range append([]*order(nil), m.active...) {
+		if !o.live() {
+			continue
+		}
+		a := o.acct
+		switch {
+		case o.Status == Open && o.Type == Limit:
+			if (o.Side == Buy && m.mark.LessThanOrEqual(o.Price)) || (o.Side == Sell && m.mark.GreaterThanOrEqual(o.Price)) {
+				e.fillResting(a, m, o, t)
+			}
+		case o.Status == Pending && triggered(o, m.mark):
+			e.trigger(a, m, o, t)
+		}
+	}
+	kept := m.active[:0]
+	for _, o := range m.active {
+		if o.live() {
+			kept = append(kept, o)
+		}
+	}
+	clear(m.active[len(kept):])
+	m.active = kept
+}
+
+func triggered(o *order, mark decimal.Decimal) bool {
+	sellsBelow := (o.Type == StopMarket) == (o.Side == Sell)
+	if sellsBelow {
+		return mark.LessThanOrEqual(o.TriggerPrice)
+	}
+	return mark.GreaterThanOrEqual(o.TriggerPrice)
+}
+
+// reduceCap applies the reduce-only rule at execution time: it returns how
+// much of the order may still fill, cancelling it when nothing may.
+func (e *Engine) reduceCap(a *account, m *market, o *order, t int64) decimal.Decimal {
+	left := o.Size.Sub(o.FilledSize)
+	if !o.ReduceOnly {
+		return left
+	}
+	c := closable(a.positions[m.spec.Symbol], o.Side, left)
+	if c.IsZero() {
+		e.finish(o, Cancelled, "reduce-only: no position left to reduce", t)
+		return c
+	}
+	o.Size = o.FilledSize.Add(c)
+	return c
+}
+
+func (e *Engine) fillResting(a *account, m *market, o *order, t int64) {
+	qty := e.reduceCap(a, m, o, t)
+	if qty.IsZero() {
+		return
+	}
+	e.applyFill(a, m, o, qty, o.Price, e.makerFee(qty.Mul(o.Price)), Maker, t)
+	e.finish(o, Filled, "", t)
+}
+
+func (e *Engine) trigger(a *account, m *market, o *order, t int64) {
+	qty := e.reduceCap(a, m, o, t)
+	if qty.IsZero() {
+		return
+	}
+	levels, avg, err := m.plan(o.Side, qty, t)
+	if err == nil {
+		err = e.checkMargin(a, m, o.Side, qty, avg, e.takerFee(qty.Mul(avg)), o.ReduceOnly)
+	}
+	if err != nil {
+		e.finish(o, Rejected, "triggered but "+err.Error(), t)
+		return
+	}
+	e.execute(a, m, o, levels, t)
+	e.finish(o, Filled, "", t)
+}
+
+// Order returns one of the account's orders by exchange id, in any state,
+// or ErrOrderNotFound.
+func (e *Engine) Order(id, orderID string) (Order, error) {
+	e.lock()
+	defer e.mu.Unlock()
+	a, err := e.account(id)
+	if err != nil {
+		return Order{}, fmt.Errorf("order: %w", err)
+	}
+	o := a.orders[orderID]
+	if o == nil {
+		return Order{}, fmt.Errorf("order %s: %w", orderID, ErrOrderNotFound)
+	}
+	return o.Order, nil
+}
+
+// OrderByClientID returns the account's newest order with that client
+// order id, or ErrOrderNotFound.
+func (e *Engine) OrderByClientID(id, clientOrderID string) (Order, error) {
+	e.lock()
+	defer e.mu.Unlock()
+	a, err := e.account(id)
+	if err != nil {
+		return Order{}, fmt.Errorf("order by client id: %w", err)
+	}
+	for i := len(a.orderLog) - 1; i >= 0 && clientOrderID != ""; i-- {
+		if a.orderLog[i].ClientOrderID == clientOrderID {
+			return a.orderLog[i].Order, nil
+		}
+	}
+	return Order{}, fmt.Errorf("order with client id %q: %w", clientOrderID, ErrOrderNotFound)
+}
+
+// OpenOrders returns the account's OPEN and PENDING orders, oldest first,
+// on one market or (market "") all.
+func (e *Engine) OpenOrders(id, market string) ([]Order, error) {
+	e.lock()
+	defer e.mu.Unlock()
+	a, err := e.account(id)
+	if err != nil {
+		return nil, fmt.Errorf("open orders: %w", err)
+	}
+	sym, err := e.symbolFilter(market)
+	if err != nil {
+		return nil, fmt.Errorf("open orders: %w", err)
+	}
+	out := []Order{}
+	for _, o := range a.orderLog {
+		if o.live() && (sym == "" || o.Market == sym) {
+			out = append(out, o.Order)
+		}
+	}
+	return out, nil
+}
+
+func (e *Engine) symbolFilter(market string) (string, error) {
+	if market == "" {
+		return "", nil
+	}
+	m, err := e.market(market)
+	if err != nil {
+		return "", err
+	}
+	return m.spec.Symbol, nil
+}
+
+// CancelOrder cancels an OPEN or PENDING order and returns it. Unknown ids
+// are ErrOrderNotFound; orders already final are ErrOrderNotFound and
+// ErrOrderClosed.
+func (e *Engine) CancelOrder(id, orderID string) (Order, error) {
+	now := e.lock()
+	defer e.mu.Unlock()
+	a, err := e.account(id)
+	if err != nil {
+		return Order{}, fmt.Errorf("cancel order: %w", err)
+	}
+	o := a.orders[orderID]
+	if o == nil {
+		return Order{}, fmt.Errorf("cancel order %s: %w", orderID, ErrOrderNotFound)
+	}
+	if !o.live() {
+		return Order{}, fmt.Errorf("cancel order %s: it is %s: %w: %w", orderID, o.Status, ErrOrderNotFound, ErrOrderClosed)
+	}
+	e.cancel(o, now.Unix())
+	return o.Order, nil
+}
+
+func (e *Engine) cancel(o *order, t int64) {
+	e.finish(o, Cancelled, "", t)
+	m := e.markets[strings.ToUpper(o.Market)]
+	for i, x := range m.active {
+		if x == o {
+			m.active = append(m.active[:i], m.active[i+1:]...)
+			break
+		}
+	}
+}
+
+// CancelAll cancels the account's OPEN and PENDING orders on one market or
+// (market "") all, and returns how many it cancelled.
+func (e *Engine) CancelAll(id, market string) (int, error) {
+	now := e.lock()
+	defer e.mu.Unlock()
+	a, err := e.account(id)
+	if err != nil {
+		return 0, fmt.Errorf("cancel all: %w", err)
+	}
+	sym, err := e.symbolFilter(market)
+	if err != nil {
+		return 0, fmt.Errorf("cancel all: %w", err)
+	}
+	n := 0
+	for _, o := range a.orderLog {
+		if o.live() && (sym == "" || o.Market == sym) {
+			e.cancel(o, now.Unix())
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ClosePosition flattens the account's position on market with a
+// reduce-only market order and returns the closed size and average price
+// (zeros when there was no position).
+func (e *Engine) ClosePosition(id, market string) (Close, error) {
+	now := e.lock()
+	defer e.mu.Unlock()
+	a, err := e.account(id)
+	if err != nil {
+		return Close{}, fmt.Errorf("close position: %w", err)
+	}
+	m, err := e.market(market)
+	if err != nil {
+		return Close{}, fmt.Errorf("close position: %w", err)
+	}
+	res := Close{Market: m.spec.Symbol}
+	p := a.positions[m.spec.Symbol]
+	if p == nil || p.size.IsZero() {
+		return res, nil
+	}
+	side := Sell
+	if p.size.Sign() < 0 {
+		side = Buy
+	}
+	o, err := e.place(a, OrderRequest{Market: m.spec.Symbol, Side: side, Type: Market, Size: p.size.Abs(), ReduceOnly: true}, now.Unix())
+	if err != nil {
+		return Close{}, fmt.Errorf("close position: %w", err)
+	}
+	res.ClosedSize, res.AvgClosePrice, res.OrderID = o.FilledSize, o.AvgFillPrice, o.ID
+	return res, nil
+}
