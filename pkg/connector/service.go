@@ -1,0 +1,64 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/redis/go-redis/v9"
+)
+
+// ServiceConfig is what every connector process needs besides its
+// exchange's own settings.
+type ServiceConfig struct {
+	NATSURL       string // PERPGATE_NATS_URL
+	RedisURL      string // PERPGATE_REDIS_URL: shared idempotency store; empty keeps it in process (one replica only)
+	SubjectPrefix string // PERPGATE_SUBJECT_PREFIX
+}
+
+// LoadServiceConfig reads the common connector settings through lookup.
+func LoadServiceConfig(lookup func(string) (string, bool)) (ServiceConfig, error) {
+	c := ServiceConfig{NATSURL: "nats://127.0.0.1:4222", SubjectPrefix: contract.DefaultSubjectPrefix}
+	if v, ok := lookup("PERPGATE_NATS_URL"); ok && v != "" {
+		c.NATSURL = v
+	}
+	if v, ok := lookup("PERPGATE_REDIS_URL"); ok {
+		c.RedisURL = v
+	}
+	if v, ok := lookup("PERPGATE_SUBJECT_PREFIX"); ok && v != "" {
+		c.SubjectPrefix = v
+	}
+	return c, nil
+}
+
+// Serve runs adapter as a connector process until ctx ends: it connects to
+// NATS (and Redis when configured), starts the runtime and, on cancel,
+// stops taking requests, lets in-flight ones finish and drains.
+func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Logger) (err error) {
+	nc, err := bus.Connect(cfg.NATSURL, "connector-"+string(adapter.Exchange()))
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, nc.Drain()) }()
+	var idem IdempotencyStore = NewMemoryIdempotency(nil)
+	if cfg.RedisURL != "" {
+		opts, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return fmt.Errorf("PERPGATE_REDIS_URL: %w", err)
+		}
+		rdb := redis.NewClient(opts)
+		defer rdb.Close()
+		idem = NewRedisIdempotency(rdb, cfg.SubjectPrefix+":idem:")
+	} else {
+		log.Warn("PERPGATE_REDIS_URL is unset: clientOrderId deduplication is per replica")
+	}
+	rt := New(Config{Subjects: contract.NewSubjects(cfg.SubjectPrefix)}, adapter, nc, idem, log)
+	if err := rt.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return rt.Stop()
+}

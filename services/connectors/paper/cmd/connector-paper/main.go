@@ -1,0 +1,38 @@
+// Command connector-paper serves the paper exchange's operations on NATS,
+// as a stateless adapter to the paper venue.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/telemetry"
+	"github.com/perpgate/perpgate/services/connectors/paper"
+	"github.com/perpgate/perpgate/services/connectors/paper/venue"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "connector-paper:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	logCfg, err1 := telemetry.LoadLogConfig(os.LookupEnv, "json")
+	svcCfg, err2 := connector.LoadServiceConfig(os.LookupEnv)
+	cfg, err3 := paper.LoadConfig(os.LookupEnv)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return err
+	}
+	adapter := paper.NewAdapter(venue.NewClient(cfg.VenueURL, &http.Client{Timeout: cfg.Timeout}))
+	return connector.Serve(ctx, svcCfg, adapter, telemetry.NewLogger(os.Stdout, logCfg))
+}
