@@ -27,6 +27,9 @@ func (s *Server) authenticate(ctx context.Context, raw string) (contract.KeyInfo
 		return contract.KeyInfo{}, contract.Errorf(contract.CodeInvalidKeyFormat,
 			"API keys start with mt_live_ or mt_test_")
 	}
+	if !apikey.WellFormed(raw) {
+		return contract.KeyInfo{}, contract.Errorf(contract.CodeInvalidAPIKey, "API key not recognized")
+	}
 	key, err := s.dir.key(ctx, apikey.Hash(raw))
 	if err != nil {
 		var ce *contract.Error

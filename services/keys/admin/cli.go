@@ -1,0 +1,309 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/contract"
+)
+
+// DefaultURL is the admin API address the CLI uses when PERPGATE_ADMIN_URL
+// is unset.
+const DefaultURL = "http://127.0.0.1:8081"
+
+// Exit statuses of RunCLI.
+const (
+	ExitOK    = 0 // success; the response is on stdout
+	ExitError = 1 // the API refused or could not be reached; the error is on stderr
+	ExitUsage = 2 // the command line is wrong
+)
+
+const cliUsage = `usage:
+  perpgate account create --tier free|builder|pro [--name N]
+  perpgate key create --account ID --env live|test [--operations a,b] [--exchanges x,y] [--credentials id,..] [--expires-at RFC3339]
+  perpgate key list --account ID
+  perpgate key revoke ID
+  perpgate credential create --account ID --exchange X --env mainnet|testnet [--label L] --secret-file F|-
+  perpgate credential list --account ID
+  perpgate credential delete ID
+
+Each command prints one JSON object. It talks to the admin API at
+PERPGATE_ADMIN_URL (default ` + DefaultURL + `) with PERPGATE_ADMIN_TOKEN.
+`
+
+// usageError is a wrong command line; RunCLI exits ExitUsage.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// cli is one run of the command line.
+type cli struct {
+	client *Client
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// RunCLI runs one admin command (args without the program name, e.g.
+// "key", "list", "--account", ID) and returns the exit status: ExitOK with
+// the API's JSON response on stdout; ExitError with the API's JSON error
+// envelope (or a transport error) on stderr; ExitUsage with a message and
+// the usage on stderr. It reads PERPGATE_ADMIN_URL and PERPGATE_ADMIN_TOKEN
+// through lookup.
+func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	baseURL := DefaultURL
+	if v, ok := lookup("PERPGATE_ADMIN_URL"); ok && v != "" {
+		baseURL = v
+	}
+	token, _ := lookup("PERPGATE_ADMIN_TOKEN")
+	c := &cli{client: NewClient(baseURL, token), stdin: stdin, stdout: stdout, stderr: stderr}
+
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprint(stdout, cliUsage)
+		return ExitOK
+	}
+	out, err := c.run(ctx, args, token)
+	var ue *usageError
+	var ce *contract.Error
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, cliUsage)
+		return ExitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "perpgate: %s\n\n%s", ue.msg, cliUsage)
+		return ExitUsage
+	case errors.As(err, &ce):
+		writeJSON(stderr, errorResponse{Success: false, Error: ce})
+		return ExitError
+	case err != nil:
+		fmt.Fprintf(stderr, "perpgate: %v\n", err)
+		return ExitError
+	}
+	writeJSON(stdout, out)
+	return ExitOK
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// run dispatches one command and returns the response to print.
+func (c *cli) run(ctx context.Context, args []string, token string) (any, error) {
+	if len(args) < 2 {
+		return nil, usagef("expected a command such as `key create`")
+	}
+	cmd, rest := args[0]+" "+args[1], args[2:]
+	run, ok := map[string]func(context.Context, []string) (any, error){
+		"account create":    c.accountCreate,
+		"key create":        c.keyCreate,
+		"key list":          c.keyList,
+		"key revoke":        c.keyRevoke,
+		"credential create": c.credentialCreate,
+		"credential list":   c.credentialList,
+		"credential delete": c.credentialDelete,
+	}[cmd]
+	if !ok {
+		return nil, usagef("unknown command %q", truncate(cmd))
+	}
+	if token == "" {
+		return nil, usagef("PERPGATE_ADMIN_TOKEN is not set")
+	}
+	return run(ctx, rest)
+}
+
+// flags returns a flag set for cmd that reports errors instead of printing.
+func (c *cli) flags(cmd string) *flag.FlagSet {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parse parses args into fs and wants exactly nPos positional arguments,
+// named by posNames for messages.
+func parse(fs *flag.FlagSet, args []string, posNames ...string) ([]string, error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usagef("%s: %v", fs.Name(), err)
+	}
+	pos := fs.Args()
+	if len(pos) > len(posNames) {
+		return nil, usagef("%s: unexpected argument %q", fs.Name(), truncate(pos[len(posNames)]))
+	}
+	if len(pos) < len(posNames) {
+		return nil, usagef("%s: missing %s", fs.Name(), posNames[len(pos)])
+	}
+	return pos, nil
+}
+
+func required(fs *flag.FlagSet, names ...string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, n := range names {
+		if !set[n] {
+			return usagef("%s: --%s is required", fs.Name(), n)
+		}
+	}
+	return nil
+}
+
+func (c *cli) accountCreate(ctx context.Context, args []string) (any, error) {
+	fs := c.flags("account create")
+	tier := fs.String("tier", "", "free, builder or pro")
+	name := fs.String("name", "", "account name")
+	if _, err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if err := required(fs, "tier"); err != nil {
+		return nil, err
+	}
+	return c.client.CreateAccount(ctx, contract.Tier(*tier), *name)
+}
+
+func (c *cli) keyCreate(ctx context.Context, args []string) (any, error) {
+	fs := c.flags("key create")
+	account := fs.String("account", "", "account id")
+	env := fs.String("env", "", "live or test")
+	ops := fs.String("operations", "", "comma-separated allowed operations")
+	exs := fs.String("exchanges", "", "comma-separated allowed exchanges")
+	creds := fs.String("credentials", "", "comma-separated allowed credential ids")
+	expires := fs.String("expires-at", "", "expiry, RFC 3339")
+	if _, err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if err := required(fs, "account", "env"); err != nil {
+		return nil, err
+	}
+	req := KeyRequest{
+		Env:                contract.KeyEnv(*env),
+		AllowedOperations:  splitList(*ops),
+		AllowedCredentials: splitList(*creds),
+	}
+	for _, x := range splitList(*exs) {
+		req.AllowedExchanges = append(req.AllowedExchanges, contract.Exchange(x))
+	}
+	if *expires != "" {
+		t, err := time.Parse(time.RFC3339, *expires)
+		if err != nil {
+			return nil, usagef("key create: --expires-at must be an RFC 3339 time such as 2030-01-01T00:00:00Z")
+		}
+		req.ExpiresAt = &t
+	}
+	return c.client.CreateKey(ctx, *account, req)
+}
+
+func (c *cli) keyList(ctx context.Context, args []string) (any, error) {
+	fs := c.flags("key list")
+	account := fs.String("account", "", "account id")
+	if _, err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if err := required(fs, "account"); err != nil {
+		return nil, err
+	}
+	return c.client.ListKeys(ctx, *account)
+}
+
+func (c *cli) keyRevoke(ctx context.Context, args []string) (any, error) {
+	pos, err := parse(c.flags("key revoke"), args, "key ID")
+	if err != nil {
+		return nil, err
+	}
+	return c.client.RevokeKey(ctx, pos[0])
+}
+
+func (c *cli) credentialCreate(ctx context.Context, args []string) (any, error) {
+	fs := c.flags("credential create")
+	account := fs.String("account", "", "account id")
+	exchange := fs.String("exchange", "", "exchange")
+	env := fs.String("env", "", "mainnet or testnet")
+	label := fs.String("label", "", "label")
+	secretFile := fs.String("secret-file", "", "file holding the secret JSON object, - for stdin")
+	if _, err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if err := required(fs, "account", "exchange", "env", "secret-file"); err != nil {
+		return nil, err
+	}
+	secret, err := c.readSecret(*secretFile)
+	if err != nil {
+		return nil, err
+	}
+	return c.client.CreateCredential(ctx, *account, CredentialRequest{
+		Exchange: contract.Exchange(*exchange),
+		Env:      contract.Environment(*env),
+		Label:    *label,
+		Secret:   secret,
+	})
+}
+
+// readSecret reads the secret JSON object from a file or stdin ("-"). Its
+// errors never quote the content.
+func (c *cli) readSecret(name string) (json.RawMessage, error) {
+	var r io.Reader = c.stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, usagef("credential create: --secret-file: %v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, BodyLimit+1))
+	if err != nil {
+		return nil, usagef("credential create: --secret-file: %v", err)
+	}
+	if len(data) > BodyLimit {
+		return nil, usagef("credential create: --secret-file: larger than %d bytes", BodyLimit)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		return nil, usagef("credential create: --secret-file must hold one JSON object")
+	}
+	return json.RawMessage(data), nil
+}
+
+func (c *cli) credentialList(ctx context.Context, args []string) (any, error) {
+	fs := c.flags("credential list")
+	account := fs.String("account", "", "account id")
+	if _, err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if err := required(fs, "account"); err != nil {
+		return nil, err
+	}
+	return c.client.ListCredentials(ctx, *account)
+}
+
+func (c *cli) credentialDelete(ctx context.Context, args []string) (any, error) {
+	pos, err := parse(c.flags("credential delete"), args, "credential ID")
+	if err != nil {
+		return nil, err
+	}
+	return c.client.DeleteCredential(ctx, pos[0])
+}
+
+// splitList splits a comma-separated flag, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,250 @@
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/perpgate/perpgate/pkg/contract"
+)
+
+// BodyLimit is the largest request body the admin API reads.
+const BodyLimit = 64 << 10
+
+// Route paths, relative to the server root.
+const (
+	pathAccounts          = "/admin/v1/accounts"
+	pathAccountKeys       = "/admin/v1/accounts/:id/keys"
+	pathRevokeKey         = "/admin/v1/keys/:id/revoke"
+	pathAccountCredential = "/admin/v1/accounts/:id/credentials"
+	pathCredential        = "/admin/v1/credentials/:id"
+)
+
+type handler struct {
+	backend Backend
+	token   string
+	log     *slog.Logger
+}
+
+// NewHandler returns the admin REST API serving b. Every request must carry
+// `Authorization: Bearer <token>` (401 ADMIN_UNAUTHORIZED otherwise, also
+// for unknown routes, so the API reveals nothing to strangers). An empty
+// token rejects every request.
+func NewHandler(b Backend, token string, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h := &handler{backend: b, token: token, log: log}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = h.handleError
+	e.Use(h.authenticate)
+	e.Use(middleware.BodyLimit("64K"))
+
+	e.POST(pathAccounts, h.createAccount)
+	e.POST(pathAccountKeys, h.createKey)
+	e.GET(pathAccountKeys, h.listKeys)
+	e.POST(pathRevokeKey, h.revokeKey)
+	e.POST(pathAccountCredential, h.createCredential)
+	e.GET(pathAccountCredential, h.listCredentials)
+	e.DELETE(pathCredential, h.deleteCredential)
+	return e
+}
+
+func (h *handler) createAccount(c echo.Context) error {
+	var body struct {
+		Tier contract.Tier `json:"tier"`
+		Name string        `json:"name"`
+	}
+	if err := decodeBody(c, &body, "tier", "name"); err != nil {
+		return err
+	}
+	a, err := h.backend.CreateAccount(c.Request().Context(), body.Tier, body.Name)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, AccountResponse{Success: true, Account: a})
+}
+
+func (h *handler) createKey(c echo.Context) error {
+	var body struct {
+		Env                contract.KeyEnv     `json:"env"`
+		AllowedOperations  []string            `json:"allowedOperations"`
+		AllowedExchanges   []contract.Exchange `json:"allowedExchanges"`
+		AllowedCredentials []string            `json:"allowedCredentials"`
+		ExpiresAt          *string             `json:"expiresAt"`
+	}
+	if err := decodeBody(c, &body, "env", "allowedOperations", "allowedExchanges", "allowedCredentials", "expiresAt"); err != nil {
+		return err
+	}
+	req := KeyRequest{
+		Env:                body.Env,
+		AllowedOperations:  body.AllowedOperations,
+		AllowedExchanges:   body.AllowedExchanges,
+		AllowedCredentials: body.AllowedCredentials,
+	}
+	if body.ExpiresAt != nil {
+		t, err := time.Parse(time.RFC3339, *body.ExpiresAt)
+		if err != nil {
+			return contract.Errorf(contract.CodeInvalidRequest, "expiresAt must be an RFC 3339 time such as 2030-01-01T00:00:00Z")
+		}
+		req.ExpiresAt = &t
+	}
+	k, err := h.backend.CreateKey(c.Request().Context(), c.Param("id"), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, CreatedKeyResponse{Success: true, Key: k.Key.Reveal(), KeyView: ViewOf(k.Info)})
+}
+
+func (h *handler) listKeys(c echo.Context) error {
+	ks, err := h.backend.ListKeys(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	out := KeysResponse{Success: true, Keys: make([]KeyView, len(ks))}
+	for i, k := range ks {
+		out.Keys[i] = ViewOf(k)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *handler) revokeKey(c echo.Context) error {
+	k, err := h.backend.RevokeKey(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, KeyResponse{Success: true, KeyView: ViewOf(k)})
+}
+
+func (h *handler) createCredential(c echo.Context) error {
+	var body CredentialRequest
+	if err := decodeBody(c, &body, "exchange", "env", "label", "secret"); err != nil {
+		return err
+	}
+	cred, err := h.backend.CreateCredential(c.Request().Context(), c.Param("id"), body)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, CredentialResponse{Success: true, CredentialInfo: cred})
+}
+
+func (h *handler) listCredentials(c echo.Context) error {
+	cs, err := h.backend.ListCredentials(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if cs == nil {
+		cs = []contract.CredentialInfo{}
+	}
+	return c.JSON(http.StatusOK, CredentialsResponse{Success: true, Credentials: cs})
+}
+
+func (h *handler) deleteCredential(c echo.Context) error {
+	id := c.Param("id")
+	if err := h.backend.DeleteCredential(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, DeletedResponse{Success: true, CredentialID: id, Deleted: true})
+}
+
+// decodeBody reads a JSON object into dst. INVALID_JSON when the body is
+// not one JSON object; INVALID_REQUEST naming the field when a field is
+// not among allowed or has the wrong type; PAYLOAD_TOO_LARGE past BodyLimit.
+// Messages never quote values: a credential body holds secrets.
+func decodeBody(c echo.Context, dst any, allowed ...string) error {
+	data, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
+			return contract.Errorf(contract.CodePayloadTooLarge, "request body is larger than %d bytes", BodyLimit)
+		}
+		return contract.Errorf(contract.CodeInvalidJSON, "request body could not be read")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+		return contract.Errorf(contract.CodeInvalidJSON, "request body must be a JSON object")
+	}
+	ok := make(map[string]bool, len(allowed))
+	for _, f := range allowed {
+		ok[f] = true
+	}
+	for f := range fields {
+		if !ok[f] {
+			return contract.Errorf(contract.CodeInvalidRequest, "unknown field %q", truncate(f))
+		}
+	}
+	if err := json.Unmarshal(data, dst); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return contract.Errorf(contract.CodeInvalidRequest, "field %s must be %s", te.Field, jsonKind(te.Type.Kind().String()))
+		}
+		return contract.Errorf(contract.CodeInvalidRequest, "request body does not match the expected fields")
+	}
+	return nil
+}
+
+// jsonKind names a Go kind the way a JSON client thinks of it.
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + k
+}
+
+// truncate keeps client-supplied text short in messages.
+func truncate(s string) string {
+	const max = 40
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
+}
+
+// handleError answers every failure with the JSON envelope. Contract
+// errors travel as they are; echo's routing errors become NOT_FOUND,
+// METHOD_NOT_ALLOWED or PAYLOAD_TOO_LARGE; anything else is logged and
+// answered INTERNAL_ERROR with the fixed message.
+func (h *handler) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	ce, ok := contract.AsError(err)
+	if !ok {
+		var he *echo.HTTPError
+		switch {
+		case errors.As(err, &he) && he.Code == http.StatusNotFound:
+			ce = contract.Errorf(contract.CodeNotFound, "no admin route %s %s", c.Request().Method, c.Request().URL.Path)
+		case errors.As(err, &he) && he.Code == http.StatusMethodNotAllowed:
+			ce = contract.Errorf(contract.CodeMethodNotAllowed, "method %s is not allowed on %s", c.Request().Method, c.Request().URL.Path)
+		case errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge:
+			ce = contract.Errorf(contract.CodePayloadTooLarge, "request body is larger than %d bytes", BodyLimit)
+		default:
+			h.log.ErrorContext(c.Request().Context(), "admin request failed",
+				"method", c.Request().Method, "path", c.Path(), "err", err)
+		}
+	}
+	if ce.Code == contract.CodeAdminUnauthorized {
+		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="perpgate-admin"`)
+	}
+	if c.Request().Method == http.MethodHead {
+		err = c.NoContent(ce.Status())
+	} else {
+		err = c.JSON(ce.Status(), errorResponse{Success: false, Error: ce})
+	}
+	if err != nil {
+		h.log.ErrorContext(c.Request().Context(), "write admin error response", "err", err)
+	}
+}

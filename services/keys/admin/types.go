@@ -1,0 +1,144 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/apikey"
+	"github.com/perpgate/perpgate/pkg/contract"
+)
+
+// Backend is what the admin API administers: the keys service's business
+// methods. Errors are *contract.Error for client mistakes; anything else is
+// answered INTERNAL_ERROR and logged.
+type Backend interface {
+	CreateAccount(ctx context.Context, tier contract.Tier, name string) (Account, error)
+	CreateKey(ctx context.Context, accountID string, req KeyRequest) (NewKey, error)
+	ListKeys(ctx context.Context, accountID string) ([]contract.KeyInfo, error)
+	RevokeKey(ctx context.Context, keyID string) (contract.KeyInfo, error)
+	CreateCredential(ctx context.Context, accountID string, req CredentialRequest) (contract.CredentialInfo, error)
+	ListCredentials(ctx context.Context, accountID string) ([]contract.CredentialInfo, error)
+	DeleteCredential(ctx context.Context, credentialID string) error
+}
+
+// Account is an account as the admin API shows it.
+type Account struct {
+	ID        string        `json:"id"`
+	Name      string        `json:"name"`
+	Tier      contract.Tier `json:"tier"`
+	CreatedAt time.Time     `json:"createdAt"`
+}
+
+// KeyRequest is the body of POST /admin/v1/accounts/{id}/keys. Empty scope
+// lists mean no restriction; ExpiresAt travels as RFC 3339.
+type KeyRequest struct {
+	Env                contract.KeyEnv     `json:"env"`
+	AllowedOperations  []string            `json:"allowedOperations,omitempty"`
+	AllowedExchanges   []contract.Exchange `json:"allowedExchanges,omitempty"`
+	AllowedCredentials []string            `json:"allowedCredentials,omitempty"`
+	ExpiresAt          *time.Time          `json:"expiresAt,omitempty"`
+}
+
+// NewKey is a created key: the full key (shown once) and its metadata.
+type NewKey struct {
+	Key  apikey.Key
+	Info contract.KeyInfo
+}
+
+// CredentialRequest is the body of POST /admin/v1/accounts/{id}/credentials.
+type CredentialRequest struct {
+	Exchange contract.Exchange    `json:"exchange"`
+	Env      contract.Environment `json:"env"`
+	Label    string               `json:"label,omitempty"`
+	Secret   json.RawMessage      `json:"secret"`
+}
+
+// KeyView is an API key as the admin API shows it: never the key (except
+// once in CreatedKeyResponse) and never its hash. Empty scope lists mean
+// no restriction.
+type KeyView struct {
+	ID                 string              `json:"id"`
+	AccountID          string              `json:"accountId"`
+	Display            string              `json:"display"`
+	Env                contract.KeyEnv     `json:"env"`
+	Tier               contract.Tier       `json:"tier,omitempty"`
+	AllowedOperations  []string            `json:"allowedOperations"`
+	AllowedExchanges   []contract.Exchange `json:"allowedExchanges"`
+	AllowedCredentials []string            `json:"allowedCredentials"`
+	ExpiresAt          *time.Time          `json:"expiresAt"`
+	RevokedAt          *time.Time          `json:"revokedAt"`
+	CreatedAt          time.Time           `json:"createdAt"`
+}
+
+// ViewOf returns the admin view of a key.
+func ViewOf(k contract.KeyInfo) KeyView {
+	v := KeyView{
+		ID: k.ID, AccountID: k.AccountID, Display: k.Display, Env: k.Env, Tier: k.Tier,
+		AllowedOperations:  k.AllowedOperations,
+		AllowedExchanges:   k.AllowedExchanges,
+		AllowedCredentials: k.AllowedCredentials,
+		ExpiresAt:          k.ExpiresAt, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt,
+	}
+	if v.AllowedOperations == nil {
+		v.AllowedOperations = []string{}
+	}
+	if v.AllowedExchanges == nil {
+		v.AllowedExchanges = []contract.Exchange{}
+	}
+	if v.AllowedCredentials == nil {
+		v.AllowedCredentials = []string{}
+	}
+	return v
+}
+
+// AccountResponse answers POST /admin/v1/accounts (201).
+type AccountResponse struct {
+	Success bool `json:"success"`
+	Account
+}
+
+// CreatedKeyResponse answers POST /admin/v1/accounts/{id}/keys (201). Key
+// is the full API key, returned only here.
+type CreatedKeyResponse struct {
+	Success bool   `json:"success"`
+	Key     string `json:"key"`
+	KeyView
+}
+
+// KeysResponse answers GET /admin/v1/accounts/{id}/keys.
+type KeysResponse struct {
+	Success bool      `json:"success"`
+	Keys    []KeyView `json:"keys"`
+}
+
+// KeyResponse answers POST /admin/v1/keys/{id}/revoke.
+type KeyResponse struct {
+	Success bool `json:"success"`
+	KeyView
+}
+
+// CredentialResponse answers POST /admin/v1/accounts/{id}/credentials (201).
+type CredentialResponse struct {
+	Success bool `json:"success"`
+	contract.CredentialInfo
+}
+
+// CredentialsResponse answers GET /admin/v1/accounts/{id}/credentials.
+type CredentialsResponse struct {
+	Success     bool                      `json:"success"`
+	Credentials []contract.CredentialInfo `json:"credentials"`
+}
+
+// DeletedResponse answers DELETE /admin/v1/credentials/{id}.
+type DeletedResponse struct {
+	Success      bool   `json:"success"`
+	CredentialID string `json:"credentialId"`
+	Deleted      bool   `json:"deleted"`
+}
+
+// errorResponse is the error envelope.
+type errorResponse struct {
+	Success bool `json:"success"`
+	*contract.Error
+}

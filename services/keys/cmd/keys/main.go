@@ -1,0 +1,54 @@
+// Command keys runs the keys service on its own: accounts, API keys and
+// credentials on NATS plus the admin API (DESIGN §1, §5).
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/services/keys"
+	"github.com/perpgate/perpgate/services/keys/filestore"
+	"github.com/perpgate/perpgate/services/keys/postgres"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	if err := run(ctx, log); err != nil {
+		log.Error("keys service failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, log *slog.Logger) error {
+	cfg, err := keys.LoadConfig(os.LookupEnv)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	var store keys.Store
+	if cfg.DatabaseURL != "" {
+		store, err = postgres.Open(ctx, cfg.DatabaseURL.Reveal())
+	} else {
+		store, err = filestore.Open(cfg.DataDir)
+	}
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	nc, err := bus.Connect(cfg.NATSURL, "perpgate-keys")
+	if err != nil {
+		return err
+	}
+	defer nc.Drain()
+	svc, err := keys.New(cfg, nc, store, log, nil)
+	if err != nil {
+		return err
+	}
+	return svc.Run(ctx)
+}

@@ -1,0 +1,131 @@
+package keys
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/micro"
+	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/contract"
+)
+
+// handlerTimeout bounds a NATS request that carries no deadline of its own.
+const handlerTimeout = 5 * time.Second
+
+// addMicro registers the keys micro service on s.nc: under
+// Subjects.KeysRoot the endpoints apikey and credential, and under its
+// group secret one endpoint per exchange, so NATS permissions can grant
+// each connector only its own exchange's subject. All use the default
+// queue group, so replicas share the load.
+func (s *Service) addMicro() (micro.Service, error) {
+	svc, err := micro.AddService(s.nc, micro.Config{
+		Name:        "keys",
+		Version:     "1.0.0",
+		Description: "perpgate accounts, API keys and exchange credentials",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("add keys micro service: %w", err)
+	}
+	root := svc.AddGroup(s.subjects.KeysRoot())
+	if err := root.AddEndpoint("apikey", micro.HandlerFunc(s.handleKeyLookup)); err != nil {
+		svc.Stop()
+		return nil, fmt.Errorf("add apikey endpoint: %w", err)
+	}
+	if err := root.AddEndpoint("credential", micro.HandlerFunc(s.handleCredentialLookup)); err != nil {
+		svc.Stop()
+		return nil, fmt.Errorf("add credential endpoint: %w", err)
+	}
+	secrets := root.AddGroup("secret")
+	for _, x := range contract.Exchanges {
+		if err := secrets.AddEndpoint(string(x), micro.HandlerFunc(s.secretHandler(x))); err != nil {
+			svc.Stop()
+			return nil, fmt.Errorf("add secret endpoint for %s: %w", x, err)
+		}
+	}
+	return svc, nil
+}
+
+// requestContext derives a handler's context from the service lifetime
+// and the deadline the request carries (or handlerTimeout).
+func (s *Service) requestContext(req micro.Request) (context.Context, context.CancelFunc) {
+	s.mu.Lock()
+	parent := s.lifetime
+	s.mu.Unlock()
+	if parent == nil {
+		parent = context.Background()
+	}
+	if dl, ok := bus.Deadline(req.Headers()); ok {
+		return context.WithDeadline(parent, dl)
+	}
+	return context.WithTimeout(parent, handlerTimeout)
+}
+
+func (s *Service) handleKeyLookup(req micro.Request) {
+	ctx, cancel := s.requestContext(req)
+	defer cancel()
+	var in contract.KeyLookupRequest
+	if err := json.Unmarshal(req.Data(), &in); err != nil {
+		s.respondError(ctx, req, "apikey", contract.Errorf(contract.CodeInvalidRequest, "body must be a KeyLookupRequest"))
+		return
+	}
+	k, err := s.LookupKey(ctx, in.Hash)
+	if err != nil {
+		s.respondError(ctx, req, "apikey", err)
+		return
+	}
+	s.respond(ctx, req, "apikey", k)
+}
+
+func (s *Service) handleCredentialLookup(req micro.Request) {
+	ctx, cancel := s.requestContext(req)
+	defer cancel()
+	var in contract.CredentialLookupRequest
+	if err := json.Unmarshal(req.Data(), &in); err != nil {
+		s.respondError(ctx, req, "credential", contract.Errorf(contract.CodeInvalidRequest, "body must be a CredentialLookupRequest"))
+		return
+	}
+	c, err := s.LookupCredential(ctx, in.CredentialID)
+	if err != nil {
+		s.respondError(ctx, req, "credential", err)
+		return
+	}
+	s.respond(ctx, req, "credential", c)
+}
+
+func (s *Service) secretHandler(x contract.Exchange) micro.HandlerFunc {
+	endpoint := "secret." + string(x)
+	return func(req micro.Request) {
+		ctx, cancel := s.requestContext(req)
+		defer cancel()
+		var in contract.SecretRequest
+		if err := json.Unmarshal(req.Data(), &in); err != nil {
+			s.respondError(ctx, req, endpoint, contract.Errorf(contract.CodeInvalidRequest, "body must be a SecretRequest"))
+			return
+		}
+		resp, err := s.ReleaseSecret(ctx, x, in.CredentialID)
+		if err != nil {
+			s.respondError(ctx, req, endpoint, err)
+			return
+		}
+		s.respond(ctx, req, endpoint, resp)
+	}
+}
+
+func (s *Service) respond(ctx context.Context, req micro.Request, endpoint string, v any) {
+	if err := bus.RespondJSON(req, v); err != nil {
+		s.log.ErrorContext(ctx, "send nats reply", "endpoint", endpoint, "err", err)
+	}
+}
+
+// respondError answers with err; a fault that is not a contract error is
+// logged here with its cause and answered as INTERNAL_ERROR.
+func (s *Service) respondError(ctx context.Context, req micro.Request, endpoint string, err error) {
+	if _, ok := contract.AsError(err); !ok {
+		s.log.ErrorContext(ctx, "keys request failed", "endpoint", endpoint, "err", err)
+	}
+	if rerr := bus.RespondError(req, err); rerr != nil {
+		s.log.ErrorContext(ctx, "send nats error reply", "endpoint", endpoint, "err", rerr)
+	}
+}

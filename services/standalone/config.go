@@ -1,0 +1,101 @@
+package standalone
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/perpgate/perpgate/pkg/telemetry"
+	"github.com/perpgate/perpgate/services/edge"
+	"github.com/perpgate/perpgate/services/keys"
+)
+
+// Config configures `perpgate serve`. External infrastructure is used when
+// its URL is set; otherwise the embedded default.
+type Config struct {
+	DataDir     string      // PERPGATE_DATA_DIR
+	AdminAddr   string      // PERPGATE_ADMIN_ADDR
+	AdminToken  keys.Masked // PERPGATE_ADMIN_TOKEN; generated and kept in bootstrap.json when unset
+	MasterKey   keys.Masked // PERPGATE_MASTER_KEY; generated and kept in DataDir/master.key when unset
+	NATSURL     string      // PERPGATE_NATS_URL; empty runs an embedded server
+	NATSListen  string      // PERPGATE_NATS_LISTEN: let outside clients reach the embedded server
+	RedisURL    string      // PERPGATE_REDIS_URL; empty uses the in-process limiter and idempotency store
+	DatabaseURL string      // PERPGATE_DATABASE_URL; empty uses the file store in DataDir
+	PaperSeed   int64       // PERPGATE_PAPER_SEED: seed of the paper price walk
+	Edge        edge.Config
+	Log         telemetry.LogConfig
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		DataDir:   ".perpgate",
+		AdminAddr: "127.0.0.1:8081",
+		PaperSeed: 1,
+		Edge:      edge.DefaultConfig(),
+		Log:       telemetry.LogConfig{Format: "text", Level: "info"},
+	}
+}
+
+// LoadConfig reads the PERPGATE_* environment through lookup; it reports
+// every problem at once.
+func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
+	c := DefaultConfig()
+	var errs []error
+	str := func(name string, dst *string) {
+		if v, ok := lookup(name); ok && v != "" {
+			*dst = v
+		}
+	}
+	str("PERPGATE_DATA_DIR", &c.DataDir)
+	str("PERPGATE_ADMIN_ADDR", &c.AdminAddr)
+	str("PERPGATE_NATS_URL", &c.NATSURL)
+	str("PERPGATE_NATS_LISTEN", &c.NATSListen)
+	str("PERPGATE_REDIS_URL", &c.RedisURL)
+	str("PERPGATE_DATABASE_URL", &c.DatabaseURL)
+	if v, ok := lookup("PERPGATE_ADMIN_TOKEN"); ok {
+		c.AdminToken = keys.Masked(v)
+	}
+	if v, ok := lookup("PERPGATE_MASTER_KEY"); ok {
+		c.MasterKey = keys.Masked(v)
+	}
+	if v, ok := lookup("PERPGATE_PAPER_SEED"); ok && v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("PERPGATE_PAPER_SEED: %q is not an integer", v))
+		}
+		c.PaperSeed = n
+	}
+	var err error
+	// The edge reads its own settings; standalone has no Redis unless asked.
+	if c.Edge, err = edge.LoadConfig(lookup); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Log, err = telemetry.LoadLogConfig(lookup, "text"); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, c.Validate())
+	return c, errors.Join(errs...)
+}
+
+// Validate reports every invalid setting at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("PERPGATE_DATA_DIR must not be empty"))
+	}
+	if c.MasterKey != "" {
+		if k, err := base64.StdEncoding.DecodeString(c.MasterKey.Reveal()); err != nil || len(k) != 32 {
+			errs = append(errs, errors.New("PERPGATE_MASTER_KEY must be 32 bytes in base64 (openssl rand -base64 32)"))
+		}
+	}
+	if c.AdminToken != "" && len(c.AdminToken) < 16 {
+		errs = append(errs, errors.New("PERPGATE_ADMIN_TOKEN must be at least 16 characters"))
+	}
+	return errors.Join(errs...)
+}
+
+// BootstrapPath is where the first-run account, key and credential are written.
+func (c Config) BootstrapPath() string { return filepath.Join(c.DataDir, "bootstrap.json") }

@@ -1,0 +1,280 @@
+package standalone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/paper"
+	"github.com/perpgate/perpgate/pkg/ratelimit"
+	paperconn "github.com/perpgate/perpgate/services/connectors/paper"
+	"github.com/perpgate/perpgate/services/connectors/paper/venue"
+	"github.com/perpgate/perpgate/services/edge"
+	"github.com/perpgate/perpgate/services/keys"
+	"github.com/perpgate/perpgate/services/keys/filestore"
+	"github.com/perpgate/perpgate/services/keys/postgres"
+	"github.com/redis/go-redis/v9"
+)
+
+// Gateway is every perpgate service in one process.
+type Gateway struct {
+	cfg Config
+	log *slog.Logger
+	out io.Writer
+
+	mu       sync.Mutex
+	closers  []func() error // in start order; Close runs them backwards
+	embedded *bus.Embedded
+	keys     *keys.Service
+	edge     *edge.Server
+	venue    *venue.Venue
+	boot     Bootstrap
+}
+
+// New prepares a gateway; Start brings it up. The banner with the
+// bootstrap key goes to out.
+func New(cfg Config, log *slog.Logger, out io.Writer) (*Gateway, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Gateway{cfg: cfg, log: log, out: out}, nil
+}
+
+func (g *Gateway) onClose(f func() error) {
+	g.mu.Lock()
+	g.closers = append(g.closers, f)
+	g.mu.Unlock()
+}
+
+// Start brings every service up in dependency order: bus, keys, paper
+// venue and connector, edge; then bootstraps an empty store. On failure
+// whatever started is stopped again.
+func (g *Gateway) Start(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, g.Close())
+		}
+	}()
+	if err := os.MkdirAll(g.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	secrets, err := loadSecrets(g.cfg)
+	if err != nil {
+		return err
+	}
+	connect, err := g.startBus()
+	if err != nil {
+		return err
+	}
+	if err := g.startKeys(ctx, connect, secrets); err != nil {
+		return err
+	}
+	rdb, err := g.redis()
+	if err != nil {
+		return err
+	}
+	if err := g.startPaper(connect, rdb); err != nil {
+		return err
+	}
+	if err := g.startEdge(connect, rdb); err != nil {
+		return err
+	}
+	boot, err := g.bootstrap(ctx, secrets.adminToken)
+	if err != nil {
+		return err
+	}
+	g.boot = boot
+	printBanner(g.out, boot, g.URL(), g.AdminURL(), g.cfg.BootstrapPath())
+	return nil
+}
+
+// startBus connects to the external NATS or starts the embedded one, and
+// returns a function giving each service its own connection.
+func (g *Gateway) startBus() (func(name string) (*nats.Conn, error), error) {
+	if g.cfg.NATSURL != "" {
+		return func(name string) (*nats.Conn, error) {
+			nc, err := bus.Connect(g.cfg.NATSURL, name)
+			if err == nil {
+				g.onClose(func() error { return nc.Drain() })
+			}
+			return nc, err
+		}, nil
+	}
+	emb, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: g.cfg.NATSListen})
+	if err != nil {
+		return nil, err
+	}
+	g.embedded = emb
+	g.onClose(func() error { emb.Shutdown(); return nil })
+	return func(name string) (*nats.Conn, error) {
+		nc, err := emb.Connect(name)
+		if err == nil {
+			g.onClose(func() error { return nc.Drain() })
+		}
+		return nc, err
+	}, nil
+}
+
+func (g *Gateway) startKeys(ctx context.Context, connect func(string) (*nats.Conn, error), s secrets) error {
+	var store keys.Store
+	var err error
+	if g.cfg.DatabaseURL != "" {
+		store, err = postgres.Open(ctx, g.cfg.DatabaseURL)
+	} else {
+		store, err = filestore.Open(g.cfg.DataDir)
+	}
+	if err != nil {
+		return fmt.Errorf("open key store: %w", err)
+	}
+	g.onClose(store.Close)
+	nc, err := connect("keys")
+	if err != nil {
+		return err
+	}
+	cfg := keys.DefaultConfig()
+	cfg.DataDir, cfg.AdminAddr, cfg.SubjectPrefix = g.cfg.DataDir, g.cfg.AdminAddr, g.cfg.Edge.SubjectPrefix
+	cfg.AdminToken, cfg.MasterKey = s.adminToken, s.masterKey
+	svc, err := keys.New(cfg, nc, store, g.log.With("service", "keys"), nil)
+	if err != nil {
+		return err
+	}
+	if err := svc.Start(ctx); err != nil {
+		return err
+	}
+	g.keys = svc
+	g.onClose(svc.Close)
+	return nil
+}
+
+func (g *Gateway) redis() (*redis.Client, error) {
+	if g.cfg.RedisURL == "" {
+		return nil, nil
+	}
+	opts, err := redis.ParseURL(g.cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("PERPGATE_REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(opts)
+	g.onClose(rdb.Close)
+	return rdb, nil
+}
+
+func (g *Gateway) startPaper(connect func(string) (*nats.Conn, error), rdb *redis.Client) error {
+	v, err := venue.New(venue.Config{Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second},
+		paper.New(paper.Config{Seed: g.cfg.PaperSeed}), g.log.With("service", "paper-venue"))
+	if err != nil {
+		return err
+	}
+	if err := v.Open(); err != nil {
+		return err
+	}
+	g.venue = v
+	g.onClose(v.Close)
+	nc, err := connect("connector-paper")
+	if err != nil {
+		return err
+	}
+	var idem connector.IdempotencyStore = connector.NewMemoryIdempotency(nil)
+	if rdb != nil {
+		idem = connector.NewRedisIdempotency(rdb, g.cfg.Edge.SubjectPrefix+":idem:")
+	}
+	adapter := paperconn.NewAdapter(venue.NewClient(v.URL(), &http.Client{Timeout: 10 * time.Second}))
+	rt := connector.New(connector.Config{Subjects: contract.NewSubjects(g.cfg.Edge.SubjectPrefix)}, adapter, nc, idem, g.log.With("service", "connector"))
+	if err := rt.Start(); err != nil {
+		return err
+	}
+	g.onClose(rt.Stop)
+	return nil
+}
+
+func (g *Gateway) startEdge(connect func(string) (*nats.Conn, error), rdb *redis.Client) error {
+	nc, err := connect("edge")
+	if err != nil {
+		return err
+	}
+	var limiter ratelimit.Limiter = ratelimit.NewMemory(nil)
+	if rdb != nil {
+		limiter = ratelimit.NewRedis(rdb, g.cfg.Edge.SubjectPrefix+":rl", nil)
+	}
+	srv, err := edge.New(g.cfg.Edge, edge.Deps{NATS: nc, Limiter: limiter, Logger: g.log.With("service", "edge")})
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	g.edge = srv
+	g.onClose(srv.Close)
+	return nil
+}
+
+// Run starts the gateway and serves until ctx ends.
+func (g *Gateway) Run(ctx context.Context) error {
+	if err := g.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	g.log.Info("shutting down")
+	return g.Close()
+}
+
+// Close stops everything in reverse start order: the edge first (in-flight
+// requests finish), the bus last. It is idempotent.
+func (g *Gateway) Close() error {
+	g.mu.Lock()
+	closers := g.closers
+	g.closers = nil
+	g.mu.Unlock()
+	var errs []error
+	for i := len(closers) - 1; i >= 0; i-- {
+		if err := closers[i](); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// URL is the base URL of the public API.
+func (g *Gateway) URL() string {
+	if g.edge == nil || g.edge.Addr() == nil {
+		return ""
+	}
+	return "http://" + reachable(g.edge.Addr())
+}
+
+// reachable turns a wildcard listen address into one a client can dial.
+func reachable(a net.Addr) string {
+	if tcp, ok := a.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		return net.JoinHostPort("localhost", strconv.Itoa(tcp.Port))
+	}
+	return a.String()
+}
+
+// AdminURL is the base URL of the admin API.
+func (g *Gateway) AdminURL() string {
+	if g.keys == nil || g.keys.AdminAddr() == "" {
+		return ""
+	}
+	return "http://" + g.keys.AdminAddr()
+}
+
+// Bootstrap returns the first-run account, key and credential.
+func (g *Gateway) Bootstrap() Bootstrap { return g.boot }
+
+// Keys exposes the keys service (tests revoke keys and add credentials).
+func (g *Gateway) Keys() *keys.Service { return g.keys }
+
+// PaperEngine exposes the paper venue's engine, so tests can move prices.
+func (g *Gateway) PaperEngine() *paper.Engine { return g.venue.Engine() }
