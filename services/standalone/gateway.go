@@ -41,6 +41,7 @@ type Gateway struct {
 	edge     *edge.Server
 	venue    *venue.Venue
 	boot     Bootstrap
+	connect  func(name string) (*nats.Conn, error)
 }
 
 // New prepares a gateway; Start brings it up. The banner with the
@@ -78,6 +79,7 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	g.connect = connect
 	if err := g.startKeys(ctx, connect, secrets); err != nil {
 		return err
 	}
@@ -278,3 +280,7 @@ func (g *Gateway) Keys() *keys.Service { return g.keys }
 
 // PaperEngine exposes the paper venue's engine, so tests can move prices.
 func (g *Gateway) PaperEngine() *paper.Engine { return g.venue.Engine() }
+
+// Connect opens another connection to the gateway's bus (for tests and
+// embedding); the gateway closes it on Close.
+func (g *Gateway) Connect(name string) (*nats.Conn, error) { return g.connect(name) }

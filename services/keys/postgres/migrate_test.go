@@ -52,4 +52,3 @@ func TestOpenBadDSNHidesPassword(t *testing.T) {
 		t.Fatalf("error %q reveals the password", got)
 	}
 }
-

@@ -1,0 +1,108 @@
+package filestore_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/keys"
+	"github.com/perpgate/perpgate/services/keys/filestore"
+)
+
+func TestPersistenceAndModes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := context.Background()
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := keys.Account{ID: uuid.NewString(), Name: "acme", Tier: contract.TierPro, CreatedAt: time.Date(2030, 1, 1, 0, 0, 0, 1000, time.UTC)}
+	if err := s.CreateAccount(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name string
+		path string
+		mode os.FileMode
+	}{
+		{name: "dir", path: dir, mode: 0o700},
+		{name: "file", path: filepath.Join(dir, filestore.FileName), mode: 0o600},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fi, err := os.Stat(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != tt.mode {
+				t.Fatalf("mode = %v, want %v", fi.Mode().Perm(), tt.mode)
+			}
+		})
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("data dir holds %d entries, want only %s (no temp files left)", len(entries), filestore.FileName)
+	}
+
+	reopened, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := reopened.Account(ctx, a.ID)
+	if err != nil || got != a {
+		t.Fatalf("after reopen: %+v, %v; want %+v", got, err, a)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		msg     string
+	}{
+		{name: "corrupt", content: `{"version":1,`, msg: "unexpected end of JSON"},
+		{name: "future version", content: `{"version":99}`, msg: "unsupported format version 99"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, filestore.FileName), []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := filestore.Open(dir)
+			if err == nil || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("err = %v, want %q", err, tt.msg)
+			}
+		})
+	}
+}
+
+func TestFailedWriteKeepsState(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A non-empty directory where the state file goes makes the rename fail.
+	if err := os.MkdirAll(filepath.Join(dir, filestore.FileName, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	id := uuid.NewString()
+	if err := s.CreateAccount(ctx, keys.Account{ID: id, Tier: contract.TierFree}); err == nil {
+		t.Fatal("write succeeded although the state file cannot be replaced")
+	}
+	if _, err := s.Account(ctx, id); !errors.Is(err, keys.ErrAccountNotFound) {
+		t.Fatalf("account after failed write: %v, want ErrAccountNotFound", err)
+	}
+}
