@@ -74,8 +74,9 @@ type Runtime struct {
 	log      *slog.Logger
 	secrets  *secretCache
 	markets  *marketCache
-	sem      chan struct{}
+	jobs     chan job
 	inflight sync.WaitGroup
+	workers  sync.WaitGroup
 
 	mu     sync.Mutex
 	svc    micro.Service
@@ -94,8 +95,13 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 		log:     log.With("exchange", string(x)),
 		secrets: newSecretCache(nc, cfg.Subjects.Secret(x), cfg.SecretTTL, cfg.Now),
 		markets: newMarketCache(cfg.MarketTTL, cfg.Now),
-		sem:     make(chan struct{}, cfg.MaxConcurrent),
 	}
+}
+
+// job is one request waiting for a worker.
+type job struct {
+	op  *contract.Operation
+	req micro.Request
 }
 
 // Start registers the micro service (queue group, so replicas share the
@@ -128,6 +134,11 @@ func (r *Runtime) Start() error {
 		_ = svc.Stop()
 		return fmt.Errorf("subscribe to key events: %w", err)
 	}
+	r.jobs = make(chan job)
+	for range r.cfg.MaxConcurrent {
+		r.workers.Add(1)
+		go r.work(r.jobs)
+	}
 	r.mu.Lock()
 	r.svc, r.events = svc, sub
 	r.mu.Unlock()
@@ -149,6 +160,8 @@ func (r *Runtime) Stop() error {
 	if svc != nil {
 		errs = append(errs, svc.Stop())
 		r.inflight.Wait()
+		close(r.jobs)
+		r.workers.Wait()
 		r.log.Info("connector stopped")
 	}
 	return errors.Join(errs...)
@@ -161,17 +174,24 @@ func (r *Runtime) onEvent(m *nats.Msg) {
 	}
 }
 
-// handler hands each request to its own goroutine: micro calls handlers one
-// at a time per endpoint, and upstream calls take hundreds of milliseconds.
+// handler hands each request to a worker: micro calls handlers one at a
+// time per endpoint, and upstream calls take hundreds of milliseconds. A
+// fixed pool of long-lived workers bounds concurrency (the handler blocks,
+// pushing back on NATS, when all are busy) and keeps their grown stacks,
+// where a goroutine per request would grow a fresh stack every time.
 func (r *Runtime) handler(op *contract.Operation) micro.Handler {
 	return micro.HandlerFunc(func(req micro.Request) {
 		r.inflight.Add(1)
-		r.sem <- struct{}{}
-		go func() {
-			defer func() { <-r.sem; r.inflight.Done() }()
-			r.serve(op, req)
-		}()
+		r.jobs <- job{op: op, req: req}
 	})
+}
+
+func (r *Runtime) work(jobs <-chan job) {
+	defer r.workers.Done()
+	for j := range jobs {
+		r.serve(j.op, j.req)
+		r.inflight.Done()
+	}
 }
 
 func (r *Runtime) serve(op *contract.Operation, req micro.Request) {

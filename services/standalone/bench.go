@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -22,6 +24,7 @@ type BenchOptions struct {
 	Duration    time.Duration // per throughput run
 	Warmup      time.Duration
 	C1Duration  time.Duration // the concurrency-1 latency run
+	CPUProfile  string        // when set, a CPU profile of the gateway run is written here
 }
 
 // DefaultBenchOptions keeps `make bench` well under two minutes.
@@ -78,7 +81,12 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 
 	fmt.Fprintf(out, "bench: concurrency %d, %s per run, getMarkPrice on paper\n", opts.Concurrency, opts.Duration)
 	run(ctx, gwTarget, opts.Concurrency, opts.Warmup)
+	stopProfile, err := startProfile(opts.CPUProfile)
+	if err != nil {
+		return err
+	}
 	g := run(ctx, gwTarget, opts.Concurrency, opts.Duration)
+	stopProfile()
 	run(ctx, bareTarget, opts.Concurrency, opts.Warmup)
 	b := run(ctx, bareTarget, opts.Concurrency, opts.Duration)
 	c1 := run(ctx, gwTarget, 1, opts.C1Duration)
@@ -177,4 +185,19 @@ func once(ctx context.Context, client *http.Client, t target) bool {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
+}
+
+func startProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -2,6 +2,7 @@ package standalone
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -43,7 +44,16 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			return exit(stderr, err)
 		}
 		defer os.RemoveAll(dir)
-		return exit(stderr, Bench(ctx, stdout, DefaultBenchOptions(), dir))
+		opts := DefaultBenchOptions()
+		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the gateway run to this file")
+		fs.DurationVar(&opts.Duration, "duration", opts.Duration, "length of each throughput run")
+		fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "workers of the throughput runs")
+		if err := fs.Parse(args[1:]); err != nil {
+			return 2
+		}
+		return exit(stderr, Bench(ctx, stdout, opts, dir))
 	case "account", "key", "credential":
 		return admin.RunCLI(ctx, args, stdin, stdout, stderr, lookup)
 	case "version":

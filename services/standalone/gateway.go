@@ -7,11 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/perpgate/perpgate/pkg/bus"
@@ -39,7 +37,7 @@ type Gateway struct {
 	embedded *bus.Embedded
 	keys     *keys.Service
 	edge     *edge.Server
-	venue    *venue.Venue
+	paper    *paper.Engine
 	boot     Bootstrap
 	connect  func(name string) (*nats.Conn, error)
 }
@@ -173,17 +171,11 @@ func (g *Gateway) redis() (*redis.Client, error) {
 	return rdb, nil
 }
 
+// startPaper runs the paper venue in process (served through its HTTP
+// handler without a socket) and the paper connector in front of it.
 func (g *Gateway) startPaper(connect func(string) (*nats.Conn, error), rdb *redis.Client) error {
-	v, err := venue.New(venue.Config{Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second},
-		paper.New(paper.Config{Seed: g.cfg.PaperSeed}), g.log.With("service", "paper-venue"))
-	if err != nil {
-		return err
-	}
-	if err := v.Open(); err != nil {
-		return err
-	}
-	g.venue = v
-	g.onClose(v.Close)
+	g.paper = paper.New(paper.Config{Seed: g.cfg.PaperSeed})
+	client := venue.NewClient("http://paper-venue.internal", venue.InProcessClient(venue.NewHandler(g.paper)))
 	nc, err := connect("connector-paper")
 	if err != nil {
 		return err
@@ -192,7 +184,7 @@ func (g *Gateway) startPaper(connect func(string) (*nats.Conn, error), rdb *redi
 	if rdb != nil {
 		idem = connector.NewRedisIdempotency(rdb, g.cfg.Edge.SubjectPrefix+":idem:")
 	}
-	adapter := paperconn.NewAdapter(venue.NewClient(v.URL(), &http.Client{Timeout: 10 * time.Second}))
+	adapter := paperconn.NewAdapter(client)
 	rt := connector.New(connector.Config{Subjects: contract.NewSubjects(g.cfg.Edge.SubjectPrefix)}, adapter, nc, idem, g.log.With("service", "connector"))
 	if err := rt.Start(); err != nil {
 		return err
@@ -279,7 +271,7 @@ func (g *Gateway) Bootstrap() Bootstrap { return g.boot }
 func (g *Gateway) Keys() *keys.Service { return g.keys }
 
 // PaperEngine exposes the paper venue's engine, so tests can move prices.
-func (g *Gateway) PaperEngine() *paper.Engine { return g.venue.Engine() }
+func (g *Gateway) PaperEngine() *paper.Engine { return g.paper }
 
 // Connect opens another connection to the gateway's bus (for tests and
 // embedding); the gateway closes it on Close.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -33,6 +32,6 @@ func run(ctx context.Context) error {
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return err
 	}
-	adapter := paper.NewAdapter(venue.NewClient(cfg.VenueURL, &http.Client{Timeout: cfg.Timeout}))
+	adapter := paper.NewAdapter(venue.NewClient(cfg.VenueURL, connector.NewHTTPClient(cfg.Timeout)))
 	return connector.Serve(ctx, svcCfg, adapter, telemetry.NewLogger(os.Stdout, logCfg))
 }
