@@ -17,8 +17,6 @@ import (
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
-	paperconn "github.com/perpgate/perpgate/services/connectors/paper"
-	"github.com/perpgate/perpgate/services/connectors/paper/venue"
 	"github.com/perpgate/perpgate/services/edge"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/perpgate/perpgate/services/keys/filestore"
@@ -85,7 +83,7 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := g.startPaper(connect, rdb); err != nil {
+	if err := g.startConnectors(connect, rdb); err != nil {
 		return err
 	}
 	if err := g.startEdge(connect, rdb); err != nil {
@@ -171,25 +169,29 @@ func (g *Gateway) redis() (*redis.Client, error) {
 	return rdb, nil
 }
 
-// startPaper runs the paper venue in process (served through its HTTP
-// handler without a socket) and the paper connector in front of it.
-func (g *Gateway) startPaper(connect func(string) (*nats.Conn, error), rdb *redis.Client) error {
-	g.paper = paper.New(paper.Config{Seed: g.cfg.PaperSeed})
-	client := venue.NewClient("http://paper-venue.internal", venue.InProcessClient(venue.NewHandler(g.paper)))
-	nc, err := connect("connector-paper")
-	if err != nil {
-		return err
-	}
+// startConnectors runs one connector runtime per exchange adapter (see
+// connectors.go), all sharing one idempotency store.
+func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb *redis.Client) error {
 	var idem connector.IdempotencyStore = connector.NewMemoryIdempotency(nil)
 	if rdb != nil {
 		idem = connector.NewRedisIdempotency(rdb, g.cfg.Edge.SubjectPrefix+":idem:")
 	}
-	adapter := paperconn.NewAdapter(client)
-	rt := connector.New(connector.Config{Subjects: contract.NewSubjects(g.cfg.Edge.SubjectPrefix)}, adapter, nc, idem, g.log.With("service", "connector"))
-	if err := rt.Start(); err != nil {
+	adapters, err := g.adapters()
+	if err != nil {
 		return err
 	}
-	g.onClose(rt.Stop)
+	for _, a := range adapters {
+		nc, err := connect("connector-" + string(a.Exchange()))
+		if err != nil {
+			return err
+		}
+		rt := connector.New(connector.Config{Subjects: contract.NewSubjects(g.cfg.Edge.SubjectPrefix)}, a, nc, idem,
+			g.log.With("service", "connector"))
+		if err := rt.Start(); err != nil {
+			return err
+		}
+		g.onClose(rt.Stop)
+	}
 	return nil
 }
 
