@@ -48,6 +48,10 @@ func (s *Server) routes() *echo.Echo {
 		return c.JSON(http.StatusOK, map[string]any{"success": true, "status": "ok"})
 	})
 	e.GET("/readyz", s.ready)
+	e.GET("/openapi.json", func(c echo.Context) error {
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, contract.OpenAPIDocument)
+	})
+	s.mountMCP(e)
 	e.RouteNotFound("/*", func(c echo.Context) error {
 		return s.fail(c, contract.Errorf(contract.CodeNotFound, "no route %s %s; the API is POST /v1", c.Request().Method, c.Request().URL.Path))
 	})

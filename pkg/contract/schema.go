@@ -1,0 +1,192 @@
+package contract
+
+import (
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// JSON Schemas (draft 2020-12, as MCP and OpenAPI 3.1 use) generated from
+// the operation table: the input schema of each tool and request, and the
+// output schema of each result. They describe exactly what DecodeParams
+// accepts, so an agent reading them sends valid requests.
+
+const decimalPattern = `^-?[0-9]+(\.[0-9]+)?$`
+
+// InputSchema is the JSON Schema of an operation's parameters, including
+// credentialId.
+func (o *Operation) InputSchema() map[string]any {
+	s := objectSchema(SpecOf(o.Params))
+	props := s["properties"].(map[string]any)
+	props["credentialId"] = map[string]any{
+		"type": "string", "format": "uuid",
+		"description": "UUID of the exchange credential to act with.",
+	}
+	s["required"] = append([]string{"credentialId"}, s["required"].([]string)...)
+	return s
+}
+
+// OutputSchema is the JSON Schema of an operation's result fields.
+func (o *Operation) OutputSchema() map[string]any { return typeSchema(o.Result) }
+
+func objectSchema(s *StructSpec) map[string]any {
+	props := map[string]any{}
+	required := []string{}
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		props[f.Name] = fieldSchema(f)
+		if f.Required {
+			required = append(required, f.Name)
+		}
+	}
+	return map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false}
+}
+
+func fieldSchema(f *FieldSpec) map[string]any {
+	s := map[string]any{}
+	if f.Description != "" {
+		s["description"] = f.Description
+	}
+	switch f.kind {
+	case kindString:
+		s["type"] = "string"
+		switch {
+		case len(f.Enum) > 0:
+			s["enum"] = f.Enum
+		case f.Market:
+			s["minLength"], s["maxLength"] = 1, 40
+			s["examples"] = []string{"BTC-USD-PERP", "ETH", "BTCUSDT"}
+		case f.ClientID:
+			s["pattern"] = `^[A-Za-z0-9_-]{1,36}$`
+		default:
+			s["maxLength"] = f.MaxLen
+			if f.Required {
+				s["minLength"] = 1
+			}
+		}
+	case kindDecimal:
+		s["type"] = "string"
+		if f.Number {
+			s["type"] = []string{"number", "string"}
+		}
+		s["pattern"] = decimalPattern
+		s["maxLength"] = maxDecimalLen
+		if f.Positive {
+			s["description"] = strings.TrimSpace(f.Description + " Must be greater than zero.")
+			if f.Number {
+				s["exclusiveMinimum"] = 0
+			}
+		}
+	case kindInt:
+		s["type"] = "integer"
+		if f.Min != nil {
+			s["minimum"] = *f.Min
+		}
+		if f.Max != nil {
+			s["maximum"] = *f.Max
+		}
+	case kindBool:
+		s["type"] = "boolean"
+	case kindSlice:
+		s["type"] = "array"
+		s["items"] = objectSchema(f.Elem)
+		if f.Min != nil {
+			s["minItems"] = *f.Min
+		}
+		if f.Max != nil {
+			s["maxItems"] = *f.Max
+		}
+	}
+	if f.HasDefault {
+		s["default"] = defaultValue(f)
+	}
+	return s
+}
+
+func defaultValue(f *FieldSpec) any {
+	switch f.kind {
+	case kindInt:
+		n, _ := strconv.Atoi(f.Default)
+		return n
+	case kindBool:
+		return f.Default == "true"
+	}
+	return f.Default
+}
+
+var (
+	levelType = reflect.TypeFor[Level]()
+	errorType = reflect.TypeFor[Error]()
+)
+
+// typeSchema describes how a result type marshals.
+func typeSchema(t reflect.Type) map[string]any {
+	switch {
+	case t == decimalType:
+		return map[string]any{"type": "string", "pattern": decimalPattern}
+	case t == levelType:
+		dec := map[string]any{"type": "string", "pattern": decimalPattern}
+		return map[string]any{"type": "array", "prefixItems": []any{dec, dec}, "items": false, "minItems": 2,
+			"description": "[price, size]"}
+	case t == errorType:
+		return ErrorSchema()
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return typeSchema(t.Elem())
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int64:
+		return map[string]any{"type": "integer"}
+	case reflect.Slice:
+		return map[string]any{"type": "array", "items": typeSchema(t.Elem())}
+	case reflect.Struct:
+		props := map[string]any{}
+		required := []string{}
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			fs := typeSchema(sf.Type)
+			if sf.Name == "CreatedAt" || sf.Name == "Timestamp" || sf.Name == "Time" || sf.Name == "NextFundingTime" {
+				fs["description"] = "Unix time in seconds"
+			}
+			props[name] = fs
+			if !strings.Contains(opts, "omitempty") {
+				required = append(required, name)
+			}
+		}
+		return map[string]any{"type": "object", "properties": props, "required": required}
+	}
+	return map[string]any{}
+}
+
+// ErrorSchema is the schema of the error envelope's fields.
+func ErrorSchema() map[string]any {
+	codes := make([]string, 0, len(codeStatus))
+	for _, c := range Codes() {
+		codes = append(codes, string(c))
+	}
+	sort.Strings(codes)
+	reasons := []string{string(ReasonInsufficientMargin), string(ReasonInvalidOrder), string(ReasonPostOnlyRejected),
+		string(ReasonOrderNotFound), string(ReasonAuthenticationFailed), string(ReasonPermissionDenied),
+		string(ReasonUpstreamRateLimited), string(ReasonUpstreamUnavailable), string(ReasonUnknown)}
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"success":         map[string]any{"const": false},
+			"code":            map[string]any{"type": "string", "enum": codes},
+			"error":           map[string]any{"type": "string", "description": "What went wrong and what to fix."},
+			"reason":          map[string]any{"type": "string", "enum": reasons, "description": "With EXCHANGE_ERROR: the kind of upstream failure."},
+			"exchangeCode":    map[string]any{"type": "string", "description": "With EXCHANGE_ERROR: the exchange's own error code."},
+			"exchangeMessage": map[string]any{"type": "string", "description": "With EXCHANGE_ERROR: the exchange's own message."},
+			"retryAfter":      map[string]any{"type": "integer", "description": "Seconds to wait (RATE_LIMITED, UPSTREAM_RATE_LIMITED)."},
+		},
+		"required": []string{"success", "code", "error"},
+	}
+}
