@@ -9,7 +9,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 15s
 
-.PHONY: run test unit fuzz bench lint build clean
+.PHONY: run test unit fuzz bench lint build clean openapi
 
 run: build
 	$(BIN)/perpgate serve
@@ -41,3 +41,7 @@ lint:
 
 clean:
 	rm -rf $(BIN) .perpgate
+
+# Regenerate the checked-in OpenAPI document after changing the operation table.
+openapi:
+	$(GO) test ./pkg/contract -run '^TestOpenAPIUpToDate$$' -update
