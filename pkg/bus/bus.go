@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/telemetry"
 )
 
 // Connect dials an external NATS server with reconnects forever, so a
@@ -43,6 +44,7 @@ func Request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header
 	for k, v := range hdr {
 		msg.Header[k] = v
 	}
+	telemetry.Inject(ctx, msg.Header)
 	if dl, ok := ctx.Deadline(); ok {
 		msg.Header.Set(contract.HeaderDeadline, dl.UTC().Format(time.RFC3339Nano))
 	}

@@ -4,16 +4,18 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/perpgate/perpgate/pkg/telemetry"
 )
 
 // NewHTTPClient returns the upstream HTTP client connectors share: bounded
-// timeouts, and enough idle connections per host that a busy connector
+// timeouts, a client span per call carrying the trace upstream, and enough idle connections per host that a busy connector
 // reuses connections instead of dialing one per request (the default of 2
 // idle connections per host makes every burst pay a TCP handshake).
 func NewHTTPClient(timeout time.Duration) *http.Client {
 	return &http.Client{
 		Timeout: timeout,
-		Transport: &http.Transport{
+		Transport: telemetry.HTTPTransport(&http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
 			DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 			ForceAttemptHTTP2:     true,
@@ -22,6 +24,6 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   5 * time.Second,
 			ExpectContinueTimeout: time.Second,
-		},
+		}),
 	}
 }

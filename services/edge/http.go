@@ -14,6 +14,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
+	"github.com/perpgate/perpgate/pkg/telemetry"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // MaxBody is the largest request body accepted (DESIGN §4 step 2).
@@ -48,6 +51,9 @@ func (s *Server) routes() *echo.Echo {
 		return c.JSON(http.StatusOK, map[string]any{"success": true, "status": "ok"})
 	})
 	e.GET("/readyz", s.ready)
+	if s.metrics != nil {
+		e.GET("/metrics", echo.WrapHandler(s.metrics.Handler()))
+	}
 	e.GET("/openapi.json", func(c echo.Context) error {
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, contract.OpenAPIDocument)
 	})
@@ -58,13 +64,19 @@ func (s *Server) routes() *echo.Echo {
 	return e
 }
 
-// stamp gives every response its request id and duration, and logs the
-// request once it is done.
+// stamp gives every response its request id and duration, continues the
+// caller's trace (W3C traceparent) in a span of its own, and logs and
+// measures the request once it is done.
 func (s *Server) stamp(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		id := uuid.NewString()
 		c.Set(ctxRequestID, id)
+		req := c.Request()
+		ctx, span := telemetry.Tracer().Start(telemetry.Extract(req.Context(), req.Header), "edge "+req.URL.Path,
+			trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attribute.String("perpgate.request_id", id)))
+		defer span.End()
+		c.SetRequest(req.WithContext(ctx))
 		res := c.Response()
 		res.Header().Set(HeaderRequestID, id)
 		res.Before(func() {
@@ -74,20 +86,37 @@ func (s *Server) stamp(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
-		s.logRequest(c, start)
+		s.finish(c, span, start)
 		return nil
 	}
 }
 
-func (s *Server) logRequest(c echo.Context, start time.Time) {
+// finish names the span by operation and exchange, and logs and counts
+// the request.
+func (s *Server) finish(c echo.Context, span trace.Span, start time.Time) {
+	elapsed := time.Since(start)
+	op, _ := c.Get(ctxOperation).(string)
+	exchange, _ := c.Get(ctxExchange).(string)
+	code, _ := c.Get(ctxCode).(string)
+	if code == "" {
+		code = "OK"
+	}
+	if op != "" {
+		span.SetName("edge " + op + " " + exchange)
+		span.SetAttributes(attribute.String("perpgate.operation", op), attribute.String("perpgate.exchange", exchange))
+		s.metrics.ObserveRequest(op, exchange, code, elapsed)
+	}
+	span.SetAttributes(attribute.String("perpgate.code", code), attribute.Int("http.status_code", c.Response().Status))
 	attrs := []any{
 		"request_id", c.Get(ctxRequestID),
+		"trace_id", span.SpanContext().TraceID().String(),
 		"method", c.Request().Method,
 		"path", c.Request().URL.Path,
 		"status", c.Response().Status,
-		"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
+		"code", code,
+		"duration_ms", float64(elapsed.Microseconds()) / 1000,
 	}
-	for _, k := range []string{ctxOperation, ctxExchange, ctxKey, ctxCode} {
+	for _, k := range []string{ctxOperation, ctxExchange, ctxKey} {
 		if v := c.Get(k); v != nil {
 			attrs = append(attrs, k, v)
 		}

@@ -61,6 +61,9 @@ func (s *Server) rateLimit(ctx context.Context, h http.Header, key contract.KeyI
 	}
 	setLimitHeaders(h, d)
 	if !d.Allowed {
+		if s.metrics != nil {
+			s.metrics.RateLimited.WithLabelValues(string(key.Tier)).Inc()
+		}
 		secs := int((d.RetryAfter + time.Second - 1) / time.Second)
 		ce := contract.Errorf(contract.CodeRateLimited,
 			"rate limit of the %s tier exceeded; retry in %d seconds", key.Tier, secs)

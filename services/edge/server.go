@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
+	"github.com/perpgate/perpgate/pkg/telemetry"
 )
 
 // Deps are the edge's connections, owned by the caller.
@@ -21,7 +22,8 @@ type Deps struct {
 	NATS    *nats.Conn
 	Limiter ratelimit.Limiter
 	Logger  *slog.Logger
-	Now     func() time.Time // nil means time.Now
+	Now     func() time.Time   // nil means time.Now
+	Metrics *telemetry.Metrics // optional: served on /metrics when set
 }
 
 // Server is one edge instance.
@@ -34,6 +36,7 @@ type Server struct {
 	subjects contract.Subjects
 	dir      *directory
 	echo     *echo.Echo
+	metrics  *telemetry.Metrics
 
 	mu     sync.Mutex
 	http   *http.Server
@@ -61,6 +64,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		log:      deps.Logger,
 		now:      now,
 		subjects: contract.NewSubjects(cfg.SubjectPrefix),
+		metrics:  deps.Metrics,
 	}
 	s.dir = newDirectory(s.nc, s.subjects, cfg.CacheTTL, now)
 	s.echo = s.routes()

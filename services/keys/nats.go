@@ -9,6 +9,8 @@ import (
 	"github.com/nats-io/nats.go/micro"
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/telemetry"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // handlerTimeout bounds a NATS request that carries no deadline of its own.
@@ -56,10 +58,17 @@ func (s *Service) requestContext(req micro.Request) (context.Context, context.Ca
 	if parent == nil {
 		parent = context.Background()
 	}
+	// Continue the caller's trace (the edge or a connector).
+	parent = telemetry.Extract(parent, req.Headers())
+	parent, span := telemetry.Tracer().Start(parent, "keys "+req.Subject(), trace.WithSpanKind(trace.SpanKindServer))
+	var ctx context.Context
+	var cancel context.CancelFunc
 	if dl, ok := bus.Deadline(req.Headers()); ok {
-		return context.WithDeadline(parent, dl)
+		ctx, cancel = context.WithDeadline(parent, dl)
+	} else {
+		ctx, cancel = context.WithTimeout(parent, handlerTimeout)
 	}
-	return context.WithTimeout(parent, handlerTimeout)
+	return ctx, func() { cancel(); span.End() }
 }
 
 func (s *Service) handleKeyLookup(req micro.Request) {

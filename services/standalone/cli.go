@@ -72,6 +72,11 @@ func serve(ctx context.Context, stdout, stderr io.Writer, lookup func(string) (s
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
+	shutdownTracing, err := telemetry.SetupTracing(ctx, "perpgate", lookup)
+	if err != nil {
+		return err
+	}
+	defer shutdownTracing(context.WithoutCancel(ctx))
 	gw, err := New(cfg, telemetry.NewLogger(stderr, cfg.Log), stdout)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
+	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/services/edge"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/perpgate/perpgate/services/keys/filestore"
@@ -38,6 +39,7 @@ type Gateway struct {
 	paper    *paper.Engine
 	boot     Bootstrap
 	connect  func(name string) (*nats.Conn, error)
+	metrics  *telemetry.Metrics
 }
 
 // New prepares a gateway; Start brings it up. The banner with the
@@ -46,7 +48,7 @@ func New(cfg Config, log *slog.Logger, out io.Writer) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Gateway{cfg: cfg, log: log, out: out}, nil
+	return &Gateway{cfg: cfg, log: log, out: out, metrics: telemetry.NewMetrics()}, nil
 }
 
 func (g *Gateway) onClose(f func() error) {
@@ -204,7 +206,7 @@ func (g *Gateway) startEdge(connect func(string) (*nats.Conn, error), rdb *redis
 	if rdb != nil {
 		limiter = ratelimit.NewRedis(rdb, g.cfg.Edge.SubjectPrefix+":rl", nil)
 	}
-	srv, err := edge.New(g.cfg.Edge, edge.Deps{NATS: nc, Limiter: limiter, Logger: g.log.With("service", "edge")})
+	srv, err := edge.New(g.cfg.Edge, edge.Deps{NATS: nc, Limiter: limiter, Logger: g.log.With("service", "edge"), Metrics: g.metrics})
 	if err != nil {
 		return err
 	}

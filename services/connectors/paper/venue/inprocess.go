@@ -3,6 +3,8 @@ package venue
 import (
 	"net/http"
 	"net/http/httptest"
+
+	"github.com/perpgate/perpgate/pkg/telemetry"
 )
 
 // InProcessClient returns an HTTP client that serves every request with h
@@ -10,7 +12,7 @@ import (
 // built-in venue: the adapter still speaks the venue's HTTP API, only the
 // loopback TCP hop (and its syscalls) is gone.
 func InProcessClient(h http.Handler) *http.Client {
-	return &http.Client{Transport: handlerTransport{h}}
+	return &http.Client{Transport: telemetry.HTTPTransport(handlerTransport{h})}
 }
 
 type handlerTransport struct{ h http.Handler }

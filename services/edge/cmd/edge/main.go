@@ -44,7 +44,13 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer nc.Drain()
-	srv, err := edge.New(cfg, edge.Deps{NATS: nc, Limiter: ratelimit.NewRedis(rdb, cfg.SubjectPrefix+":rl", nil), Logger: telemetry.NewLogger(os.Stdout, logCfg)})
+	shutdown, err := telemetry.SetupTracing(ctx, "perpgate-edge", os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	defer shutdown(context.WithoutCancel(ctx))
+	srv, err := edge.New(cfg, edge.Deps{NATS: nc, Limiter: ratelimit.NewRedis(rdb, cfg.SubjectPrefix+":rl", nil),
+		Logger: telemetry.NewLogger(os.Stdout, logCfg), Metrics: telemetry.NewMetrics()})
 	if err != nil {
 		return err
 	}

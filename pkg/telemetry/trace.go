@@ -1,0 +1,66 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// instrumentation names the tracer of every perpgate span.
+const instrumentation = "github.com/perpgate/perpgate"
+
+// SetupTracing installs the W3C trace-context propagator and, when
+// OTEL_EXPORTER_OTLP_ENDPOINT (or the traces-specific variable) is set, an
+// OTLP/HTTP exporter configured by the standard OTEL_* variables. Without an
+// endpoint no spans are recorded, but an inbound traceparent still flows
+// through every hop. The returned function flushes and stops the exporter.
+func SetupTracing(ctx context.Context, service string, lookup func(string) (string, bool)) (func(context.Context) error, error) {
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	_, a := lookup("OTEL_EXPORTER_OTLP_ENDPOINT")
+	_, b := lookup("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	if !a && !b {
+		return func(context.Context) error { return nil }, nil
+	}
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, errors.Join(errors.New("otlp trace exporter"), err)
+	}
+	res, _ := resource.Merge(resource.Default(), resource.NewSchemaless(semconv.ServiceName(service)))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	otel.SetTracerProvider(tp)
+	return tp.Shutdown, nil
+}
+
+// Tracer returns perpgate's tracer from the installed provider.
+func Tracer() trace.Tracer { return otel.Tracer(instrumentation) }
+
+// Inject writes the context's trace into headers (HTTP or NATS headers,
+// which share the map type).
+func Inject(ctx context.Context, h map[string][]string) {
+	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(h))
+}
+
+// Extract reads a trace from headers into ctx.
+func Extract(ctx context.Context, h map[string][]string) context.Context {
+	return otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(h))
+}
+
+// HTTPTransport wraps an upstream transport so every call gets a client
+// span and carries the trace to the exchange.
+func HTTPTransport(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return otelhttp.NewTransport(base, otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+		return "upstream " + r.Method + " " + r.URL.Path
+	}))
+}
