@@ -78,6 +78,11 @@ type Runtime struct {
 	inflight sync.WaitGroup
 	workers  sync.WaitGroup
 
+	// gate orders handlers before the close of jobs: an endpoint drained
+	// by micro's Stop still delivers the messages it had buffered.
+	gate   sync.RWMutex
+	closed bool
+
 	mu     sync.Mutex
 	svc    micro.Service
 	events *nats.Subscription
@@ -108,12 +113,19 @@ type job struct {
 // load) and subscribes to credential change events.
 func (r *Runtime) Start() error {
 	x := r.adapter.Exchange()
+	// Workers first: an endpoint takes requests as soon as it is added.
+	r.jobs = make(chan job)
+	for range r.cfg.MaxConcurrent {
+		r.workers.Add(1)
+		go r.work(r.jobs)
+	}
 	svc, err := micro.AddService(r.nc, micro.Config{
 		Name:        "connector-" + string(x),
 		Version:     r.cfg.Version,
 		Description: "perpgate connector for " + string(x),
 	})
 	if err != nil {
+		r.stopWorkers()
 		return fmt.Errorf("register connector %s: %w", x, err)
 	}
 	root := svc.AddGroup(r.cfg.Subjects.ExchangeRoot(x))
@@ -126,18 +138,15 @@ func (r *Runtime) Start() error {
 		}
 		if err := g.AddEndpoint(op.Name, r.handler(op)); err != nil {
 			_ = svc.Stop()
+			r.stopWorkers()
 			return fmt.Errorf("add endpoint %s: %w", op.Name, err)
 		}
 	}
 	sub, err := r.nc.Subscribe(r.cfg.Subjects.Events(), r.onEvent)
 	if err != nil {
 		_ = svc.Stop()
+		r.stopWorkers()
 		return fmt.Errorf("subscribe to key events: %w", err)
-	}
-	r.jobs = make(chan job)
-	for range r.cfg.MaxConcurrent {
-		r.workers.Add(1)
-		go r.work(r.jobs)
 	}
 	r.mu.Lock()
 	r.svc, r.events = svc, sub
@@ -159,12 +168,21 @@ func (r *Runtime) Stop() error {
 	}
 	if svc != nil {
 		errs = append(errs, svc.Stop())
-		r.inflight.Wait()
-		close(r.jobs)
-		r.workers.Wait()
+		r.stopWorkers()
 		r.log.Info("connector stopped")
 	}
 	return errors.Join(errs...)
+}
+
+// stopWorkers refuses further requests, lets queued ones finish and ends
+// the workers.
+func (r *Runtime) stopWorkers() {
+	r.gate.Lock()
+	r.closed = true
+	r.gate.Unlock()
+	r.inflight.Wait()
+	close(r.jobs)
+	r.workers.Wait()
 }
 
 func (r *Runtime) onEvent(m *nats.Msg) {
@@ -181,6 +199,13 @@ func (r *Runtime) onEvent(m *nats.Msg) {
 // where a goroutine per request would grow a fresh stack every time.
 func (r *Runtime) handler(op *contract.Operation) micro.Handler {
 	return micro.HandlerFunc(func(req micro.Request) {
+		r.gate.RLock()
+		defer r.gate.RUnlock()
+		if r.closed {
+			_ = bus.RespondError(req, contract.Errorf(contract.CodeExchangeUnavailable,
+				"this %s connector is shutting down; try again", r.adapter.Exchange()))
+			return
+		}
 		r.inflight.Add(1)
 		r.jobs <- job{op: op, req: req}
 	})
