@@ -13,6 +13,10 @@ import (
 	"github.com/nats-io/nats.go/micro"
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/telemetry"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config tunes a Runtime. Zero values take the defaults of DefaultConfig.
@@ -24,6 +28,7 @@ type Config struct {
 	SecretTTL      time.Duration
 	MarketTTL      time.Duration
 	Now            func() time.Time
+	Metrics        *telemetry.Metrics // optional
 }
 
 // DefaultConfig returns the runtime defaults.
@@ -229,6 +234,10 @@ func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
 	if ctx.Err() != nil {
 		return // the edge has already answered EXCHANGE_TIMEOUT
 	}
+	x := string(r.adapter.Exchange())
+	ctx, span := telemetry.Tracer().Start(telemetry.Extract(ctx, req.Headers()), "connector "+x+" "+op.Name,
+		trace.WithSpanKind(trace.SpanKindServer))
+	defer span.End()
 	var creq contract.ConnectorRequest
 	if err := json.Unmarshal(req.Data(), &creq); err != nil {
 		_ = bus.RespondError(req, contract.Errorf(contract.CodeInvalidRequest, "connector request is not valid JSON"))
@@ -237,19 +246,37 @@ func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
 	creq.Operation = op.Name
 	start := time.Now()
 	res, err := r.Handle(ctx, creq)
-	log := r.log.With("request_id", creq.RequestID, "operation", op.Name,
-		"credential_id", creq.Credential.ID, "duration_ms", time.Since(start).Milliseconds())
+	elapsed := time.Since(start)
+	log := r.log.With("request_id", creq.RequestID, "trace_id", span.SpanContext().TraceID().String(),
+		"operation", op.Name, "credential_id", creq.Credential.ID, "duration_ms", elapsed.Milliseconds())
 	if err != nil {
-		err = r.publicError(ctx, err, log)
-		_ = bus.RespondError(req, err)
+		ce := r.publicError(ctx, err, log)
+		span.SetStatus(codes.Error, string(ce.Code))
+		span.SetAttributes(attribute.String("perpgate.code", string(ce.Code)), attribute.String("perpgate.reason", string(ce.Reason)))
+		r.cfg.Metrics.ObserveUpstream(x, op.Name, upstreamFailure(ce), elapsed)
+		_ = bus.RespondError(req, ce)
+		log.Debug("request done", "code", string(ce.Code), "reason", string(ce.Reason))
 		return
 	}
+	r.cfg.Metrics.ObserveUpstream(x, op.Name, "", elapsed)
 	if raw, ok := res.(json.RawMessage); ok {
 		_ = req.Respond(raw)
 	} else {
 		_ = bus.RespondJSON(req, res)
 	}
-	log.Debug("request done")
+	log.Debug("request done", "code", "OK")
+}
+
+// upstreamFailure names the failure for the upstream-errors metric; client
+// mistakes (bad input, unknown market) are not upstream failures.
+func upstreamFailure(ce *contract.Error) string {
+	switch ce.Code {
+	case contract.CodeExchangeError:
+		return string(ce.Reason)
+	case contract.CodeExchangeTimeout, contract.CodeExchangeUnavailable, contract.CodeInternal:
+		return string(ce.Code)
+	}
+	return ""
 }
 
 // publicError turns any error into a contract.Error a client may see; the

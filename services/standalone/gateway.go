@@ -187,7 +187,7 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 		if err != nil {
 			return err
 		}
-		rt := connector.New(connector.Config{Subjects: contract.NewSubjects(g.cfg.Edge.SubjectPrefix)}, a, nc, idem,
+		rt := connector.New(connector.Config{Subjects: contract.NewSubjects(g.cfg.Edge.SubjectPrefix), Metrics: g.metrics}, a, nc, idem,
 			g.log.With("service", "connector"))
 		if err := rt.Start(); err != nil {
 			return err
