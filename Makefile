@@ -21,6 +21,8 @@ build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/keys ./services/keys/cmd/keys
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/connector-paper ./services/connectors/paper/cmd/connector-paper
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/paper-venue ./services/connectors/paper/cmd/paper-venue
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/connector-binance ./services/connectors/binance/cmd/connector-binance
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/binance-sim ./services/connectors/binance/cmd/binance-sim
 
 test: unit fuzz
 

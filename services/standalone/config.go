@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/perpgate/perpgate/pkg/telemetry"
+	"github.com/perpgate/perpgate/services/connectors/binance"
+	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
 	"github.com/perpgate/perpgate/services/edge"
 	"github.com/perpgate/perpgate/services/keys"
 )
@@ -15,27 +17,31 @@ import (
 // Config configures `perpgate serve`. External infrastructure is used when
 // its URL is set; otherwise the embedded default.
 type Config struct {
-	DataDir     string      // PERPGATE_DATA_DIR
-	AdminAddr   string      // PERPGATE_ADMIN_ADDR
-	AdminToken  keys.Masked // PERPGATE_ADMIN_TOKEN; generated and kept in bootstrap.json when unset
-	MasterKey   keys.Masked // PERPGATE_MASTER_KEY; generated and kept in DataDir/master.key when unset
-	NATSURL     string      // PERPGATE_NATS_URL; empty runs an embedded server
-	NATSListen  string      // PERPGATE_NATS_LISTEN: let outside clients reach the embedded server
-	RedisURL    string      // PERPGATE_REDIS_URL; empty uses the in-process limiter and idempotency store
-	DatabaseURL string      // PERPGATE_DATABASE_URL; empty uses the file store in DataDir
-	PaperSeed   int64       // PERPGATE_PAPER_SEED: seed of the paper price walk
+	DataDir     string             // PERPGATE_DATA_DIR
+	AdminAddr   string             // PERPGATE_ADMIN_ADDR
+	AdminToken  keys.Masked        // PERPGATE_ADMIN_TOKEN; generated and kept in bootstrap.json when unset
+	MasterKey   keys.Masked        // PERPGATE_MASTER_KEY; generated and kept in DataDir/master.key when unset
+	NATSURL     string             // PERPGATE_NATS_URL; empty runs an embedded server
+	NATSListen  string             // PERPGATE_NATS_LISTEN: let outside clients reach the embedded server
+	RedisURL    string             // PERPGATE_REDIS_URL; empty uses the in-process limiter and idempotency store
+	DatabaseURL string             // PERPGATE_DATABASE_URL; empty uses the file store in DataDir
+	PaperSeed   int64              // PERPGATE_PAPER_SEED: seed of the paper price walk
+	Hyperliquid hyperliquid.Config // PERPGATE_HYPERLIQUID_*
 	Edge        edge.Config
 	Log         telemetry.LogConfig
+	Binance     binance.Config // PERPGATE_BINANCE_URL, PERPGATE_BINANCE_RECV_WINDOW
 }
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		DataDir:   ".perpgate",
-		AdminAddr: "127.0.0.1:8081",
-		PaperSeed: 1,
-		Edge:      edge.DefaultConfig(),
-		Log:       telemetry.LogConfig{Format: "text", Level: "info"},
+		DataDir:     ".perpgate",
+		AdminAddr:   "127.0.0.1:8081",
+		PaperSeed:   1,
+		Hyperliquid: hyperliquid.DefaultConfig(),
+		Binance:     binance.DefaultConfig(),
+		Edge:        edge.DefaultConfig(),
+		Log:         telemetry.LogConfig{Format: "text", Level: "info"},
 	}
 }
 
@@ -69,11 +75,17 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		c.PaperSeed = n
 	}
 	var err error
+	if c.Hyperliquid, err = hyperliquid.LoadConfig(lookup); err != nil {
+		errs = append(errs, err)
+	}
 	// The edge reads its own settings; standalone has no Redis unless asked.
 	if c.Edge, err = edge.LoadConfig(lookup); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Log, err = telemetry.LoadLogConfig(lookup, "text"); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Binance, err = binance.LoadConfig(lookup); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.Validate())

@@ -3,6 +3,8 @@ package standalone
 import (
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/paper"
+	binanceconn "github.com/perpgate/perpgate/services/connectors/binance"
+	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
 	paperconn "github.com/perpgate/perpgate/services/connectors/paper"
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
 )
@@ -17,5 +19,7 @@ func (g *Gateway) adapters() ([]connector.Adapter, error) {
 	client := venue.NewClient("http://paper-venue.internal", venue.InProcessClient(venue.NewHandler(g.paper)))
 	return []connector.Adapter{
 		paperconn.NewAdapter(client),
+		hyperliquid.NewAdapter(g.cfg.Hyperliquid, connector.NewHTTPClient(g.cfg.Hyperliquid.Timeout)),
+		binanceconn.NewAdapter(g.cfg.Binance, nil),
 	}, nil
 }

@@ -1,0 +1,425 @@
+package binance
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/shopspring/decimal"
+)
+
+// Adapter implements connector.Adapter on Binance USDⓈ-M Futures. It holds
+// no venue state, only per-host caches: clock offsets, weight budgets,
+// symbol rules, position modes and open interest.
+type Adapter struct {
+	cfg Config
+	c   *client
+
+	mu    sync.Mutex
+	meta  map[string]map[string]symbolMeta // by REST base, then native symbol
+	lists map[string][]connector.Market    // by REST base: the last Markets answer
+	modes map[string]modeEntry             // by REST base + apiKey
+	oi    map[string]oiEntry               // by REST base + symbol
+}
+
+var _ connector.Adapter = (*Adapter)(nil)
+
+// modeTTL is how long a credential's position mode is trusted.
+const modeTTL = 5 * time.Minute
+
+// oiTTL is how long an open-interest reading is reused: Binance has no bulk
+// open-interest endpoint (fact sheet §0 #6), so each symbol costs a call.
+const oiTTL = time.Minute
+
+type modeEntry struct {
+	hedge bool
+	at    time.Time
+}
+
+type oiEntry struct {
+	value decimal.Decimal
+	at    time.Time
+}
+
+// NewAdapter returns an adapter for cfg; hc nil means connector.NewHTTPClient.
+func NewAdapter(cfg Config, hc *http.Client) *Adapter {
+	if hc == nil {
+		hc = connector.NewHTTPClient(cfg.Timeout)
+	}
+	return &Adapter{
+		cfg:   cfg,
+		c:     newClient(cfg, hc),
+		meta:  map[string]map[string]symbolMeta{},
+		lists: map[string][]connector.Market{},
+		modes: map[string]modeEntry{},
+		oi:    map[string]oiEntry{},
+	}
+}
+
+// Exchange implements connector.Adapter.
+func (a *Adapter) Exchange() contract.Exchange { return contract.Binance }
+
+// secret is a Binance credential's secret (DESIGN §5).
+type secret struct {
+	APIKey    string `json:"apiKey"`
+	APISecret string `json:"apiSecret"`
+}
+
+func credKeys(c connector.Credential) (*keys, error) {
+	var s secret
+	if len(c.Secret) == 0 || c.Secret.Decode(&s) != nil || s.APIKey == "" || s.APISecret == "" {
+		return nil, contract.Upstream(contract.ReasonAuthenticationFailed, "", "", "%v: store apiKey and apiSecret", errNoKeys)
+	}
+	return &keys{apiKey: s.APIKey, secret: s.APISecret}, nil
+}
+
+func (a *Adapter) base(c connector.Credential) string { return a.cfg.baseURL(c.Environment) }
+
+// public calls an unsigned market-data endpoint.
+func (a *Adapter) public(ctx context.Context, c connector.Credential, path string, p params, weight int, out any) error {
+	return a.c.do(ctx, a.base(c), nil, request{method: http.MethodGet, path: path, params: p, weight: weight}, out)
+}
+
+// signed calls a TRADE or USER_DATA endpoint with the credential's keys.
+func (a *Adapter) signed(ctx context.Context, c connector.Credential, method, path string, p params, weight int, out any) error {
+	k, err := credKeys(c)
+	if err != nil {
+		return err
+	}
+	return a.c.do(ctx, a.base(c), k, request{method: method, path: path, params: p, signed: true, weight: weight}, out)
+}
+
+func symbolParam(m connector.Market) params { return params{}.add("symbol", m.Native) }
+
+// Markets implements connector.Adapter: the USDT perpetuals of
+// exchangeInfo with their filters. It also takes the weight limit.
+func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connector.Market, error) {
+	var info exchangeInfo
+	if err := a.public(ctx, c, "/fapi/v1/exchangeInfo", nil, 1, &info); err != nil {
+		return nil, err
+	}
+	list, meta := marketsFromInfo(info)
+	base := a.base(c)
+	a.c.host(base).gate.setLimit(weightLimit(info))
+	a.mu.Lock()
+	a.meta[base], a.lists[base] = meta, list
+	a.mu.Unlock()
+	return list, nil
+}
+
+func (a *Adapter) symbolMeta(c connector.Credential, native string) symbolMeta {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.meta[a.base(c)][native]
+}
+
+// GetOrderbook implements connector.Adapter. Binance takes only some book
+// sizes: the next larger one is asked for and cut to depth.
+func (a *Adapter) GetOrderbook(ctx context.Context, c connector.Credential, m connector.Market, n int) (contract.OrderbookResult, error) {
+	limit := depthLimit(n)
+	var d depth
+	if err := a.public(ctx, c, "/fapi/v1/depth", symbolParam(m).add("limit", strconv.Itoa(limit)), depthWeight(limit), &d); err != nil {
+		return contract.OrderbookResult{}, err
+	}
+	return contract.OrderbookResult{Bids: levels(d.Bids, n), Asks: levels(d.Asks, n)}, nil
+}
+
+func (a *Adapter) premium(ctx context.Context, c connector.Credential, m connector.Market) (premiumIndex, error) {
+	var p premiumIndex
+	err := a.public(ctx, c, "/fapi/v1/premiumIndex", symbolParam(m), 1, &p)
+	return p, err
+}
+
+// GetMarkPrice implements connector.Adapter.
+func (a *Adapter) GetMarkPrice(ctx context.Context, c connector.Credential, m connector.Market) (contract.MarkPriceResult, error) {
+	p, err := a.premium(ctx, c, m)
+	return contract.MarkPriceResult{MarkPrice: p.MarkPrice, IndexPrice: p.IndexPrice}, err
+}
+
+// GetFundingRate implements connector.Adapter: the rate of the current
+// interval (lastFundingRate) and when it is paid.
+func (a *Adapter) GetFundingRate(ctx context.Context, c connector.Credential, m connector.Market) (contract.FundingRateResult, error) {
+	p, err := a.premium(ctx, c, m)
+	return contract.FundingRateResult{FundingRate: p.LastFundingRate, NextFundingTime: p.NextFundingTime / 1000}, err
+}
+
+// GetCandles implements connector.Adapter; Binance answers oldest first.
+func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m connector.Market, minutes, limit int) (contract.CandlesResult, error) {
+	iv, ok := intervals[minutes]
+	if !ok {
+		return contract.CandlesResult{}, contract.Errorf(contract.CodeInvalidRequest, "field \"interval\": Binance has no %d-minute candles", minutes)
+	}
+	weight := 1
+	switch {
+	case limit >= 1000:
+		weight = 10
+	case limit >= 500:
+		weight = 5
+	case limit >= 100:
+		weight = 2
+	}
+	var rows []kline
+	if err := a.public(ctx, c, "/fapi/v1/klines", symbolParam(m).add("interval", iv).add("limit", strconv.Itoa(limit)), weight, &rows); err != nil {
+		return contract.CandlesResult{}, err
+	}
+	out := make([]contract.Candle, 0, len(rows))
+	for _, r := range rows {
+		if k, ok := candleFromWire(r); ok {
+			out = append(out, k)
+		}
+	}
+	return contract.CandlesResult{Candles: out}, nil
+}
+
+// GetMarketsWithFunding implements connector.Adapter: every premium index
+// in one call, open interest per symbol (cached for oiTTL, fetched a few
+// at a time).
+func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credential) (contract.MarketsResult, error) {
+	base := a.base(c)
+	a.mu.Lock()
+	list := a.lists[base]
+	a.mu.Unlock()
+	if list == nil {
+		var err error
+		if list, err = a.Markets(ctx, c); err != nil {
+			return contract.MarketsResult{}, err
+		}
+	}
+	var all []premiumIndex
+	if err := a.public(ctx, c, "/fapi/v1/premiumIndex", nil, 10, &all); err != nil {
+		return contract.MarketsResult{}, err
+	}
+	byNative := map[string]premiumIndex{}
+	for _, p := range all {
+		byNative[p.Symbol] = p
+	}
+	out := []contract.MarketEntry{}
+	for _, m := range list {
+		p, ok := byNative[m.Native]
+		if !ok {
+			continue
+		}
+		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: p.MarkPrice, FundingRate: p.LastFundingRate})
+	}
+	if err := a.fillOpenInterest(ctx, c, out); err != nil {
+		return contract.MarketsResult{}, err
+	}
+	return contract.MarketsResult{Markets: out}, nil
+}
+
+func (a *Adapter) fillOpenInterest(ctx context.Context, c connector.Credential, entries []contract.MarketEntry) error {
+	base := a.base(c)
+	now := a.c.now()
+	var todo []int
+	a.mu.Lock()
+	for i := range entries {
+		if e, ok := a.oi[base+" "+entries[i].Symbol]; ok && now.Sub(e.at) < oiTTL {
+			entries[i].OpenInterest = e.value
+		} else {
+			todo = append(todo, i)
+		}
+	}
+	a.mu.Unlock()
+	sem := make(chan struct{}, 8)
+	errs := make([]error, len(todo))
+	var wg sync.WaitGroup
+	for j, i := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			var oi openInterest
+			if errs[j] = a.public(ctx, c, "/fapi/v1/openInterest", params{}.add("symbol", entries[i].Symbol), 1, &oi); errs[j] == nil {
+				entries[i].OpenInterest = oi.OpenInterest
+			}
+		}()
+	}
+	wg.Wait()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for j, i := range todo {
+		if errs[j] != nil {
+			return errs[j]
+		}
+		a.oi[base+" "+entries[i].Symbol] = oiEntry{value: entries[i].OpenInterest, at: now}
+	}
+	return nil
+}
+
+// GetFeeInfo implements connector.Adapter: the account's commission rates
+// in basis points.
+func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m connector.Market) (contract.FeeInfoResult, error) {
+	var r commissionRate
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/commissionRate", symbolParam(m), 20, &r); err != nil {
+		return contract.FeeInfoResult{}, err
+	}
+	return contract.FeeInfoResult{MakerFee: bps(r.MakerCommissionRate), TakerFee: bps(r.TakerCommissionRate)}, nil
+}
+
+// GetBalance implements connector.Adapter: equity is the margin balance
+// (wallet plus unrealized PnL), accountValue the wallet balance.
+func (a *Adapter) GetBalance(ctx context.Context, c connector.Credential) (contract.BalanceResult, error) {
+	var acct account
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/account", nil, 5, &acct); err != nil {
+		return contract.BalanceResult{}, err
+	}
+	return contract.BalanceResult{Equity: acct.TotalMarginBalance, FreeCollateral: acct.AvailableBalance, AccountValue: acct.TotalWalletBalance}, nil
+}
+
+// GetPositions implements connector.Adapter. /fapi/v3/positionRisk has no
+// leverage (fact sheet §0 #5): it comes from /fapi/v1/symbolConfig.
+func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *connector.Market) (contract.PositionsResult, error) {
+	var p params
+	if m != nil {
+		p = symbolParam(*m)
+	}
+	var rows []positionRisk
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/positionRisk", p, 5, &rows); err != nil {
+		return contract.PositionsResult{}, err
+	}
+	out := []contract.Position{}
+	if !slices.ContainsFunc(rows, func(r positionRisk) bool { return !r.PositionAmt.IsZero() }) {
+		return contract.PositionsResult{Positions: out}, nil
+	}
+	var cfgs []symbolConfig
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/symbolConfig", p, 5, &cfgs); err != nil {
+		return contract.PositionsResult{}, err
+	}
+	lev := map[string]int{}
+	for _, s := range cfgs {
+		lev[s.Symbol] = s.Leverage
+	}
+	for _, r := range rows {
+		if !r.PositionAmt.IsZero() {
+			out = append(out, positionFromWire(r, lev[r.Symbol]))
+		}
+	}
+	return contract.PositionsResult{Positions: out}, nil
+}
+
+// GetOrders implements connector.Adapter: regular open orders and the
+// conditional orders of the algo service, which Binance lists apart.
+func (a *Adapter) GetOrders(ctx context.Context, c connector.Credential, m *connector.Market) (contract.OrdersResult, error) {
+	regular, algos, err := a.openOrders(ctx, c, m)
+	if err != nil {
+		return contract.OrdersResult{}, err
+	}
+	out := make([]contract.Order, 0, len(regular)+len(algos))
+	for _, o := range regular {
+		out = append(out, orderFromWire(o))
+	}
+	for _, o := range algos {
+		out = append(out, algoFromWire(o))
+	}
+	return contract.OrdersResult{Orders: out}, nil
+}
+
+func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *connector.Market) ([]order, []algoOrder, error) {
+	var p params
+	weight := 40
+	if m != nil {
+		p, weight = symbolParam(*m), 1
+	}
+	var regular []order
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/openOrders", p, weight, &regular); err != nil {
+		return nil, nil, err
+	}
+	var algos []algoOrder
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/openAlgoOrders", p, weight, &algos); err != nil {
+		return nil, nil, err
+	}
+	return regular, algos, nil
+}
+
+// GetFills implements connector.Adapter, newest first (Binance answers
+// oldest first).
+func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connector.Market, limit int) (contract.FillsResult, error) {
+	var trades []userTrade
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/userTrades", symbolParam(m).add("limit", strconv.Itoa(limit)), 5, &trades); err != nil {
+		return contract.FillsResult{}, err
+	}
+	out := make([]contract.Fill, 0, len(trades))
+	for i := len(trades) - 1; i >= 0; i-- {
+		out = append(out, fillFromWire(trades[i]))
+	}
+	return contract.FillsResult{Fills: out}, nil
+}
+
+// TestCredentials implements connector.Adapter with GET
+// /fapi/v1/accountConfig, a signed read that checks key and secret; a
+// rejected credential is valid:false. It also learns the position mode.
+func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (bool, error) {
+	k, err := credKeys(c)
+	if err != nil {
+		return false, nil
+	}
+	if _, err := a.accountConfig(ctx, c, k); err != nil {
+		if ce, ok := contract.AsError(err); ok && ce.Code == contract.CodeExchangeError &&
+			(ce.Reason == contract.ReasonAuthenticationFailed || ce.Reason == contract.ReasonPermissionDenied) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *keys) (accountConfig, error) {
+	var cfg accountConfig
+	base := a.base(c)
+	if err := a.c.do(ctx, base, k, request{method: http.MethodGet, path: "/fapi/v1/accountConfig", signed: true, weight: 5}, &cfg); err != nil {
+		return cfg, err
+	}
+	a.mu.Lock()
+	a.modes[base+" "+k.apiKey] = modeEntry{hedge: cfg.DualSidePosition, at: a.c.now()}
+	a.mu.Unlock()
+	return cfg, nil
+}
+
+// oneWay refuses to trade for an account in hedge position mode: its
+// orders need positionSide and may not be reduce-only (fact sheet §8), and
+// the contract speaks of one position per market. The mode is cached per
+// credential for modeTTL.
+func (a *Adapter) oneWay(ctx context.Context, c connector.Credential) error {
+	k, err := credKeys(c)
+	if err != nil {
+		return err
+	}
+	key := a.base(c) + " " + k.apiKey
+	a.mu.Lock()
+	e, ok := a.modes[key]
+	a.mu.Unlock()
+	if !ok || a.c.now().Sub(e.at) >= modeTTL {
+		cfg, err := a.accountConfig(ctx, c, k)
+		if err != nil {
+			return err
+		}
+		e.hedge = cfg.DualSidePosition
+	}
+	if e.hedge {
+		return errHedgeMode()
+	}
+	return nil
+}
+
+func errHedgeMode() error {
+	return contract.Errorf(contract.CodeInvalidRequest,
+		"the Binance account is in hedge position mode (dualSidePosition=true); perpgate trades one-way mode only: "+
+			"switch Position Mode to One-way in Binance's futures preferences (no open orders or positions) and retry")
+}
+
+// forgetMode drops a cached position mode after Binance said it differs (-4061).
+func (a *Adapter) forgetMode(c connector.Credential) {
+	k, err := credKeys(c)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	delete(a.modes, a.base(c)+" "+k.apiKey)
+	a.mu.Unlock()
+}

@@ -1,0 +1,360 @@
+package binance
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/connectors/binance/sim"
+	"github.com/shopspring/decimal"
+)
+
+const (
+	testKey    = "test-api-key"
+	testSecret = "test-api-secret"
+)
+
+// fakeClock is one clock for simulator and adapter; waits advance it.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// fixture is an adapter wired to a simulator over HTTP.
+type fixture struct {
+	sim   *sim.Server
+	a     *Adapter
+	cred  connector.Credential
+	waits []time.Duration
+}
+
+func newFixture(t *testing.T, simCfg sim.Config, now func() time.Time) *fixture {
+	t.Helper()
+	simCfg.Keys = map[string]string{testKey: testSecret}
+	s := sim.New(simCfg)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	cfg := DefaultConfig()
+	cfg.MainnetURL, cfg.TestnetURL, cfg.Now = srv.URL, srv.URL, now
+	f := &fixture{sim: s, a: NewAdapter(cfg, srv.Client())}
+	f.cred = credential(contract.Mainnet, testKey, testSecret)
+	return f
+}
+
+func credential(env contract.Environment, key, secret string) connector.Credential {
+	raw, _ := json.Marshal(map[string]string{"apiKey": key, "apiSecret": secret})
+	return connector.Credential{CredentialInfo: contract.CredentialInfo{ID: "c1", Exchange: contract.Binance, Environment: env}, Secret: raw}
+}
+
+func (f *fixture) market(t *testing.T, native string) connector.Market {
+	t.Helper()
+	list, err := f.a.Markets(context.Background(), f.cred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range list {
+		if m.Native == native {
+			return m
+		}
+	}
+	t.Fatalf("no market %s in %v", native, list)
+	return connector.Market{}
+}
+
+func wantReason(t *testing.T, err error, reason contract.Reason) *contract.Error {
+	t.Helper()
+	ce, ok := contract.AsError(err)
+	if err == nil || !ok || ce.Code != contract.CodeExchangeError || ce.Reason != reason {
+		t.Fatalf("want EXCHANGE_ERROR %s, got %v", reason, err)
+	}
+	return ce
+}
+
+func TestMarketsFromExchangeInfo(t *testing.T) {
+	f := newFixture(t, sim.Config{}, nil)
+	list, err := f.a.Markets(context.Background(), f.cred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decimal.RequireFromString
+	want := map[string]connector.Market{
+		"BTCUSDT":      {Canonical: "BTC-USDT-PERP", Native: "BTCUSDT", Base: "BTC", Quote: "USDT", Multiplier: 1, TickSize: d("0.1"), LotSize: d("0.001"), MinSize: d("0.001"), MinNotional: d("100")},
+		"ETHUSDT":      {Canonical: "ETH-USDT-PERP", Native: "ETHUSDT", Base: "ETH", Quote: "USDT", Multiplier: 1, TickSize: d("0.01"), LotSize: d("0.001"), MinSize: d("0.001"), MinNotional: d("20")},
+		"1000PEPEUSDT": {Canonical: "1000PEPE-USDT-PERP", Native: "1000PEPEUSDT", Base: "PEPE", Quote: "USDT", Multiplier: 1000, TickSize: d("0.0000001"), LotSize: d("1"), MinSize: d("1"), MinNotional: d("5")},
+	}
+	if len(list) != len(want) {
+		t.Fatalf("want %d markets (no delivery contract), got %v", len(want), list)
+	}
+	for _, m := range list {
+		w := want[m.Native]
+		if m.Canonical != w.Canonical || m.Base != w.Base || m.Multiplier != w.Multiplier || !m.TickSize.Equal(w.TickSize) ||
+			!m.LotSize.Equal(w.LotSize) || !m.MinSize.Equal(w.MinSize) || !m.MinNotional.Equal(w.MinNotional) {
+			t.Errorf("%s: got %+v, want %+v", m.Native, m, w)
+		}
+	}
+}
+
+func TestTestCredentials(t *testing.T) {
+	f := newFixture(t, sim.Config{}, nil)
+	tests := []struct {
+		name string
+		cred connector.Credential
+		want bool
+	}{
+		{"right secret", f.cred, true},
+		{"wrong secret", credential(contract.Mainnet, testKey, "not-the-secret"), false},
+		{"unknown key", credential(contract.Mainnet, "nobody", testSecret), false},
+		{"testnet host", credential(contract.Testnet, testKey, testSecret), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := f.a.TestCredentials(context.Background(), tt.cred)
+			if err != nil || got != tt.want {
+				t.Errorf("got %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+	_, err := f.a.GetBalance(context.Background(), credential(contract.Mainnet, testKey, "not-the-secret"))
+	if ce := wantReason(t, err, contract.ReasonAuthenticationFailed); ce.ExchangeCode != "-1022" {
+		t.Errorf("wrong secret: exchange code %s, want -1022", ce.ExchangeCode)
+	}
+}
+
+// TestClockSkew: Binance's clock runs 45 s ahead of ours, far outside
+// recvWindow; the offset is measured first, and measured again when
+// Binance answers -1021 after its clock jumped.
+func TestClockSkew(t *testing.T) {
+	var mu sync.Mutex
+	skew := 45 * time.Second
+	simNow := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
+	f := newFixture(t, sim.Config{Now: simNow}, nil)
+	ctx := context.Background()
+	if _, err := f.a.GetBalance(ctx, f.cred); err != nil {
+		t.Fatalf("balance with Binance 45 s ahead: %v", err)
+	}
+	if n := f.sim.Hits("GET", "/fapi/v1/time"); n != 1 {
+		t.Errorf("server time asked %d times, want 1", n)
+	}
+	mu.Lock()
+	skew = -30 * time.Second
+	mu.Unlock()
+	if _, err := f.a.GetBalance(ctx, f.cred); err != nil {
+		t.Fatalf("balance after Binance's clock jumped back: %v", err)
+	}
+	if n := f.sim.Hits("GET", "/fapi/v1/time"); n != 2 {
+		t.Errorf("server time asked %d times, want 2 (resync after -1021)", n)
+	}
+	if n := f.sim.Hits("GET", "/fapi/v3/account"); n != 3 {
+		t.Errorf("account asked %d times, want 3 (one retried)", n)
+	}
+}
+
+// TestWeightSlowdown: with a 20-weight budget the connector waits for the
+// next minute before Binance would answer 429, and never gets a 429.
+func TestWeightSlowdown(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC)}
+	f := newFixture(t, sim.Config{Now: clk.Now, WeightLimit: 20}, clk.Now)
+	f.a.c.wait = func(_ context.Context, d time.Duration) error {
+		f.waits = append(f.waits, d)
+		clk.Advance(d)
+		return nil
+	}
+	m := f.market(t, "BTCUSDT")
+	for i := range 40 {
+		if _, err := f.a.GetMarkPrice(context.Background(), f.cred, m); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if len(f.waits) < 2 {
+		t.Fatalf("want waits for the next minute, got %v", f.waits)
+	}
+	if f.waits[0] != 55*time.Second {
+		t.Errorf("first wait %s, want 55s (to the minute boundary)", f.waits[0])
+	}
+}
+
+// TestUpstreamRateLimited: 429 and 418 become UPSTREAM_RATE_LIMITED with
+// retryAfter, and nothing is sent to Binance until that time has passed.
+func TestUpstreamRateLimited(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	tests := []struct {
+		name  string
+		fail  sim.Failure
+		retry int
+	}{
+		{"429 with Retry-After", sim.Failure{Status: 429, Code: -1003, Msg: "Too many requests", RetryAfter: 7}, 7},
+		{"429 without Retry-After", sim.Failure{Status: 429, Code: -1003, Msg: "Too many requests"}, 50},
+		{"418 banned until", sim.Failure{Status: 418, Code: -1003, Msg: "Way too many requests; IP(1.2.3.4) banned until " +
+			itoa(start.Add(90*time.Second).UnixMilli()) + ". Please use the websocket"}, 90},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := &fakeClock{t: start}
+			f := newFixture(t, sim.Config{Now: clk.Now}, clk.Now)
+			m := f.market(t, "BTCUSDT")
+			f.sim.FailNext("GET", "/fapi/v1/premiumIndex", tt.fail)
+			_, err := f.a.GetMarkPrice(context.Background(), f.cred, m)
+			ce := wantReason(t, err, contract.ReasonUpstreamRateLimited)
+			if ce.RetryAfterSeconds != tt.retry || ce.ExchangeCode != "-1003" {
+				t.Errorf("retryAfter %d code %s, want %d -1003", ce.RetryAfterSeconds, ce.ExchangeCode, tt.retry)
+			}
+			before := f.sim.TotalHits()
+			_, err = f.a.GetMarkPrice(context.Background(), f.cred, m)
+			wantReason(t, err, contract.ReasonUpstreamRateLimited)
+			if f.sim.TotalHits() != before {
+				t.Errorf("a request was sent during the ban")
+			}
+			clk.Advance(time.Duration(tt.retry+1) * time.Second)
+			if _, err := f.a.GetMarkPrice(context.Background(), f.cred, m); err != nil {
+				t.Errorf("after the ban: %v", err)
+			}
+		})
+	}
+}
+
+func itoa(n int64) string { return decimal.NewFromInt(n).String() }
+
+// TestErrorReasonsFromSimulator drives real Binance answers through the
+// adapter: each becomes its reason.
+func TestErrorReasonsFromSimulator(t *testing.T) {
+	f := newFixture(t, sim.Config{}, nil)
+	ctx := context.Background()
+	m := f.market(t, "BTCUSDT")
+	mark, _ := f.a.GetMarkPrice(ctx, f.cred, m)
+	limit := func(side contract.Side, size, price string, postOnly bool) error {
+		_, err := f.a.PlaceLimitOrder(ctx, f.cred, connector.OrderRequest{Market: m, Type: connector.Limit, Side: side,
+			Size: decimal.RequireFromString(size), Price: decimal.RequireFromString(price), PostOnly: postOnly, ClientOrderID: "x" + size})
+		return err
+	}
+	tests := []struct {
+		name   string
+		run    func() error
+		reason contract.Reason
+		code   string
+	}{
+		{"insufficient margin", func() error {
+			return limit(contract.Buy, "50", mark.MarkPrice.Mul(decimal.RequireFromString("0.9")).Round(0).String(), false)
+		}, contract.ReasonInsufficientMargin, "-2019"},
+		{"post-only would cross", func() error {
+			return limit(contract.Buy, "0.01", mark.MarkPrice.Mul(decimal.RequireFromString("1.1")).Round(0).String(), true)
+		}, contract.ReasonPostOnlyRejected, "-5022"},
+		{"unknown order", func() error { return f.a.CancelOrder(ctx, f.cred, "4061349999", &m) }, contract.ReasonOrderNotFound, "-2011"},
+		{"unknown algo order", func() error { return f.a.CancelOrder(ctx, f.cred, "algo-12", nil) }, contract.ReasonOrderNotFound, "-2011"},
+		{"stop would trigger", func() error {
+			_, err := f.a.PlaceStopOrder(ctx, f.cred, connector.OrderRequest{Market: m, Type: connector.Stop, Side: contract.Buy,
+				Size: decimal.RequireFromString("0.01"), TriggerPrice: mark.MarkPrice.Mul(decimal.RequireFromString("0.5")).Round(0), ClientOrderID: "stop1"})
+			return err
+		}, contract.ReasonInvalidOrder, "-2021"},
+		{"reduce-only without position", func() error {
+			_, err := f.a.PlaceMarketOrder(ctx, f.cred, connector.OrderRequest{Market: m, Type: connector.MarketType, Side: contract.Sell,
+				Size: decimal.RequireFromString("0.01"), ReduceOnly: true, ClientOrderID: "ro1"})
+			return err
+		}, contract.ReasonInvalidOrder, "-2022"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if ce := wantReason(t, tt.run(), tt.reason); ce.ExchangeCode != tt.code {
+				t.Errorf("exchange code %s, want %s", ce.ExchangeCode, tt.code)
+			}
+		})
+	}
+}
+
+func TestHedgeModeRefused(t *testing.T) {
+	f := newFixture(t, sim.Config{}, nil)
+	f.sim.SetHedgeMode(testKey, true)
+	m := f.market(t, "BTCUSDT")
+	_, err := f.a.PlaceLimitOrder(context.Background(), f.cred, connector.OrderRequest{Market: m, Type: connector.Limit,
+		Side: contract.Buy, Size: decimal.RequireFromString("0.01"), Price: decimal.RequireFromString("50000"), ClientOrderID: "h1"})
+	ce, _ := contract.AsError(err)
+	if err == nil || ce.Code != contract.CodeInvalidRequest || !strings.Contains(ce.Message, "hedge position mode") {
+		t.Fatalf("want INVALID_REQUEST naming hedge mode, got %v", err)
+	}
+	if n := f.sim.Hits(http.MethodPost, "/fapi/v1/order"); n != 0 {
+		t.Errorf("%d orders sent in hedge mode", n)
+	}
+}
+
+// TestBatchSplit: 7 orders are two calls (5 + 2), results in request
+// order, a rejected order in its own slot.
+func TestBatchSplit(t *testing.T) {
+	f := newFixture(t, sim.Config{}, nil)
+	m := f.market(t, "BTCUSDT")
+	var orders []connector.OrderRequest
+	for i := range 7 {
+		price := decimal.NewFromInt(int64(50000 + i))
+		if i == 5 {
+			price = decimal.RequireFromString("200000") // post-only above the market: rejected
+		}
+		orders = append(orders, connector.OrderRequest{Market: m, Type: connector.Limit, Side: contract.Buy,
+			Size: decimal.RequireFromString("0.01"), Price: price, PostOnly: true, ClientOrderID: "b" + itoa(int64(i))})
+	}
+	res, err := f.a.PlaceBatchOrder(context.Background(), f.cred, orders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := f.sim.Hits(http.MethodPost, "/fapi/v1/batchOrders"); n != 2 {
+		t.Errorf("want 2 batch calls, got %d", n)
+	}
+	open, _ := f.a.GetOrders(context.Background(), f.cred, &m)
+	priceOf := map[string]string{}
+	for _, o := range open.Orders {
+		priceOf[o.ID] = o.Price.String()
+	}
+	for i, r := range res {
+		if i == 5 {
+			if r.Status != contract.StatusRejected || r.Error == nil || r.Error.Reason != contract.ReasonPostOnlyRejected {
+				t.Errorf("slot 5: %+v", r)
+			}
+			continue
+		}
+		if r.Status != contract.StatusOpen || priceOf[r.OrderID] != itoa(int64(50000+i)) {
+			t.Errorf("slot %d: %+v (price %s)", i, r, priceOf[r.OrderID])
+		}
+	}
+}
+
+func TestClientOrderIDRule(t *testing.T) {
+	tests := []struct {
+		name string
+		id   string
+		ok   bool
+	}{
+		{"uuid", "0b6b2c3e-8a0f-4c8e-9d51-1f4a8f0b2c7d", true},
+		{"all allowed characters", "Az09.:/_-", true},
+		{"36 characters", strings.Repeat("a", 36), true},
+		{"37 characters", strings.Repeat("a", 37), false},
+		{"empty", "", false},
+		{"space", "a b", false},
+		{"plus", "a+b", false},
+		{"non-ascii", "ordré", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkClientID(tt.id)
+			if (err == nil) != tt.ok {
+				t.Fatalf("checkClientID(%q) = %v, want ok=%v", tt.id, err, tt.ok)
+			}
+			if err != nil {
+				ce, _ := contract.AsError(err)
+				if ce.Code != contract.CodeInvalidRequest || !strings.Contains(ce.Message, "1 to 36 characters") {
+					t.Errorf("message %q", ce.Message)
+				}
+			}
+		})
+	}
+}

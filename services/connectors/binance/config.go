@@ -1,0 +1,88 @@
+package binance
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/contract"
+)
+
+// Default REST bases (fact sheet §1). Binance's docs name demo-fapi the
+// testnet REST base; testnet.binancefuture.com serves the same venue.
+const (
+	DefaultMainnetURL = "https://fapi.binance.com"
+	DefaultTestnetURL = "https://demo-fapi.binance.com"
+)
+
+// Config holds the Binance connector's own settings.
+type Config struct {
+	MainnetURL string        // REST base for mainnet credentials
+	TestnetURL string        // REST base for testnet credentials
+	RecvWindow time.Duration // PERPGATE_BINANCE_RECV_WINDOW (milliseconds): how long a signed request stays valid
+	Timeout    time.Duration // per upstream call
+	// Now is the local clock; nil means time.Now. Tests skew it.
+	Now func() time.Time
+}
+
+// DefaultConfig returns the defaults: Binance's public hosts, a 5 s
+// receive window (Binance's default and recommended maximum) and a 10 s
+// timeout.
+func DefaultConfig() Config {
+	return Config{
+		MainnetURL: DefaultMainnetURL,
+		TestnetURL: DefaultTestnetURL,
+		RecvWindow: 5 * time.Second,
+		Timeout:    10 * time.Second,
+	}
+}
+
+// LoadConfig reads the Binance settings through lookup.
+// PERPGATE_BINANCE_URL replaces the REST base of both environments (a
+// simulator or a proxy); PERPGATE_BINANCE_RECV_WINDOW sets recvWindow in
+// milliseconds (1 to 60000).
+func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
+	c := DefaultConfig()
+	var errs []error
+	if v, ok := lookup("PERPGATE_BINANCE_URL"); ok && v != "" {
+		c.MainnetURL, c.TestnetURL = v, v
+	}
+	if v, ok := lookup("PERPGATE_BINANCE_RECV_WINDOW"); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("PERPGATE_BINANCE_RECV_WINDOW: %q is not a number of milliseconds", v))
+		}
+		c.RecvWindow = time.Duration(n) * time.Millisecond
+	}
+	errs = append(errs, c.Validate())
+	return c, errors.Join(errs...)
+}
+
+// Validate reports every invalid setting at once.
+func (c Config) Validate() error {
+	var errs []error
+	for _, u := range []struct{ name, v string }{{"mainnet URL", c.MainnetURL}, {"testnet URL", c.TestnetURL}} {
+		p, err := url.Parse(u.v)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			errs = append(errs, fmt.Errorf("PERPGATE_BINANCE_URL: the Binance %s %q must be an http(s) URL such as %s", u.name, u.v, DefaultMainnetURL))
+		}
+	}
+	if c.RecvWindow < time.Millisecond || c.RecvWindow > time.Minute {
+		errs = append(errs, errors.New("PERPGATE_BINANCE_RECV_WINDOW must be 1 to 60000 milliseconds"))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, errors.New("the Binance upstream timeout must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// baseURL is the REST base of a credential's environment.
+func (c Config) baseURL(env contract.Environment) string {
+	if env == contract.Testnet {
+		return strings.TrimRight(c.TestnetURL, "/")
+	}
+	return strings.TrimRight(c.MainnetURL, "/")
+}

@@ -1,0 +1,414 @@
+package binance
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/shopspring/decimal"
+)
+
+// batchSize is how many orders POST /fapi/v1/batchOrders takes (fact
+// sheet §0 #2).
+const batchSize = 5
+
+// place sends a regular order and returns Binance's final answer
+// (newOrderRespType=RESULT). -4061 means the position mode changed
+// under us: the cache is dropped so the next order asks again.
+func (a *Adapter) place(ctx context.Context, c connector.Credential, p params) (order, error) {
+	var res order
+	err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/order", p.add("newOrderRespType", "RESULT"), 0, &res)
+	if isCode(err, -4061) {
+		a.forgetMode(c)
+	}
+	return res, err
+}
+
+func limitParams(o connector.OrderRequest) params {
+	tif := "GTC"
+	if o.PostOnly {
+		tif = "GTX" // Binance's post-only time in force (fact sheet §5)
+	}
+	p := symbolParam(o.Market).add("side", string(o.Side)).add("type", "LIMIT").
+		add("quantity", fmtDec(o.Size)).add("price", fmtDec(o.Price)).add("timeInForce", tif)
+	if o.ReduceOnly {
+		p = p.add("reduceOnly", "true")
+	}
+	return p.add("newClientOrderId", o.ClientOrderID)
+}
+
+// PlaceLimitOrder implements connector.Adapter.
+func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.LimitOrderResult, error) {
+	if err := checkClientID(o.ClientOrderID); err != nil {
+		return contract.LimitOrderResult{}, err
+	}
+	if err := a.oneWay(ctx, c); err != nil {
+		return contract.LimitOrderResult{}, err
+	}
+	res, err := a.place(ctx, c, limitParams(o))
+	if err != nil {
+		return contract.LimitOrderResult{}, err
+	}
+	if err := postOnlyExpired(o, res); err != nil {
+		return contract.LimitOrderResult{}, err
+	}
+	return contract.LimitOrderResult{
+		OrderID: strconv.FormatInt(res.OrderID, 10),
+		Market:  o.Market.Native,
+		Side:    o.Side,
+		Size:    orDefault(res.OrigQty, o.Size),
+		Price:   orDefault(res.Price, o.Price),
+		Status:  statusFromWire(res.Status),
+	}, nil
+}
+
+// postOnlyExpired turns a GTX order that Binance accepted but expired
+// unfilled into the post-only rejection it is (fact sheet §5).
+func postOnlyExpired(o connector.OrderRequest, res order) error {
+	if o.PostOnly && res.Status == "EXPIRED" && res.ExecutedQty.IsZero() {
+		return contract.Upstream(contract.ReasonPostOnlyRejected, "", "EXPIRED",
+			"Binance expired the post-only order %d: it would have taken liquidity", res.OrderID)
+	}
+	return nil
+}
+
+func orDefault(v, d decimal.Decimal) decimal.Decimal {
+	if v.IsZero() {
+		return d
+	}
+	return v
+}
+
+// PlaceMarketOrder implements connector.Adapter. The answer carries the
+// fill price and size but never the fee (fact sheet §0 #3): the order's
+// trades are read back and their commissions summed.
+func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.MarketOrderResult, error) {
+	if err := checkClientID(o.ClientOrderID); err != nil {
+		return contract.MarketOrderResult{}, err
+	}
+	size, err := a.marketSize(c, o.Market, o.Size)
+	if err != nil {
+		return contract.MarketOrderResult{}, err
+	}
+	if err := a.oneWay(ctx, c); err != nil {
+		return contract.MarketOrderResult{}, err
+	}
+	p := symbolParam(o.Market).add("side", string(o.Side)).add("type", "MARKET").add("quantity", fmtDec(size))
+	if o.ReduceOnly {
+		p = p.add("reduceOnly", "true")
+	}
+	res, err := a.place(ctx, c, p.add("newClientOrderId", o.ClientOrderID))
+	if err != nil {
+		return contract.MarketOrderResult{}, err
+	}
+	out := contract.MarketOrderResult{OrderID: strconv.FormatInt(res.OrderID, 10), Market: o.Market.Native, Side: o.Side,
+		FilledPrice: res.AvgPrice, FilledSize: res.ExecutedQty}
+	if res.ExecutedQty.IsZero() && (res.Status == "EXPIRED" || res.Status == "CANCELED" || res.Status == "REJECTED") {
+		return out, contract.Upstream(contract.ReasonInvalidOrder, "", res.Status,
+			"Binance ended market order %d %s without a fill (no liquidity within its price protection)", res.OrderID, res.Status)
+	}
+	var trades []userTrade
+	tp := symbolParam(o.Market).add("orderId", strconv.FormatInt(res.OrderID, 10))
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/userTrades", tp, 5, &trades); err != nil {
+		return out, err
+	}
+	qty, notional, fee := decimal.Zero, decimal.Zero, decimal.Zero
+	for _, t := range trades {
+		qty, notional, fee = qty.Add(t.Qty), notional.Add(t.Qty.Mul(t.Price)), fee.Add(t.Commission)
+	}
+	out.Fee = fee
+	// Read defensively: the current New Order sample omits avgPrice.
+	if out.FilledSize.IsZero() {
+		out.FilledSize = qty
+	}
+	if out.FilledPrice.IsZero() && qty.IsPositive() {
+		out.FilledPrice = notional.DivRound(qty, 8)
+	}
+	return out, nil
+}
+
+// marketSize applies MARKET_LOT_SIZE when its step is coarser than LOT_SIZE's.
+func (a *Adapter) marketSize(c connector.Credential, m connector.Market, size decimal.Decimal) (decimal.Decimal, error) {
+	step := a.symbolMeta(c, m.Native).marketStep
+	if step.IsPositive() && step.GreaterThan(m.LotSize) {
+		size = size.Sub(size.Mod(step))
+		if !size.IsPositive() {
+			return size, contract.Errorf(contract.CodeInvalidRequest, "size rounds to zero on %s: the market-order lot step is %s", m.Canonical, step)
+		}
+	}
+	return size, nil
+}
+
+// placeAlgo sends one conditional order to the algo service, triggered on
+// the mark price (the default would be the last price).
+func (a *Adapter) placeAlgo(ctx context.Context, c connector.Credential, m connector.Market, side contract.Side, typ string,
+	size, trigger decimal.Decimal, reduceOnly bool, clientID string) (algoOrder, error) {
+	p := symbolParam(m).add("side", string(side)).add("algoType", "CONDITIONAL").add("type", typ).
+		add("quantity", fmtDec(size)).add("triggerPrice", fmtDec(trigger)).add("workingType", "MARK_PRICE")
+	if reduceOnly {
+		p = p.add("reduceOnly", "true")
+	}
+	var res algoOrder
+	err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/algoOrder", p.add("clientAlgoId", clientID), 0, &res)
+	return res, err
+}
+
+// PlaceStopOrder implements connector.Adapter with a STOP_MARKET algo
+// order (fact sheet §0 #1); its id is algo-<algoId>.
+func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.StopOrderResult, error) {
+	if err := checkClientID(o.ClientOrderID); err != nil {
+		return contract.StopOrderResult{}, err
+	}
+	if err := a.oneWay(ctx, c); err != nil {
+		return contract.StopOrderResult{}, err
+	}
+	res, err := a.placeAlgo(ctx, c, o.Market, o.Side, "STOP_MARKET", o.Size, o.TriggerPrice, o.ReduceOnly, o.ClientOrderID)
+	if err != nil {
+		return contract.StopOrderResult{}, err
+	}
+	return contract.StopOrderResult{
+		OrderID:      algoOrderID(res.AlgoID),
+		Status:       algoStatusFromWire(res.AlgoStatus),
+		TriggerPrice: orDefault(res.TriggerPrice, o.TriggerPrice),
+	}, nil
+}
+
+// PlaceBatchOrder implements connector.Adapter. Binance takes 5 orders a
+// call and places each on its own (fact sheet §0 #2), so the batch is sent
+// in calls of 5, in order, and each order reports its own outcome. Once a
+// call has placed orders, a later call's failure rejects only its orders.
+func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, orders []connector.OrderRequest) ([]contract.BatchOrderResult, error) {
+	out := make([]contract.BatchOrderResult, len(orders))
+	var send []int
+	for i, o := range orders {
+		if err := checkClientID(o.ClientOrderID); err != nil {
+			ce, _ := contract.AsError(err)
+			out[i] = contract.BatchOrderResult{Status: contract.StatusRejected, Error: ce}
+			continue
+		}
+		send = append(send, i)
+	}
+	if len(send) == 0 {
+		return out, nil
+	}
+	if err := a.oneWay(ctx, c); err != nil {
+		return nil, err
+	}
+	placedAny := false
+	for start := 0; start < len(send); start += batchSize {
+		chunk := send[start:min(start+batchSize, len(send))]
+		items := make([]batchItem, len(chunk))
+		for j, i := range chunk {
+			items[j] = toBatchItem(orders[i])
+		}
+		body, err := json.Marshal(items)
+		if err != nil {
+			return nil, err
+		}
+		var answers []batchAnswer
+		err = a.signed(ctx, c, http.MethodPost, "/fapi/v1/batchOrders", params{}.add("batchOrders", string(body)), 5, &answers)
+		if err != nil {
+			if !placedAny {
+				return nil, err
+			}
+			ce, _ := contract.AsError(err)
+			for _, i := range chunk {
+				out[i] = contract.BatchOrderResult{Status: contract.StatusRejected, Error: ce}
+			}
+			continue
+		}
+		for j, i := range chunk {
+			out[i] = batchResult(orders[i], answers, j)
+			if out[i].Status != contract.StatusRejected {
+				placedAny = true
+			}
+		}
+	}
+	return out, nil
+}
+
+func toBatchItem(o connector.OrderRequest) batchItem {
+	tif := "GTC"
+	if o.PostOnly {
+		tif = "GTX"
+	}
+	it := batchItem{Symbol: o.Market.Native, Side: string(o.Side), Type: "LIMIT", Quantity: fmtDec(o.Size),
+		Price: fmtDec(o.Price), TimeInForce: tif, NewClientOrderID: o.ClientOrderID}
+	if o.ReduceOnly {
+		it.ReduceOnly = "true"
+	}
+	return it
+}
+
+// batchResult reads slot j of a batch answer.
+func batchResult(o connector.OrderRequest, answers []batchAnswer, j int) contract.BatchOrderResult {
+	if j >= len(answers) {
+		return contract.BatchOrderResult{Status: contract.StatusRejected,
+			Error: contract.Upstream(contract.ReasonUnknown, "", "", "Binance's batch answer has no slot for this order")}
+	}
+	ans := answers[j]
+	if ans.Code != 0 || ans.OrderID == 0 {
+		return contract.BatchOrderResult{Status: contract.StatusRejected, Error: upstreamError(http.StatusBadRequest, ans.Code, ans.Msg)}
+	}
+	if err := postOnlyExpired(o, ans.order); err != nil {
+		ce, _ := contract.AsError(err)
+		return contract.BatchOrderResult{OrderID: strconv.FormatInt(ans.OrderID, 10), Status: contract.StatusRejected, Error: ce}
+	}
+	return contract.BatchOrderResult{OrderID: strconv.FormatInt(ans.OrderID, 10), Status: statusFromWire(ans.Status)}
+}
+
+// PlaceProtectionOrders implements connector.Adapter with two reduce-only
+// algo orders on the mark price: TAKE_PROFIT_MARKET and STOP_MARKET on the
+// side that closes the position. Binance does not link them (fact sheet
+// §4). When the second leg fails the first is cancelled again.
+func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credential, p connector.ProtectionRequest) (contract.ProtectionResult, error) {
+	for _, leg := range []string{"-tp", "-sl"} {
+		if err := checkClientID(p.ClientOrderID + leg); err != nil {
+			return contract.ProtectionResult{}, err
+		}
+	}
+	if err := a.oneWay(ctx, c); err != nil {
+		return contract.ProtectionResult{}, err
+	}
+	side := contract.Sell
+	if p.PositionSide == contract.Short {
+		side = contract.Buy
+	}
+	var res contract.ProtectionResult
+	if p.TakeProfit != nil {
+		tp, err := a.placeAlgo(ctx, c, p.Market, side, "TAKE_PROFIT_MARKET", p.Size, *p.TakeProfit, true, p.ClientOrderID+"-tp")
+		if err != nil {
+			return res, err
+		}
+		res.TPOrderID = algoOrderID(tp.AlgoID)
+	}
+	if p.StopLoss != nil {
+		sl, err := a.placeAlgo(ctx, c, p.Market, side, "STOP_MARKET", p.Size, *p.StopLoss, true, p.ClientOrderID+"-sl")
+		if err != nil {
+			if res.TPOrderID != "" {
+				_ = a.cancelAlgo(context.WithoutCancel(ctx), c, res.TPOrderID)
+			}
+			return contract.ProtectionResult{}, err
+		}
+		res.SLOrderID = algoOrderID(sl.AlgoID)
+	}
+	return res, nil
+}
+
+func (a *Adapter) cancelAlgo(ctx context.Context, c connector.Credential, id string) error {
+	n, _, err := parseOrderID(id)
+	if err != nil {
+		return err
+	}
+	return a.signed(ctx, c, http.MethodDelete, "/fapi/v1/algoOrder", params{}.add("algoId", strconv.FormatInt(n, 10)), 1, nil)
+}
+
+// CancelOrder implements connector.Adapter. algo-<id> cancels on the algo
+// service. A regular order needs its symbol (orderId is unique per symbol
+// only); without a market the open orders are searched for it.
+func (a *Adapter) CancelOrder(ctx context.Context, c connector.Credential, id string, m *connector.Market) error {
+	n, algo, err := parseOrderID(id)
+	if err != nil {
+		return err
+	}
+	if algo {
+		return a.cancelAlgo(ctx, c, id)
+	}
+	sym := ""
+	if m != nil {
+		sym = m.Native
+	} else {
+		var open []order
+		if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/openOrders", nil, 40, &open); err != nil {
+			return err
+		}
+		for _, o := range open {
+			if o.OrderID == n {
+				sym = o.Symbol
+			}
+		}
+		if sym == "" {
+			return contract.Upstream(contract.ReasonOrderNotFound, "", "",
+				"no open Binance order %d; give market to cancel it by symbol", n)
+		}
+	}
+	return a.signed(ctx, c, http.MethodDelete, "/fapi/v1/order",
+		params{}.add("symbol", sym).add("orderId", strconv.FormatInt(n, 10)), 1, nil)
+}
+
+// CancelAllOrders implements connector.Adapter. Binance's cancel-alls
+// return no count and each covers one kind of order (fact sheet §0 #4):
+// the open orders of both kinds are counted first, then both are called.
+func (a *Adapter) CancelAllOrders(ctx context.Context, c connector.Credential, m connector.Market) (int, error) {
+	regular, algos, err := a.openOrders(ctx, c, &m)
+	if err != nil {
+		return 0, err
+	}
+	if err := a.signed(ctx, c, http.MethodDelete, "/fapi/v1/allOpenOrders", symbolParam(m), 1, nil); err != nil {
+		return 0, err
+	}
+	if err := a.signed(ctx, c, http.MethodDelete, "/fapi/v1/algoOpenOrders", symbolParam(m), 1, nil); err != nil {
+		return 0, err
+	}
+	return len(regular) + len(algos), nil
+}
+
+// CloseAllPositions implements connector.Adapter: a reduce-only market
+// order against the position, split by MARKET_LOT_SIZE maxQty; the average
+// close price is weighted over the pieces.
+func (a *Adapter) CloseAllPositions(ctx context.Context, c connector.Credential, m connector.Market) (contract.CloseAllResult, error) {
+	res := contract.CloseAllResult{ClosedSize: decimal.Zero, AvgClosePrice: decimal.Zero}
+	if err := a.oneWay(ctx, c); err != nil {
+		return res, err
+	}
+	var rows []positionRisk
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/positionRisk", symbolParam(m), 5, &rows); err != nil {
+		return res, err
+	}
+	maxQty := a.symbolMeta(c, m.Native).marketMaxQty
+	notional := decimal.Zero
+	for _, r := range rows {
+		if r.Symbol != m.Native || r.PositionAmt.IsZero() {
+			continue
+		}
+		side := "SELL"
+		if r.PositionAmt.IsNegative() {
+			side = "BUY"
+		}
+		for left := r.PositionAmt.Abs(); left.IsPositive(); {
+			qty := left
+			if maxQty.IsPositive() && qty.GreaterThan(maxQty) {
+				qty = maxQty
+			}
+			o, err := a.place(ctx, c, symbolParam(m).add("side", side).add("type", "MARKET").
+				add("quantity", fmtDec(qty)).add("reduceOnly", "true"))
+			if err != nil {
+				return res, err
+			}
+			res.ClosedSize = res.ClosedSize.Add(o.ExecutedQty)
+			notional = notional.Add(o.ExecutedQty.Mul(o.AvgPrice))
+			left = left.Sub(qty)
+		}
+	}
+	if res.ClosedSize.IsPositive() {
+		res.AvgClosePrice = notional.DivRound(res.ClosedSize, 8)
+	}
+	return res, nil
+}
+
+// SetLeverage implements connector.Adapter: cross margin on the symbol
+// (-4046, "no need to change", means it already is), then the leverage.
+func (a *Adapter) SetLeverage(ctx context.Context, c connector.Credential, m connector.Market, leverage int) (int, error) {
+	err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/marginType", symbolParam(m).add("marginType", "CROSSED"), 1, nil)
+	if err != nil && !isCode(err, -4046) {
+		return 0, err
+	}
+	var res leverageAnswer
+	if err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/leverage", symbolParam(m).add("leverage", strconv.Itoa(leverage)), 1, &res); err != nil {
+		return 0, err
+	}
+	return res.Leverage, nil
+}

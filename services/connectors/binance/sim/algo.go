@@ -1,0 +1,210 @@
+package sim
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/perpgate/perpgate/pkg/paper"
+	"github.com/shopspring/decimal"
+)
+
+// refresh brings an algo order's status up to date with its paper order.
+func (s *Server) refresh(a *algo) {
+	if a.Status != "NEW" {
+		return
+	}
+	o, err := s.eng.Order(a.Key, a.PaperID)
+	if err != nil {
+		a.Status = "CANCELED"
+		return
+	}
+	switch o.Status {
+	case paper.Filled:
+		a.Status = "FINISHED"
+	case paper.Cancelled:
+		a.Status = "CANCELED"
+	case paper.Rejected:
+		a.Status = "REJECTED"
+	}
+}
+
+// liveAlgos returns the account's waiting algo orders (on sym, or all),
+// oldest first.
+func (s *Server) liveAlgos(key, sym string) []*algo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*algo
+	for _, a := range s.algos {
+		if a.Key != key || (sym != "" && a.Symbol != sym) {
+			continue
+		}
+		s.refresh(a)
+		if a.Status == "NEW" {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// immediate reports whether a conditional order would trigger at once.
+func immediate(typ, side string, mark, trigger decimal.Decimal) bool {
+	sellsBelow := (typ == "STOP_MARKET") == (side == "SELL")
+	if sellsBelow {
+		return mark.LessThanOrEqual(trigger)
+	}
+	return mark.GreaterThanOrEqual(trigger)
+}
+
+func (s *Server) newAlgo(q *req) (any, *apiErr) {
+	m, e := s.market(q, true)
+	if e != nil {
+		return nil, e
+	}
+	if q.get("algoType") != "CONDITIONAL" {
+		return nil, badParam("algoType")
+	}
+	side := q.get("side")
+	if side != "BUY" && side != "SELL" {
+		return nil, errf(400, -1117, "Invalid side.")
+	}
+	typ := q.get("type")
+	if typ != "STOP_MARKET" && typ != "TAKE_PROFIT_MARKET" {
+		return nil, errf(400, -1116, "Invalid orderType.")
+	}
+	if e := s.modeCheck(q.key, q.get); e != nil {
+		return nil, e
+	}
+	trigger, e := parsePrice(q.get, "triggerPrice", m.TickSize)
+	if e != nil {
+		return nil, e
+	}
+	working := q.get("workingType")
+	switch working {
+	case "":
+		working = "CONTRACT_PRICE"
+	case "MARK_PRICE", "CONTRACT_PRICE":
+	default:
+		return nil, errf(400, -1102, "Invalid workingType.")
+	}
+	reduceOnly := q.get("reduceOnly") == "true"
+	var qty decimal.Decimal
+	if q.get("closePosition") == "true" {
+		ps, _ := s.eng.Positions(q.key, m.Symbol)
+		if len(ps) == 0 {
+			return nil, errf(400, -2022, "ReduceOnly Order is rejected.")
+		}
+		qty, reduceOnly = ps[0].Size, true
+	} else if qty, e = parseQty(q.get, m.LotSize); e != nil {
+		return nil, e
+	}
+	if immediate(typ, side, m.MarkPrice, trigger) {
+		return nil, errf(400, -2021, "Order would immediately trigger.")
+	}
+	clientID, e := s.clientID(q.key, q.get("clientAlgoId"), true)
+	if e != nil {
+		return nil, e
+	}
+	o, err := s.eng.PlaceOrder(q.key, paper.OrderRequest{Market: m.Symbol, Side: paper.Side(side), Type: paper.OrderType(typ),
+		Size: qty, TriggerPrice: trigger, ReduceOnly: reduceOnly})
+	if err != nil {
+		return nil, placementError(err, m)
+	}
+	s.mu.Lock()
+	s.algoSeq++
+	a := &algo{ID: s.algoSeq, ClientID: clientID, Key: q.key, Symbol: m.Symbol, Side: side, Type: typ, Qty: o.Size,
+		Trigger: trigger, ReduceOnly: reduceOnly, WorkingType: working, PaperID: o.ID, Created: q.now.UnixMilli(), Status: "NEW"}
+	s.algos[a.ID] = a
+	s.mu.Unlock()
+	return a.wire(), nil
+}
+
+func (s *Server) cancelAlgo(q *req) (any, *apiErr) {
+	id, _ := strconv.ParseInt(q.get("algoId"), 10, 64)
+	cid := q.get("clientAlgoId")
+	if id == 0 && cid == "" {
+		return nil, errf(400, -1102, "Either algoId or clientAlgoId must be sent.")
+	}
+	for _, a := range s.liveAlgos(q.key, "") {
+		if (id != 0 && a.ID == id) || (id == 0 && a.ClientID == cid) {
+			if _, err := s.eng.CancelOrder(q.key, a.PaperID); err != nil {
+				break
+			}
+			s.mu.Lock()
+			a.Status = "CANCELED"
+			s.mu.Unlock()
+			return map[string]any{"algoId": a.ID, "clientAlgoId": a.ClientID, "code": "200", "msg": "success"}, nil
+		}
+	}
+	return nil, errf(400, -2011, "Unknown order sent.")
+}
+
+func (s *Server) cancelAllAlgos(q *req) (any, *apiErr) {
+	m, e := s.market(q, true)
+	if e != nil {
+		return nil, e
+	}
+	for _, a := range s.liveAlgos(q.key, m.Symbol) {
+		if _, err := s.eng.CancelOrder(q.key, a.PaperID); err == nil {
+			s.mu.Lock()
+			a.Status = "CANCELED"
+			s.mu.Unlock()
+		}
+	}
+	return cancelAllDone, nil
+}
+
+func (s *Server) openAlgos(q *req) (any, *apiErr) {
+	m, e := s.market(q, false)
+	if e != nil {
+		return nil, e
+	}
+	out := []wireAlgo{}
+	for _, a := range s.liveAlgos(q.key, m.Symbol) {
+		out = append(out, a.wire())
+	}
+	return out, nil
+}
+
+func (s *Server) leverage(q *req) (any, *apiErr) {
+	m, e := s.market(q, true)
+	if e != nil {
+		return nil, e
+	}
+	n, err := strconv.Atoi(q.get("leverage"))
+	if err != nil {
+		return nil, badParam("leverage")
+	}
+	if n < 1 || n > m.MaxLeverage {
+		return nil, errf(400, -4028, "Leverage %d is not valid", n)
+	}
+	got, err := s.eng.SetLeverage(q.key, m.Symbol, n)
+	if err != nil {
+		return nil, placementError(err, m)
+	}
+	return map[string]any{"leverage": got, "maxNotionalValue": "1000000", "symbol": m.Symbol}, nil
+}
+
+func (s *Server) marginType(q *req) (any, *apiErr) {
+	m, e := s.market(q, true)
+	if e != nil {
+		return nil, e
+	}
+	t := q.get("marginType")
+	if t != "CROSSED" && t != "ISOLATED" {
+		return nil, badParam("marginType")
+	}
+	if s.marginOf(q.key, m.Symbol) == t {
+		return nil, errf(400, -4046, "No need to change margin type.")
+	}
+	if open, _ := s.eng.OpenOrders(q.key, m.Symbol); len(open) > 0 {
+		return nil, errf(400, -4047, "Margin type cannot be changed if there exists open orders.")
+	}
+	if ps, _ := s.eng.Positions(q.key, m.Symbol); len(ps) > 0 {
+		return nil, errf(400, -4048, "Margin type cannot be changed if there exists position.")
+	}
+	s.mu.Lock()
+	s.margin[q.key+" "+m.Symbol] = t
+	s.mu.Unlock()
+	return map[string]any{"code": 200, "msg": "success"}, nil
+}

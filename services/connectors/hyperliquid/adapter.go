@@ -1,0 +1,898 @@
+package hyperliquid
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/decred/dcrd/dcrec/secp256k1/v4"
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/shopspring/decimal"
+)
+
+// Adapter implements connector.Adapter for Hyperliquid perps. It keeps no
+// venue state: only per-process nonces, the weight budget and the asset
+// index cache, so replicas are interchangeable.
+type Adapter struct {
+	cfg    Config
+	client *client
+	nonces *Nonces
+	now    func() time.Time
+
+	mu     sync.Mutex
+	assets map[contract.Environment]*assetSet
+}
+
+var _ connector.Adapter = (*Adapter)(nil)
+
+// assetSet is one environment's universe: coin → asset id and decimals.
+type assetSet struct {
+	fetched time.Time
+	byCoin  map[string]assetInfo
+}
+
+type assetInfo struct {
+	index       int
+	szDecimals  int
+	maxLeverage int
+}
+
+// NewAdapter returns an adapter using h for upstream calls (see
+// connector.NewHTTPClient). cfg must be valid (LoadConfig checks it).
+func NewAdapter(cfg Config, h *http.Client) *Adapter {
+	if cfg.WeightPerMinute <= 0 {
+		cfg.WeightPerMinute = DefaultConfig().WeightPerMinute
+	}
+	if !cfg.Slippage.IsPositive() {
+		cfg.Slippage = DefaultConfig().Slippage
+	}
+	return &Adapter{cfg: cfg, client: newClient(h, cfg.WeightPerMinute), nonces: NewNonces(nil), now: time.Now,
+		assets: map[contract.Environment]*assetSet{}}
+}
+
+// stopSlippage is the worst-price distance of trigger orders: the venue's
+// market TP/SL default tolerance (fact sheet §7, FAQ).
+var stopSlippage = decimal.RequireFromString("0.1")
+
+// Exchange implements connector.Adapter.
+func (a *Adapter) Exchange() contract.Exchange { return contract.Hyperliquid }
+
+// base is the REST base of the credential's environment, or the override.
+func (a *Adapter) base(c connector.Credential) string {
+	if a.cfg.URL != "" {
+		return strings.TrimRight(a.cfg.URL, "/")
+	}
+	if c.Environment == contract.Mainnet {
+		return MainnetURL
+	}
+	return TestnetURL
+}
+
+// secret is a Hyperliquid credential's secret (DESIGN §5).
+type secret struct {
+	AccountAddress  string `json:"accountAddress"`
+	AgentPrivateKey string `json:"agentPrivateKey"`
+	VaultAddress    string `json:"vaultAddress"`
+}
+
+// account is a parsed credential: whom to read (user), who signs (agent).
+type account struct {
+	user     string // vault if set, else the account address; lowercase
+	master   string // the account address, lowercase
+	key      *secp256k1.PrivateKey
+	agent    string
+	vault    []byte  // nil unless trading for a vault or sub-account
+	vaultStr *string // as sent in the body
+	mainnet  bool    // from the credential, never from the URL (fact sheet §1)
+}
+
+func (a *Adapter) account(c connector.Credential) (*account, error) {
+	var s secret
+	bad := func(what string) error {
+		return contract.Upstream(contract.ReasonAuthenticationFailed, "", "", "hyperliquid credential secret: %s", what)
+	}
+	if err := c.Secret.Decode(&s); err != nil {
+		return nil, bad("not a JSON object")
+	}
+	if _, err := ParseAddress(s.AccountAddress); err != nil || !strings.HasPrefix(s.AccountAddress, "0x") {
+		return nil, bad("accountAddress must be a 0x address")
+	}
+	key, err := ParsePrivateKey(s.AgentPrivateKey)
+	if err != nil {
+		return nil, bad(err.Error())
+	}
+	acct := &account{master: strings.ToLower(s.AccountAddress), key: key, agent: Address(key.PubKey()),
+		mainnet: c.Environment == contract.Mainnet}
+	acct.user = acct.master
+	if s.VaultAddress != "" {
+		if acct.vault, err = ParseAddress(s.VaultAddress); err != nil {
+			return nil, bad("vaultAddress must be a 0x address")
+		}
+		v := strings.ToLower(s.VaultAddress)
+		acct.user, acct.vaultStr = v, &v
+	}
+	return acct, nil
+}
+
+// info posts one /info request; body must carry "type".
+func (a *Adapter) info(ctx context.Context, c connector.Credential, body map[string]any, out any) error {
+	typ, _ := body["type"].(string)
+	return a.client.post(ctx, a.base(c)+"/info", infoWeight(typ), body, out)
+}
+
+// send signs an action for the credential and posts it. A rejection for
+// the nonce alone (another replica took the same millisecond) is retried
+// once with a fresh nonce: the venue executed nothing.
+func (a *Adapter) send(ctx context.Context, c connector.Credential, acct *account, action any, n int) (OkResponse, error) {
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return OkResponse{}, err
+		}
+		nonce := a.nonces.Next(acct.agent)
+		h, err := ActionHash(action, nonce, acct.vault, nil)
+		if err != nil {
+			return OkResponse{}, err
+		}
+		req := ExchangeRequest{Action: action, Nonce: nonce, Signature: SignL1(acct.key, h, acct.mainnet), VaultAddress: acct.vaultStr}
+		var resp ExchangeResponse
+		if err := a.client.post(ctx, a.base(c)+"/exchange", exchangeWeight(n), req, &resp); err != nil {
+			return OkResponse{}, err
+		}
+		if resp.Status == "err" {
+			var msg string
+			if json.Unmarshal(resp.Response, &msg) != nil {
+				msg = string(resp.Response)
+			}
+			if attempt == 0 && isNonceError(msg) {
+				continue
+			}
+			return OkResponse{}, venueError(msg)
+		}
+		var ok OkResponse
+		if resp.Status != "ok" || json.Unmarshal(resp.Response, &ok) != nil {
+			return OkResponse{}, contract.Upstream(contract.ReasonUnknown, "", "", "hyperliquid answered with an unexpected body")
+		}
+		return ok, nil
+	}
+}
+
+// statuses returns the n per-item statuses of an ok answer.
+func statuses(ok OkResponse, n int) ([]Status, error) {
+	if ok.Data == nil || len(ok.Data.Statuses) != n {
+		return nil, fmt.Errorf("%w: want %d", errEmpty, n)
+	}
+	return ok.Data.Statuses, nil
+}
+
+// asset returns the asset id and decimals of a coin, refreshing the
+// universe when the coin is unknown (new listing) at most every 30 s.
+func (a *Adapter) asset(ctx context.Context, c connector.Credential, coin string) (assetInfo, error) {
+	a.mu.Lock()
+	s := a.assets[c.Environment]
+	a.mu.Unlock()
+	if s != nil {
+		if info, ok := s.byCoin[coin]; ok {
+			return info, nil
+		}
+		if a.now().Sub(s.fetched) < 30*time.Second {
+			return assetInfo{}, contract.Errorf(contract.CodeUnknownMarket, "market %s is not listed on hyperliquid", coin)
+		}
+	}
+	if _, err := a.fetchMeta(ctx, c); err != nil {
+		return assetInfo{}, err
+	}
+	a.mu.Lock()
+	s = a.assets[c.Environment]
+	a.mu.Unlock()
+	if info, ok := s.byCoin[coin]; ok {
+		return info, nil
+	}
+	return assetInfo{}, contract.Errorf(contract.CodeUnknownMarket, "market %s is not listed on hyperliquid", coin)
+}
+
+// fetchMeta reads the universe and refreshes the asset cache. The asset id
+// is the index in the full universe, delisted entries included (§6).
+func (a *Adapter) fetchMeta(ctx context.Context, c connector.Credential) (Meta, error) {
+	var meta Meta
+	if err := a.info(ctx, c, map[string]any{"type": "meta"}, &meta); err != nil {
+		return Meta{}, err
+	}
+	s := &assetSet{fetched: a.now(), byCoin: map[string]assetInfo{}}
+	for i, u := range meta.Universe {
+		s.byCoin[u.Name] = assetInfo{index: i, szDecimals: u.SzDecimals, maxLeverage: u.MaxLeverage}
+	}
+	a.mu.Lock()
+	a.assets[c.Environment] = s
+	a.mu.Unlock()
+	return meta, nil
+}
+
+// Markets implements connector.Adapter.
+func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connector.Market, error) {
+	meta, err := a.fetchMeta(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]connector.Market, 0, len(meta.Universe))
+	for _, u := range meta.Universe {
+		if u.IsDelisted {
+			continue
+		}
+		if m, ok := marketFromMeta(u); ok {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// assetCtxs reads metaAndAssetCtxs: [meta, ctxs], ctxs aligned with the universe.
+func (a *Adapter) assetCtxs(ctx context.Context, c connector.Credential) (Meta, []AssetCtx, error) {
+	var pair []json.RawMessage
+	if err := a.info(ctx, c, map[string]any{"type": "metaAndAssetCtxs"}, &pair); err != nil {
+		return Meta{}, nil, err
+	}
+	var meta Meta
+	var ctxs []AssetCtx
+	if len(pair) != 2 || json.Unmarshal(pair[0], &meta) != nil || json.Unmarshal(pair[1], &ctxs) != nil || len(ctxs) != len(meta.Universe) {
+		return Meta{}, nil, contract.Upstream(contract.ReasonUnknown, "", "", "hyperliquid metaAndAssetCtxs has an unexpected shape")
+	}
+	return meta, ctxs, nil
+}
+
+func (a *Adapter) assetCtx(ctx context.Context, c connector.Credential, coin string) (AssetCtx, error) {
+	meta, ctxs, err := a.assetCtxs(ctx, c)
+	if err != nil {
+		return AssetCtx{}, err
+	}
+	for i, u := range meta.Universe {
+		if u.Name == coin {
+			return ctxs[i], nil
+		}
+	}
+	return AssetCtx{}, contract.Errorf(contract.CodeUnknownMarket, "market %s is not listed on hyperliquid", coin)
+}
+
+// GetOrderbook implements connector.Adapter.
+func (a *Adapter) GetOrderbook(ctx context.Context, c connector.Credential, m connector.Market, depth int) (contract.OrderbookResult, error) {
+	var book *L2Book
+	if err := a.info(ctx, c, map[string]any{"type": "l2Book", "coin": m.Native}, &book); err != nil {
+		return contract.OrderbookResult{}, err
+	}
+	if book == nil { // null for an unknown coin
+		return contract.OrderbookResult{}, contract.Errorf(contract.CodeUnknownMarket, "market %s is not listed on hyperliquid", m.Canonical)
+	}
+	side := func(ls []L2Level) []contract.Level {
+		out := make([]contract.Level, 0, min(len(ls), depth))
+		for _, l := range ls[:min(len(ls), depth)] {
+			out = append(out, contract.Level{dec(l.Px), dec(l.Sz)})
+		}
+		return out
+	}
+	return contract.OrderbookResult{Bids: side(book.Levels[0]), Asks: side(book.Levels[1])}, nil
+}
+
+// GetMarkPrice implements connector.Adapter: index is the oracle price.
+func (a *Adapter) GetMarkPrice(ctx context.Context, c connector.Credential, m connector.Market) (contract.MarkPriceResult, error) {
+	x, err := a.assetCtx(ctx, c, m.Native)
+	if err != nil {
+		return contract.MarkPriceResult{}, err
+	}
+	return contract.MarkPriceResult{MarkPrice: dec(x.MarkPx), IndexPrice: dec(x.OraclePx)}, nil
+}
+
+// GetCandles implements connector.Adapter.
+func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m connector.Market, interval, limit int) (contract.CandlesResult, error) {
+	name, ok := intervals[interval]
+	if !ok {
+		return contract.CandlesResult{}, contract.Errorf(contract.CodeInvalidRequest, "interval %d is not offered by hyperliquid", interval)
+	}
+	end := a.now().UnixMilli()
+	start := end - int64(limit)*int64(interval)*60_000
+	var bars []CandleWire
+	req := map[string]any{"coin": m.Native, "interval": name, "startTime": start, "endTime": end}
+	if err := a.info(ctx, c, map[string]any{"type": "candleSnapshot", "req": req}, &bars); err != nil {
+		return contract.CandlesResult{}, err
+	}
+	if len(bars) > limit {
+		bars = bars[len(bars)-limit:]
+	}
+	out := make([]contract.Candle, len(bars))
+	for i, b := range bars {
+		out[i] = contract.Candle{Time: b.T / 1000, Open: dec(b.O), High: dec(b.H), Low: dec(b.L), Close: dec(b.C), Volume: dec(b.V)}
+	}
+	return contract.CandlesResult{Candles: out}, nil
+}
+
+// GetFundingRate implements connector.Adapter: funding is hourly, paid at
+// every whole UTC hour.
+func (a *Adapter) GetFundingRate(ctx context.Context, c connector.Credential, m connector.Market) (contract.FundingRateResult, error) {
+	x, err := a.assetCtx(ctx, c, m.Native)
+	if err != nil {
+		return contract.FundingRateResult{}, err
+	}
+	next := (a.now().Unix()/3600 + 1) * 3600
+	return contract.FundingRateResult{FundingRate: dec(x.Funding), NextFundingTime: next}, nil
+}
+
+// GetMarketsWithFunding implements connector.Adapter; open interest is in
+// base units.
+func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credential) (contract.MarketsResult, error) {
+	meta, ctxs, err := a.assetCtxs(ctx, c)
+	if err != nil {
+		return contract.MarketsResult{}, err
+	}
+	out := []contract.MarketEntry{}
+	for i, u := range meta.Universe {
+		if u.IsDelisted {
+			continue
+		}
+		out = append(out, contract.MarketEntry{Symbol: u.Name, MarkPrice: dec(ctxs[i].MarkPx),
+			FundingRate: dec(ctxs[i].Funding), OpenInterest: dec(ctxs[i].OpenInterest)})
+	}
+	return contract.MarketsResult{Markets: out}, nil
+}
+
+var bps = decimal.NewFromInt(10000)
+
+// GetFeeInfo implements connector.Adapter: the user's rates with discounts
+// applied, in basis points.
+func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, _ connector.Market) (contract.FeeInfoResult, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return contract.FeeInfoResult{}, err
+	}
+	var f UserFees
+	if err := a.info(ctx, c, map[string]any{"type": "userFees", "user": acct.user}, &f); err != nil {
+		return contract.FeeInfoResult{}, err
+	}
+	return contract.FeeInfoResult{MakerFee: dec(f.UserAddRate).Mul(bps), TakerFee: dec(f.UserCrossRate).Mul(bps)}, nil
+}
+
+func (a *Adapter) clearinghouse(ctx context.Context, c connector.Credential, acct *account) (ClearinghouseState, error) {
+	var s ClearinghouseState
+	err := a.info(ctx, c, map[string]any{"type": "clearinghouseState", "user": acct.user, "dex": ""}, &s)
+	return s, err
+}
+
+// GetBalance implements connector.Adapter.
+func (a *Adapter) GetBalance(ctx context.Context, c connector.Credential) (contract.BalanceResult, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return contract.BalanceResult{}, err
+	}
+	s, err := a.clearinghouse(ctx, c, acct)
+	if err != nil {
+		return contract.BalanceResult{}, err
+	}
+	v := dec(s.MarginSummary.AccountValue)
+	return contract.BalanceResult{ExchangeType: contract.Hyperliquid, Equity: v, AccountValue: v, FreeCollateral: dec(s.Withdrawable)}, nil
+}
+
+// GetPositions implements connector.Adapter.
+func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *connector.Market) (contract.PositionsResult, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return contract.PositionsResult{}, err
+	}
+	s, err := a.clearinghouse(ctx, c, acct)
+	if err != nil {
+		return contract.PositionsResult{}, err
+	}
+	out := []contract.Position{}
+	for _, p := range s.AssetPositions {
+		if (m != nil && p.Position.Coin != m.Native) || dec(p.Position.Szi).IsZero() {
+			continue
+		}
+		out = append(out, positionFromWire(p.Position))
+	}
+	return contract.PositionsResult{Positions: out}, nil
+}
+
+func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, acct *account) ([]FrontendOrder, error) {
+	var os []FrontendOrder
+	err := a.info(ctx, c, map[string]any{"type": "frontendOpenOrders", "user": acct.user, "dex": ""}, &os)
+	return os, err
+}
+
+// GetOrders implements connector.Adapter.
+func (a *Adapter) GetOrders(ctx context.Context, c connector.Credential, m *connector.Market) (contract.OrdersResult, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return contract.OrdersResult{}, err
+	}
+	os, err := a.openOrders(ctx, c, acct)
+	if err != nil {
+		return contract.OrdersResult{}, err
+	}
+	out := []contract.Order{}
+	for _, o := range os {
+		if m == nil || o.Coin == m.Native {
+			out = append(out, orderFromWire(o))
+		}
+	}
+	return contract.OrdersResult{Orders: out}, nil
+}
+
+// GetFills implements connector.Adapter: the most recent fills, newest
+// first, filtered by coin here (the venue has no coin filter).
+func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connector.Market, limit int) (contract.FillsResult, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return contract.FillsResult{}, err
+	}
+	var fs []UserFill
+	if err := a.info(ctx, c, map[string]any{"type": "userFills", "user": acct.user}, &fs); err != nil {
+		return contract.FillsResult{}, err
+	}
+	out := []contract.Fill{}
+	for _, f := range fs {
+		if f.Coin == m.Native && len(out) < limit {
+			out = append(out, fillFromWire(f))
+		}
+	}
+	return contract.FillsResult{Fills: out}, nil
+}
+
+// TestCredentials implements connector.Adapter. Hyperliquid has no signed
+// read, so it asks userRole about the agent: valid when the agent is
+// approved for this account (or the key is the account's own). A noop
+// action would only show the key is some agent, of any account.
+func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (bool, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return false, nil
+	}
+	var role UserRole
+	if err := a.info(ctx, c, map[string]any{"type": "userRole", "user": acct.agent}, &role); err != nil {
+		return false, err
+	}
+	if acct.agent == acct.master {
+		return role.Role == "user", nil
+	}
+	return role.Role == "agent" && role.Data != nil && strings.EqualFold(role.Data.User, acct.master), nil
+}
+
+// mid returns the coin's mid price from allMids.
+func (a *Adapter) mid(ctx context.Context, c connector.Credential, coin string) (decimal.Decimal, error) {
+	var mids map[string]string
+	if err := a.info(ctx, c, map[string]any{"type": "allMids"}, &mids); err != nil {
+		return decimal.Zero, err
+	}
+	px := dec(mids[coin])
+	if !px.IsPositive() {
+		return decimal.Zero, contract.Upstream(contract.ReasonInvalidOrder, "", "", "hyperliquid has no mid price for %s", coin)
+	}
+	return px, nil
+}
+
+// slipped is the IOC bound of a market order: mid × (1 ± slippage), rounded
+// toward the mid so the bound is never exceeded.
+func slipped(mid, slippage decimal.Decimal, side contract.Side, szDecimals int) (decimal.Decimal, string) {
+	one := decimal.NewFromInt(1)
+	if side == contract.Buy {
+		return wirePrice(mid.Mul(one.Add(slippage)), szDecimals, roundDown)
+	}
+	return wirePrice(mid.Mul(one.Sub(slippage)), szDecimals, roundUp)
+}
+
+// limitWire builds one limit order; prices round buy down, sell up.
+func (a *Adapter) limitWire(ctx context.Context, c connector.Credential, o connector.OrderRequest) (OrderWire, decimal.Decimal, decimal.Decimal, error) {
+	info, err := a.asset(ctx, c, o.Market.Native)
+	if err != nil {
+		return OrderWire{}, decimal.Zero, decimal.Zero, err
+	}
+	dir := roundDown
+	if o.Side == contract.Sell {
+		dir = roundUp
+	}
+	px, pxs := wirePrice(o.Price, info.szDecimals, dir)
+	sz, szs := wireSize(o.Size, info.szDecimals)
+	if !px.IsPositive() || !sz.IsPositive() {
+		return OrderWire{}, px, sz, contract.Errorf(contract.CodeInvalidRequest, "price or size rounds to zero on %s", o.Market.Canonical)
+	}
+	tif := "Gtc"
+	if o.PostOnly {
+		tif = "Alo" // add liquidity only
+	}
+	return OrderWire{Asset: info.index, IsBuy: o.Side == contract.Buy, Price: pxs, Size: szs, ReduceOnly: o.ReduceOnly,
+		Type: OrderType{Limit: &LimitType{TIF: tif}}, Cloid: Cloid(c.ID, o.ClientOrderID)}, px, sz, nil
+}
+
+// placed interprets one order status.
+func placed(st Status) (oid string, status string, err error) {
+	switch {
+	case st.Error != nil:
+		return "", contract.StatusRejected, venueError(*st.Error)
+	case st.Resting != nil:
+		return strconv.FormatUint(st.Resting.Oid, 10), contract.StatusOpen, nil
+	case st.Filled != nil:
+		return strconv.FormatUint(st.Filled.Oid, 10), contract.StatusFilled, nil
+	case st.Word == "waitingForFill" || st.Word == "waitingForTrigger":
+		return "", contract.StatusPending, nil
+	}
+	return "", "", contract.Upstream(contract.ReasonUnknown, "", "", "hyperliquid answered with an unknown order status")
+}
+
+func (a *Adapter) placeOrders(ctx context.Context, c connector.Credential, acct *account, grouping string, wires []OrderWire) ([]Status, error) {
+	ok, err := a.send(ctx, c, acct, OrderAction{Type: ActionOrder, Orders: wires, Grouping: grouping}, len(wires))
+	if err != nil {
+		return nil, err
+	}
+	return statuses(ok, len(wires))
+}
+
+// PlaceLimitOrder implements connector.Adapter.
+func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.LimitOrderResult, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return contract.LimitOrderResult{}, err
+	}
+	w, px, sz, err := a.limitWire(ctx, c, o)
+	if err != nil {
+		return contract.LimitOrderResult{}, err
+	}
+	sts, err := a.placeOrders(ctx, c, acct, "na", []OrderWire{w})
+	if err != nil {
+		return contract.LimitOrderResult{}, err
+	}
+	oid, status, err := placed(sts[0])
+	if err != nil {
+		return contract.LimitOrderResult{}, err
+	}
+	return contract.LimitOrderResult{OrderID: oid, Market: o.Market.Canonical, Side: o.Side, Size: sz, Price: px, Status: status}, nil
+}
+
+// PlaceMarketOrder implements connector.Adapter. Hyperliquid has no market
+// order: it is an IOC limit at mid ± the configured slippage (fact sheet §7).
+func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.MarketOrderResult, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return contract.MarketOrderResult{}, err
+	}
+	fill, err := a.ioc(ctx, c, acct, o.Market, o.Side, o.Size, o.ReduceOnly, Cloid(c.ID, o.ClientOrderID))
+	if err != nil {
+		return contract.MarketOrderResult{}, err
+	}
+	return contract.MarketOrderResult{OrderID: strconv.FormatUint(fill.Oid, 10), Market: o.Market.Canonical, Side: o.Side,
+		FilledPrice: dec(fill.AvgPx), FilledSize: dec(fill.TotalSz), Fee: a.orderFee(ctx, c, acct, fill.Oid)}, nil
+}
+
+// ioc places an immediate-or-cancel order bounded by the slippage from mid.
+func (a *Adapter) ioc(ctx context.Context, c connector.Credential, acct *account, m connector.Market, side contract.Side, size decimal.Decimal, reduceOnly bool, cloid string) (*FilledStatus, error) {
+	info, err := a.asset(ctx, c, m.Native)
+	if err != nil {
+		return nil, err
+	}
+	mid, err := a.mid(ctx, c, m.Native)
+	if err != nil {
+		return nil, err
+	}
+	_, pxs := slipped(mid, a.cfg.Slippage, side, info.szDecimals)
+	sz, szs := wireSize(size, info.szDecimals)
+	if !sz.IsPositive() {
+		return nil, contract.Errorf(contract.CodeInvalidRequest, "size rounds to zero on %s", m.Canonical)
+	}
+	w := OrderWire{Asset: info.index, IsBuy: side == contract.Buy, Price: pxs, Size: szs, ReduceOnly: reduceOnly,
+		Type: OrderType{Limit: &LimitType{TIF: "Ioc"}}, Cloid: cloid}
+	sts, err := a.placeOrders(ctx, c, acct, "na", []OrderWire{w})
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := placed(sts[0]); err != nil {
+		return nil, err
+	}
+	if sts[0].Filled == nil {
+		return nil, contract.Upstream(contract.ReasonInvalidOrder, "", "", "hyperliquid left the IOC order unfilled")
+	}
+	return sts[0].Filled, nil
+}
+
+// orderFee sums the fees of an order's fills. The placement answer has no
+// fee, so this reads the fills of the last minute (a light query); when
+// that fails the fee reads 0 rather than failing a placed order.
+func (a *Adapter) orderFee(ctx context.Context, c connector.Credential, acct *account, oid uint64) decimal.Decimal {
+	var fs []UserFill
+	start := a.now().Add(-time.Minute).UnixMilli()
+	if err := a.info(ctx, c, map[string]any{"type": "userFillsByTime", "user": acct.user, "startTime": start}, &fs); err != nil {
+		return decimal.Zero
+	}
+	fee := decimal.Zero
+	for _, f := range fs {
+		if f.Oid == oid {
+			fee = fee.Add(dec(f.Fee))
+		}
+	}
+	return fee
+}
+
+// triggerWire builds a market trigger order on mark; the limit price is
+// the worst acceptable fill, stopSlippage beyond the trigger.
+func triggerWire(info assetInfo, side contract.Side, size, trigger decimal.Decimal, tpsl string, reduceOnly bool, cloid string) (OrderWire, decimal.Decimal) {
+	tp, tps := wirePrice(trigger, info.szDecimals, roundNearest)
+	one := decimal.NewFromInt(1)
+	var pxs string
+	if side == contract.Buy {
+		_, pxs = wirePrice(tp.Mul(one.Add(stopSlippage)), info.szDecimals, roundDown)
+	} else {
+		_, pxs = wirePrice(tp.Mul(one.Sub(stopSlippage)), info.szDecimals, roundUp)
+	}
+	_, szs := wireSize(size, info.szDecimals)
+	return OrderWire{Asset: info.index, IsBuy: side == contract.Buy, Price: pxs, Size: szs, ReduceOnly: reduceOnly,
+		Type: OrderType{Trigger: &TriggerType{IsMarket: true, TriggerPx: tps, Tpsl: tpsl}}, Cloid: cloid}, tp
+}
+
+// PlaceStopOrder implements connector.Adapter: a market trigger order on
+// mark. It fires when mark reaches the trigger from where it is now: a
+// sell below mid (or a buy above) is a stop-loss ("sl"), the other side a
+// take-profit ("tp"), the venue's two trigger directions.
+func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.StopOrderResult, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return contract.StopOrderResult{}, err
+	}
+	info, err := a.asset(ctx, c, o.Market.Native)
+	if err != nil {
+		return contract.StopOrderResult{}, err
+	}
+	mid, err := a.mid(ctx, c, o.Market.Native)
+	if err != nil {
+		return contract.StopOrderResult{}, err
+	}
+	tpsl := "tp"
+	if (o.Side == contract.Sell && o.TriggerPrice.LessThan(mid)) || (o.Side == contract.Buy && o.TriggerPrice.GreaterThan(mid)) {
+		tpsl = "sl"
+	}
+	w, trig := triggerWire(info, o.Side, o.Size, o.TriggerPrice, tpsl, o.ReduceOnly, Cloid(c.ID, o.ClientOrderID))
+	sts, err := a.placeOrders(ctx, c, acct, "na", []OrderWire{w})
+	if err != nil {
+		return contract.StopOrderResult{}, err
+	}
+	oid, status, err := placed(sts[0])
+	if err != nil {
+		return contract.StopOrderResult{}, err
+	}
+	if status == contract.StatusOpen { // a resting trigger waits for mark
+		status = contract.StatusPending
+	}
+	return contract.StopOrderResult{OrderID: oid, Status: status, TriggerPrice: trig}, nil
+}
+
+// PlaceBatchOrder implements connector.Adapter: one order action; each
+// order succeeds or fails on its own (statuses by index).
+func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, orders []connector.OrderRequest) ([]contract.BatchOrderResult, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return nil, err
+	}
+	wires := make([]OrderWire, len(orders))
+	for i, o := range orders {
+		if wires[i], _, _, err = a.limitWire(ctx, c, o); err != nil {
+			return nil, err
+		}
+	}
+	sts, err := a.placeOrders(ctx, c, acct, "na", wires)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]contract.BatchOrderResult, len(orders))
+	for i, st := range sts {
+		oid, status, err := placed(st)
+		out[i] = contract.BatchOrderResult{OrderID: oid, Status: status, ClientOrderID: orders[i].ClientOrderID}
+		if err != nil {
+			out[i].Error, _ = contract.AsError(err)
+			out[i].Status = contract.StatusRejected
+		}
+	}
+	return out, nil
+}
+
+// PlaceProtectionOrders implements connector.Adapter: the TP and SL legs
+// go in one action grouped positionTpsl, reduce-only, opposite the position.
+func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credential, p connector.ProtectionRequest) (contract.ProtectionResult, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return contract.ProtectionResult{}, err
+	}
+	info, err := a.asset(ctx, c, p.Market.Native)
+	if err != nil {
+		return contract.ProtectionResult{}, err
+	}
+	side := contract.Sell
+	if p.PositionSide == contract.Short {
+		side = contract.Buy
+	}
+	var wires []OrderWire
+	var legs []string
+	if p.TakeProfit != nil {
+		w, _ := triggerWire(info, side, p.Size, *p.TakeProfit, "tp", true, Cloid(c.ID, p.ClientOrderID+"-tp"))
+		wires, legs = append(wires, w), append(legs, "tp")
+	}
+	if p.StopLoss != nil {
+		w, _ := triggerWire(info, side, p.Size, *p.StopLoss, "sl", true, Cloid(c.ID, p.ClientOrderID+"-sl"))
+		wires, legs = append(wires, w), append(legs, "sl")
+	}
+	if len(wires) == 0 {
+		return contract.ProtectionResult{}, contract.Errorf(contract.CodeInvalidRequest, "give tpPercent, slPercent or both")
+	}
+	sts, err := a.placeOrders(ctx, c, acct, "positionTpsl", wires)
+	if err != nil {
+		return contract.ProtectionResult{}, err
+	}
+	var res contract.ProtectionResult
+	var firstErr error
+	var placedOids []CancelWire
+	for i, st := range sts {
+		oid, _, err := placed(st)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		if n, perr := strconv.ParseUint(oid, 10, 64); perr == nil {
+			placedOids = append(placedOids, CancelWire{Asset: info.index, Oid: n})
+		}
+		if legs[i] == "tp" {
+			res.TPOrderID = oid
+		} else {
+			res.SLOrderID = oid
+		}
+	}
+	if firstErr != nil {
+		if len(placedOids) > 0 { // do not leave half a bracket behind
+			_, _ = a.send(context.WithoutCancel(ctx), c, acct, CancelAction{Type: ActionCancel, Cancels: placedOids}, len(placedOids))
+		}
+		return contract.ProtectionResult{}, firstErr
+	}
+	return res, nil
+}
+
+// CancelOrder implements connector.Adapter. orderId is the venue's oid, a
+// cloid (0x + 32 hex), or the clientOrderId the order was placed with. The
+// market is optional: without it the order's coin is looked up.
+func (a *Adapter) CancelOrder(ctx context.Context, c connector.Credential, orderID string, m *connector.Market) error {
+	acct, err := a.account(c)
+	if err != nil {
+		return err
+	}
+	oid, numErr := strconv.ParseUint(orderID, 10, 64)
+	cloid := ""
+	if numErr != nil {
+		cloid = Cloid(c.ID, orderID)
+	}
+	coin := ""
+	if m != nil {
+		coin = m.Native
+	} else {
+		var ref any = oid
+		if cloid != "" {
+			ref = cloid
+		}
+		var st OrderStatusResponse
+		if err := a.info(ctx, c, map[string]any{"type": "orderStatus", "user": acct.user, "oid": ref}, &st); err != nil {
+			return err
+		}
+		if st.Status != "order" || st.Order == nil {
+			return contract.Upstream(contract.ReasonOrderNotFound, "", "unknownOid", "hyperliquid knows no order %s", orderID)
+		}
+		coin = st.Order.Order.Coin
+	}
+	info, err := a.asset(ctx, c, coin)
+	if err != nil {
+		return err
+	}
+	var action any = CancelAction{Type: ActionCancel, Cancels: []CancelWire{{Asset: info.index, Oid: oid}}}
+	if cloid != "" {
+		action = CancelByCloidAction{Type: ActionCancelByCloid, Cancels: []CancelByCloidWire{{Asset: info.index, Cloid: cloid}}}
+	}
+	ok, err := a.send(ctx, c, acct, action, 1)
+	if err != nil {
+		return err
+	}
+	sts, err := statuses(ok, 1)
+	if err != nil {
+		return err
+	}
+	if sts[0].Error != nil {
+		return venueError(*sts[0].Error)
+	}
+	return nil
+}
+
+// CancelAllOrders implements connector.Adapter. There is no per-market
+// cancel-all: list the open orders, cancel the market's in one action and
+// count the successes.
+func (a *Adapter) CancelAllOrders(ctx context.Context, c connector.Credential, m connector.Market) (int, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return 0, err
+	}
+	info, err := a.asset(ctx, c, m.Native)
+	if err != nil {
+		return 0, err
+	}
+	os, err := a.openOrders(ctx, c, acct)
+	if err != nil {
+		return 0, err
+	}
+	var cancels []CancelWire
+	for _, o := range os {
+		if o.Coin == m.Native {
+			cancels = append(cancels, CancelWire{Asset: info.index, Oid: o.Oid})
+		}
+	}
+	if len(cancels) == 0 {
+		return 0, nil
+	}
+	ok, err := a.send(ctx, c, acct, CancelAction{Type: ActionCancel, Cancels: cancels}, len(cancels))
+	if err != nil {
+		return 0, err
+	}
+	sts, err := statuses(ok, len(cancels))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, st := range sts {
+		if st.Word == "success" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// CloseAllPositions implements connector.Adapter: a reduce-only IOC for
+// the whole position, bounded by the slippage from mid.
+func (a *Adapter) CloseAllPositions(ctx context.Context, c connector.Credential, m connector.Market) (contract.CloseAllResult, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return contract.CloseAllResult{}, err
+	}
+	s, err := a.clearinghouse(ctx, c, acct)
+	if err != nil {
+		return contract.CloseAllResult{}, err
+	}
+	var szi decimal.Decimal
+	for _, p := range s.AssetPositions {
+		if p.Position.Coin == m.Native {
+			szi = dec(p.Position.Szi)
+		}
+	}
+	if szi.IsZero() {
+		return contract.CloseAllResult{ClosedSize: decimal.Zero, AvgClosePrice: decimal.Zero}, nil
+	}
+	side := contract.Sell
+	if szi.IsNegative() {
+		side = contract.Buy
+	}
+	fill, err := a.ioc(ctx, c, acct, m, side, szi.Abs(), true, "")
+	if err != nil {
+		return contract.CloseAllResult{}, err
+	}
+	return contract.CloseAllResult{ClosedSize: dec(fill.TotalSz), AvgClosePrice: dec(fill.AvgPx)}, nil
+}
+
+// SetLeverage implements connector.Adapter (cross margin).
+func (a *Adapter) SetLeverage(ctx context.Context, c connector.Credential, m connector.Market, leverage int) (int, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return 0, err
+	}
+	info, err := a.asset(ctx, c, m.Native)
+	if err != nil {
+		return 0, err
+	}
+	if info.maxLeverage > 0 && leverage > info.maxLeverage {
+		return 0, contract.Errorf(contract.CodeInvalidRequest, "leverage %d is above the maximum %d of %s", leverage, info.maxLeverage, m.Canonical)
+	}
+	if _, err := a.send(ctx, c, acct, UpdateLeverageAction{Type: ActionUpdateLeverage, Asset: info.index, IsCross: true, Leverage: leverage}, 1); err != nil {
+		return 0, err
+	}
+	return leverage, nil
+}

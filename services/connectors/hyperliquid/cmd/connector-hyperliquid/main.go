@@ -1,0 +1,35 @@
+// Command connector-hyperliquid serves Hyperliquid's operations on NATS.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/telemetry"
+	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "connector-hyperliquid:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	logCfg, err1 := telemetry.LoadLogConfig(os.LookupEnv, "json")
+	svcCfg, err2 := connector.LoadServiceConfig(os.LookupEnv)
+	cfg, err3 := hyperliquid.LoadConfig(os.LookupEnv)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return err
+	}
+	adapter := hyperliquid.NewAdapter(cfg, connector.NewHTTPClient(cfg.Timeout))
+	return connector.Serve(ctx, svcCfg, adapter, telemetry.NewLogger(os.Stdout, logCfg))
+}
