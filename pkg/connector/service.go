@@ -8,6 +8,8 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/health"
+	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -17,11 +19,14 @@ type ServiceConfig struct {
 	NATSURL       string // PERPGATE_NATS_URL
 	RedisURL      string // PERPGATE_REDIS_URL: shared idempotency store; empty keeps it in process (one replica only)
 	SubjectPrefix string // PERPGATE_SUBJECT_PREFIX
+	HealthAddr    string // PERPGATE_HEALTH_ADDR: /healthz, /readyz and /metrics; empty serves none
+
+	lookup func(string) (string, bool) // for the standard OTEL_* settings
 }
 
 // LoadServiceConfig reads the common connector settings through lookup.
 func LoadServiceConfig(lookup func(string) (string, bool)) (ServiceConfig, error) {
-	c := ServiceConfig{NATSURL: "nats://127.0.0.1:4222", SubjectPrefix: contract.DefaultSubjectPrefix}
+	c := ServiceConfig{NATSURL: "nats://127.0.0.1:4222", SubjectPrefix: contract.DefaultSubjectPrefix, HealthAddr: ":8082", lookup: lookup}
 	if v, ok := lookup("PERPGATE_NATS_URL"); ok && v != "" {
 		c.NATSURL = v
 	}
@@ -31,6 +36,9 @@ func LoadServiceConfig(lookup func(string) (string, bool)) (ServiceConfig, error
 	if v, ok := lookup("PERPGATE_SUBJECT_PREFIX"); ok && v != "" {
 		c.SubjectPrefix = v
 	}
+	if v, ok := lookup("PERPGATE_HEALTH_ADDR"); ok {
+		c.HealthAddr = v
+	}
 	return c, nil
 }
 
@@ -38,11 +46,20 @@ func LoadServiceConfig(lookup func(string) (string, bool)) (ServiceConfig, error
 // NATS (and Redis when configured), starts the runtime and, on cancel,
 // stops taking requests, lets in-flight ones finish and drains.
 func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Logger) (err error) {
-	nc, err := bus.Connect(cfg.NATSURL, "connector-"+string(adapter.Exchange()))
+	name := "connector-" + string(adapter.Exchange())
+	if cfg.lookup != nil {
+		shutdown, err := telemetry.SetupTracing(ctx, "perpgate-"+name, cfg.lookup)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, shutdown(context.WithoutCancel(ctx))) }()
+	}
+	nc, err := bus.Connect(cfg.NATSURL, name)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, nc.Drain()) }()
+	checks := map[string]health.Check{"nats": health.NATSCheck(nc)}
 	var idem IdempotencyStore = NewMemoryIdempotency(nil)
 	if cfg.RedisURL != "" {
 		opts, err := redis.ParseURL(cfg.RedisURL)
@@ -52,10 +69,17 @@ func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Lo
 		rdb := redis.NewClient(opts)
 		defer rdb.Close()
 		idem = NewRedisIdempotency(rdb, cfg.SubjectPrefix+":idem:")
+		checks["redis"] = func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
 	} else {
 		log.Warn("PERPGATE_REDIS_URL is unset: clientOrderId deduplication is per replica")
 	}
-	rt := New(Config{Subjects: contract.NewSubjects(cfg.SubjectPrefix)}, adapter, nc, idem, log)
+	metrics := telemetry.NewMetrics()
+	stopHealth, err := health.Serve(ctx, cfg.HealthAddr, health.Handler(checks, metrics.Handler()), log)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stopHealth()) }()
+	rt := New(Config{Subjects: contract.NewSubjects(cfg.SubjectPrefix), Metrics: metrics}, adapter, nc, idem, log)
 	if err := rt.Start(); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
 	"github.com/perpgate/perpgate/pkg/telemetry"
 	"go.opentelemetry.io/otel/attribute"
@@ -47,10 +48,9 @@ func (s *Server) routes() *echo.Echo {
 	e.HTTPErrorHandler = s.errorHandler
 	e.Use(s.stamp)
 	e.Any("/v1", s.handleV1)
-	e.GET("/healthz", func(c echo.Context) error {
-		return c.JSON(http.StatusOK, map[string]any{"success": true, "status": "ok"})
-	})
-	e.GET("/readyz", s.ready)
+	ops := echo.WrapHandler(health.Handler(s.checks, nil))
+	e.GET("/healthz", ops)
+	e.GET("/readyz", ops)
 	if s.metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(s.metrics.Handler()))
 	}
@@ -122,13 +122,6 @@ func (s *Server) finish(c echo.Context, span trace.Span, start time.Time) {
 		}
 	}
 	s.log.Info("request done", attrs...)
-}
-
-func (s *Server) ready(c echo.Context) error {
-	if !s.nc.IsConnected() {
-		return c.JSON(http.StatusServiceUnavailable, map[string]any{"success": false, "code": "NOT_READY", "error": "not connected to NATS"})
-	}
-	return c.JSON(http.StatusOK, map[string]any{"success": true, "status": "ready"})
 }
 
 // errorHandler renders anything echo itself rejects in the same envelope.

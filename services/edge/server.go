@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
 	"github.com/perpgate/perpgate/pkg/telemetry"
 )
@@ -24,6 +25,8 @@ type Deps struct {
 	Logger  *slog.Logger
 	Now     func() time.Time   // nil means time.Now
 	Metrics *telemetry.Metrics // optional: served on /metrics when set
+	// Checks are readiness checks beyond NATS (the limiter's Redis).
+	Checks map[string]health.Check
 }
 
 // Server is one edge instance.
@@ -37,6 +40,7 @@ type Server struct {
 	dir      *directory
 	echo     *echo.Echo
 	metrics  *telemetry.Metrics
+	checks   map[string]health.Check
 
 	mu     sync.Mutex
 	http   *http.Server
@@ -65,6 +69,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		now:      now,
 		subjects: contract.NewSubjects(cfg.SubjectPrefix),
 		metrics:  deps.Metrics,
+		checks:   map[string]health.Check{"nats": health.NATSCheck(deps.NATS)},
+	}
+	for name, c := range deps.Checks {
+		s.checks[name] = c
 	}
 	s.dir = newDirectory(s.nc, s.subjects, cfg.CacheTTL, now)
 	s.echo = s.routes()

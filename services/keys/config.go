@@ -45,6 +45,7 @@ type Config struct {
 	AdminToken    Masked // PERPGATE_ADMIN_TOKEN: bearer token of the admin API
 	MasterKey     Masked // PERPGATE_MASTER_KEY: base64 of 32 bytes sealing credential secrets
 	SubjectPrefix string // PERPGATE_SUBJECT_PREFIX
+	HealthAddr    string // PERPGATE_HEALTH_ADDR: /healthz, /readyz and /metrics; empty serves none
 }
 
 // DefaultConfig returns the defaults documented in the README. AdminToken
@@ -55,6 +56,7 @@ func DefaultConfig() Config {
 		NATSURL:       "nats://127.0.0.1:4222",
 		AdminAddr:     "127.0.0.1:8081",
 		SubjectPrefix: "perpgate",
+		HealthAddr:    ":8082",
 	}
 }
 
@@ -79,6 +81,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	masked("PERPGATE_ADMIN_TOKEN", &c.AdminToken)
 	masked("PERPGATE_MASTER_KEY", &c.MasterKey)
 	str("PERPGATE_SUBJECT_PREFIX", &c.SubjectPrefix)
+	if v, ok := lookup("PERPGATE_HEALTH_ADDR"); ok {
+		c.HealthAddr = v
+	}
 	return c, c.Validate()
 }
 

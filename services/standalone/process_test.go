@@ -57,6 +57,7 @@ func TestProcesses(t *testing.T) {
 		"PERPGATE_NATS_URL":       natsURL,
 		"PERPGATE_SUBJECT_PREFIX": prefix,
 		"PERPGATE_LOG_FORMAT":     "json",
+		"PERPGATE_HEALTH_ADDR":    "127.0.0.1:0",
 		// A race-enabled binary otherwise sleeps 1 s on exit.
 		"GORACE": "atexit_sleep_ms=0",
 	})

@@ -60,6 +60,9 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 }
 
 // Close closes the pool when Open created it.
+// Ping reports whether Postgres answers (the keys service's readiness).
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
 func (s *Store) Close() error {
 	if s.ownPool {
 		s.pool.Close()

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
 	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/services/edge"
@@ -50,7 +51,8 @@ func run(ctx context.Context) error {
 	}
 	defer shutdown(context.WithoutCancel(ctx))
 	srv, err := edge.New(cfg, edge.Deps{NATS: nc, Limiter: ratelimit.NewRedis(rdb, cfg.SubjectPrefix+":rl", nil),
-		Logger: telemetry.NewLogger(os.Stdout, logCfg), Metrics: telemetry.NewMetrics()})
+		Logger: telemetry.NewLogger(os.Stdout, logCfg), Metrics: telemetry.NewMetrics(),
+		Checks: map[string]health.Check{"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() }}})
 	if err != nil {
 		return err
 	}

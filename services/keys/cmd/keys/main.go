@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/health"
+	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/perpgate/perpgate/services/keys/filestore"
 	"github.com/perpgate/perpgate/services/keys/postgres"
@@ -46,6 +48,20 @@ func run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer nc.Drain()
+	shutdownTracing, err := telemetry.SetupTracing(ctx, "perpgate-keys", os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	defer shutdownTracing(context.WithoutCancel(ctx))
+	checks := map[string]health.Check{"nats": health.NATSCheck(nc)}
+	if p, ok := store.(interface{ Ping(context.Context) error }); ok {
+		checks["postgres"] = p.Ping
+	}
+	stopHealth, err := health.Serve(ctx, cfg.HealthAddr, health.Handler(checks, telemetry.NewMetrics().Handler()), log)
+	if err != nil {
+		return err
+	}
+	defer stopHealth()
 	svc, err := keys.New(cfg, nc, store, log, nil)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
@@ -39,7 +40,17 @@ func run(ctx context.Context) error {
 			return fmt.Errorf("PERPGATE_PAPER_SEED: %q is not an integer", v)
 		}
 	}
-	v, err := venue.New(cfg, paper.New(paper.Config{Seed: seed}), telemetry.NewLogger(os.Stdout, logCfg))
+	log := telemetry.NewLogger(os.Stdout, logCfg)
+	healthAddr, ok := os.LookupEnv("PERPGATE_HEALTH_ADDR")
+	if !ok {
+		healthAddr = ":8082"
+	}
+	stopHealth, err := health.Serve(ctx, healthAddr, health.Handler(nil, telemetry.NewMetrics().Handler()), log)
+	if err != nil {
+		return err
+	}
+	defer stopHealth()
+	v, err := venue.New(cfg, paper.New(paper.Config{Seed: seed}), log)
 	if err != nil {
 		return err
 	}
