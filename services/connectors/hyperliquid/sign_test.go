@@ -60,7 +60,6 @@ func sameInt(a, b string) bool {
 	return ok1 && ok2 && x.Cmp(y) == 0
 }
 
-
 // TestVectors signs every ccxt vector's action with its credential and
 // compares r, s (as integers) and v; the agent address must match too.
 func TestVectors(t *testing.T) {
@@ -151,17 +150,17 @@ func TestFactSheetVectors(t *testing.T) {
 	vault := "0x1719884eb866cb12b2287399b15f7db5e7d775ea"
 	na := func(os ...OrderWire) OrderAction { return OrderAction{Type: "order", Orders: os, Grouping: "na"} }
 	tests := []struct {
-		name         string
-		key          string
-		action       any
-		nonce        uint64
-		vault        string
-		expires      *uint64
-		msgpack      string
-		connID       string
-		main, test   Signature // zero: not checked
-		mainRSV      string    // Rust form r‖s‖v, hex
-		testRSV      string
+		name       string
+		key        string
+		action     any
+		nonce      uint64
+		vault      string
+		expires    *uint64
+		msgpack    string
+		connID     string
+		main, test Signature // zero: not checked
+		mainRSV    string    // Rust form r‖s‖v, hex
+		testRSV    string
 	}{
 		{name: "py phantom agent", key: keyA, nonce: 1677777606040,
 			action:  na(order(4, true, "1670.1", "0.0147", false, limit("Ioc"), "")),
