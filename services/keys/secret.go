@@ -14,9 +14,10 @@ import (
 type secretField struct {
 	name     string
 	required bool
-	number   bool           // a JSON number is accepted besides a string
-	pattern  *regexp.Regexp // nil: any non-empty string
-	rule     string         // what pattern demands, for the error message
+	number   bool                // a JSON number is accepted besides a string
+	pattern  *regexp.Regexp      // nil: any non-empty string
+	rule     string              // what pattern demands, for the error message
+	check    func(string) string // further validation: a problem text, "" when fine
 }
 
 var (
@@ -45,9 +46,9 @@ var secretShapes = map[contract.Exchange][]secretField{
 		{name: "passphrase", required: true},
 	},
 	contract.Hyperliquid: {
-		{name: "accountAddress", required: true, pattern: reAddress20, rule: "0x followed by 40 hex characters"},
-		{name: "agentPrivateKey", required: true, pattern: rePrivKey32, rule: "64 hex characters, optionally prefixed by 0x"},
-		{name: "vaultAddress", pattern: reAddress20, rule: "0x followed by 40 hex characters"},
+		{name: "accountAddress", required: true, pattern: reAddress20, rule: "0x followed by 40 hex characters", check: checkEVMAddress},
+		{name: "agentPrivateKey", required: true, pattern: rePrivKey32, rule: "64 hex characters, optionally prefixed by 0x", check: checkSecp256k1Key},
+		{name: "vaultAddress", pattern: reAddress20, rule: "0x followed by 40 hex characters", check: checkEVMAddress},
 	},
 	contract.Paradex: {
 		{name: "accountAddress", required: true, pattern: reHex, rule: "0x followed by 1 to 64 hex characters"},
@@ -136,6 +137,11 @@ func secretValue(f secretField, v json.RawMessage) (value, problem string) {
 		return "", "must be " + f.rule
 	case f.pattern == rePositiveDec && strings.Trim(strings.ReplaceAll(s, ".", ""), "0") == "":
 		return "", "must be " + f.rule
+	}
+	if f.check != nil {
+		if problem := f.check(s); problem != "" {
+			return "", problem
+		}
 	}
 	return s, ""
 }
