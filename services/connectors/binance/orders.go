@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -82,9 +83,10 @@ func orDefault(v, d decimal.Decimal) decimal.Decimal {
 	return v
 }
 
-// PlaceMarketOrder implements connector.Adapter. The answer carries the
-// fill price and size but never the fee (fact sheet §0 #3): the order's
-// trades are read back and their commissions summed.
+// PlaceMarketOrder implements connector.Adapter. Binance's answer gives
+// the executed size but never the fee (fact sheet §0 #3) and, since
+// 2026-07, no average price either: fill price, size and fee come from the
+// order's trades (fillOf).
 func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.MarketOrderResult, error) {
 	if err := checkClientID(o.ClientOrderID); err != nil {
 		return contract.MarketOrderResult{}, err
@@ -105,29 +107,80 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 		return contract.MarketOrderResult{}, err
 	}
 	out := contract.MarketOrderResult{OrderID: strconv.FormatInt(res.OrderID, 10), Market: o.Market.Native, Side: o.Side,
-		FilledPrice: res.AvgPrice, FilledSize: res.ExecutedQty}
+		FilledPrice: decimal.Zero, FilledSize: decimal.Zero, Fee: decimal.Zero}
 	if res.ExecutedQty.IsZero() && (res.Status == "EXPIRED" || res.Status == "CANCELED" || res.Status == "REJECTED") {
 		return out, contract.Upstream(contract.ReasonInvalidOrder, "", res.Status,
 			"Binance ended market order %d %s without a fill (no liquidity within its price protection)", res.OrderID, res.Status)
 	}
-	var trades []userTrade
-	tp := symbolParam(o.Market).add("orderId", strconv.FormatInt(res.OrderID, 10))
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/userTrades", tp, 5, &trades); err != nil {
-		return out, err
+	f, err := a.fillOf(ctx, c, o.Market, res)
+	if err != nil {
+		// The order stands: report it with what Binance's answer says rather
+		// than fail a placement that happened (a retry would place again).
+		out.FilledSize = res.ExecutedQty
+		return out, nil
 	}
-	qty, notional, fee := decimal.Zero, decimal.Zero, decimal.Zero
-	for _, t := range trades {
-		qty, notional, fee = qty.Add(t.Qty), notional.Add(t.Qty.Mul(t.Price)), fee.Add(t.Commission)
-	}
-	out.Fee = fee
-	// Read defensively: the current New Order sample omits avgPrice.
-	if out.FilledSize.IsZero() {
-		out.FilledSize = qty
-	}
-	if out.FilledPrice.IsZero() && qty.IsPositive() {
-		out.FilledPrice = notional.DivRound(qty, 8)
-	}
+	out.FilledSize, out.FilledPrice, out.Fee = f.size, f.price(o.Market), f.fee
 	return out, nil
+}
+
+// tradeWaits are the pauses before each read of an order's trades: the
+// trade list can trail the order answer by a moment.
+var tradeWaits = []time.Duration{0, 100 * time.Millisecond, 400 * time.Millisecond}
+
+// fill is what an order executed.
+type fill struct {
+	size, notional, fee decimal.Decimal
+}
+
+// price is the size-weighted average price, to four more decimals than
+// the market's tick.
+func (f fill) price(m connector.Market) decimal.Decimal {
+	if !f.size.IsPositive() {
+		return decimal.Zero
+	}
+	return f.notional.DivRound(f.size, max(8, -m.TickSize.Exponent()+4))
+}
+
+// fillOf reads what a placed order executed from its trades
+// (GET /fapi/v1/userTrades?orderId=): size, notional and the fee, which
+// no order answer carries. While the trades account for less than the
+// answer's executedQty they are read again (tradeWaits); when they never
+// catch up, the size is executedQty and the price Query Order's avgPrice,
+// and the fee counts the trades seen.
+func (a *Adapter) fillOf(ctx context.Context, c connector.Credential, m connector.Market, res order) (fill, error) {
+	id := strconv.FormatInt(res.OrderID, 10)
+	var f fill
+	for _, d := range tradeWaits {
+		if d > 0 {
+			if err := a.c.wait(ctx, d); err != nil {
+				return f, err
+			}
+		}
+		var trades []userTrade
+		if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/userTrades",
+			symbolParam(m).add("orderId", id).add("limit", "1000"), 5, &trades); err != nil {
+			return f, err
+		}
+		f = fill{size: decimal.Zero, notional: decimal.Zero, fee: decimal.Zero}
+		for _, t := range trades {
+			if t.OrderID != res.OrderID {
+				continue
+			}
+			f.size, f.notional, f.fee = f.size.Add(t.Qty), f.notional.Add(t.Qty.Mul(t.Price)), f.fee.Add(t.Commission)
+		}
+		if f.size.IsPositive() && f.size.GreaterThanOrEqual(res.ExecutedQty) {
+			return f, nil
+		}
+	}
+	if !res.ExecutedQty.IsPositive() {
+		return f, nil
+	}
+	var q order
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/order", symbolParam(m).add("orderId", id), 1, &q); err != nil {
+		return f, err
+	}
+	f.size, f.notional = res.ExecutedQty, res.ExecutedQty.Mul(q.AvgPrice)
+	return f, nil
 }
 
 // marketSize applies MARKET_LOT_SIZE when its step is coarser than LOT_SIZE's.
@@ -357,8 +410,9 @@ func (a *Adapter) CancelAllOrders(ctx context.Context, c connector.Credential, m
 }
 
 // CloseAllPositions implements connector.Adapter: a reduce-only market
-// order against the position, split by MARKET_LOT_SIZE maxQty; the average
-// close price is weighted over the pieces.
+// order against the position, split by MARKET_LOT_SIZE maxQty. Each piece's
+// fills come from its trades (fillOf), so the average close price is
+// weighted over every trade of every piece.
 func (a *Adapter) CloseAllPositions(ctx context.Context, c connector.Credential, m connector.Market) (contract.CloseAllResult, error) {
 	res := contract.CloseAllResult{ClosedSize: decimal.Zero, AvgClosePrice: decimal.Zero}
 	if err := a.oneWay(ctx, c); err != nil {
@@ -369,7 +423,7 @@ func (a *Adapter) CloseAllPositions(ctx context.Context, c connector.Credential,
 		return res, err
 	}
 	maxQty := a.symbolMeta(c, m.Native).marketMaxQty
-	notional := decimal.Zero
+	total := fill{size: decimal.Zero, notional: decimal.Zero, fee: decimal.Zero}
 	for _, r := range rows {
 		if r.Symbol != m.Native || r.PositionAmt.IsZero() {
 			continue
@@ -386,17 +440,22 @@ func (a *Adapter) CloseAllPositions(ctx context.Context, c connector.Credential,
 			o, err := a.place(ctx, c, symbolParam(m).add("side", side).add("type", "MARKET").
 				add("quantity", fmtDec(qty)).add("reduceOnly", "true"))
 			if err != nil {
-				return res, err
+				return closeResult(res, total, m), err
 			}
-			res.ClosedSize = res.ClosedSize.Add(o.ExecutedQty)
-			notional = notional.Add(o.ExecutedQty.Mul(o.AvgPrice))
+			f, err := a.fillOf(ctx, c, m, o)
+			if err != nil {
+				return closeResult(res, total, m), err
+			}
+			total.size, total.notional = total.size.Add(f.size), total.notional.Add(f.notional)
 			left = left.Sub(qty)
 		}
 	}
-	if res.ClosedSize.IsPositive() {
-		res.AvgClosePrice = notional.DivRound(res.ClosedSize, 8)
-	}
-	return res, nil
+	return closeResult(res, total, m), nil
+}
+
+func closeResult(res contract.CloseAllResult, total fill, m connector.Market) contract.CloseAllResult {
+	res.ClosedSize, res.AvgClosePrice = total.size, total.price(m)
+	return res
 }
 
 // SetLeverage implements connector.Adapter: cross margin on the symbol

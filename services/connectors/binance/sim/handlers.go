@@ -91,12 +91,12 @@ func (s *Server) exchangeInfo(q *req) (any, *apiErr) {
 	for _, m := range s.eng.Markets() {
 		syms = append(syms, wireSymbol{
 			Symbol: m.Symbol, Pair: m.Symbol, ContractType: "PERPETUAL", DeliveryDate: 4133404800000, OnboardDate: 1569398400000,
-			Status: "TRADING", BaseAsset: m.Base, QuoteAsset: m.Quote, MarginAsset: m.Quote,
+			Status: s.symbolStatus(m.Symbol), BaseAsset: m.Base, QuoteAsset: m.Quote, MarginAsset: m.Quote,
 			PricePrecision: decimals(m.TickSize), QuantityPrecision: decimals(m.LotSize), UnderlyingType: "COIN", TriggerProtect: "0.0500",
 			Filters: []filter{
 				{"filterType": "PRICE_FILTER", "minPrice": m.TickSize.String(), "maxPrice": "4529764", "tickSize": m.TickSize.String()},
 				{"filterType": "LOT_SIZE", "minQty": m.LotSize.String(), "maxQty": "1000000000", "stepSize": m.LotSize.String()},
-				{"filterType": "MARKET_LOT_SIZE", "minQty": m.LotSize.String(), "maxQty": "1000000000", "stepSize": m.LotSize.String()},
+				{"filterType": "MARKET_LOT_SIZE", "minQty": m.LotSize.String(), "maxQty": s.marketMaxQty(m.Symbol).String(), "stepSize": m.LotSize.String()},
 				{"filterType": "MAX_NUM_ORDERS", "limit": 200},
 				{"filterType": "MAX_NUM_ALGO_ORDERS", "limit": 10},
 				{"filterType": "MIN_NOTIONAL", "notional": m.MinNotional.String()},
@@ -461,6 +461,9 @@ func (s *Server) place(key string, get orderFields) (paper.Order, *apiErr) {
 	if e != nil {
 		return paper.Order{}, e
 	}
+	if typ == "MARKET" && qty.GreaterThan(s.marketMaxQty(m.Symbol)) {
+		return paper.Order{}, errf(400, -4005, "Quantity greater than max quantity.")
+	}
 	req := paper.OrderRequest{Market: m.Symbol, Side: paper.Side(side), Type: paper.OrderType(typ), Size: qty,
 		ReduceOnly: get("reduceOnly") == "true"}
 	ref := m.MarkPrice
@@ -523,7 +526,7 @@ func (s *Server) clientID(key, id string, isAlgo bool) (string, *apiErr) {
 
 func respond(get orderFields, o paper.Order) wireOrder {
 	if get("newOrderRespType") == "RESULT" {
-		return toWireOrder(o)
+		return answer(o)
 	}
 	return ack(o)
 }
@@ -615,7 +618,7 @@ func (s *Server) cancelOrder(q *req) (any, *apiErr) {
 	if err != nil {
 		return nil, errf(400, -2011, "Unknown order sent.")
 	}
-	return toWireOrder(c), nil
+	return answer(c), nil
 }
 
 var cancelAllDone = map[string]any{"code": 200, "msg": "The operation of cancel all open order is done."}

@@ -39,6 +39,9 @@ type Config struct {
 	Markets     []paper.MarketSpec // default DefaultMarkets()
 	WeightLimit int                // REQUEST_WEIGHT per minute; default 2400
 	Keys        map[string]string  // API key → secret
+	// MarketMaxQty is MARKET_LOT_SIZE maxQty by symbol, the largest market
+	// order (-4005 above it); default 1000000000.
+	MarketMaxQty map[string]decimal.Decimal
 }
 
 // DefaultMarkets are BTCUSDT, ETHUSDT and the multiplier listing
@@ -71,6 +74,8 @@ type Server struct {
 	hits        map[string]int
 	fail        map[string][]Failure
 	hedge       map[string]bool
+	status      map[string]string // symbol → exchangeInfo status, when not TRADING
+	rewrite     map[string][]func([]byte) []byte
 	margin      map[string]string // apiKey + " " + symbol → CROSSED / ISOLATED
 	algos       map[int64]*algo
 	algoSeq     int64
@@ -102,6 +107,8 @@ func New(cfg Config) *Server {
 		hits:    map[string]int{},
 		fail:    map[string][]Failure{},
 		hedge:   map[string]bool{},
+		status:  map[string]string{},
+		rewrite: map[string][]func([]byte) []byte{},
 		margin:  map[string]string{},
 		algos:   map[int64]*algo{},
 		algoSeq: 7_000_000_000,
@@ -148,6 +155,40 @@ func (s *Server) FailNext(method, path string, f Failure) {
 	s.mu.Lock()
 	s.fail[method+" "+path] = append(s.fail[method+" "+path], f)
 	s.mu.Unlock()
+}
+
+// RewriteNext passes the next successful answer to method and path
+// through f before it is sent, e.g. to answer a read as Binance does when
+// its data lags behind.
+func (s *Server) RewriteNext(method, path string, f func(body []byte) []byte) {
+	s.mu.Lock()
+	s.rewrite[method+" "+path] = append(s.rewrite[method+" "+path], f)
+	s.mu.Unlock()
+}
+
+// SetStatus sets the exchangeInfo status of a symbol (TRADING, SETTLING,
+// PENDING_TRADING, ...), as when Binance lists or delists a contract.
+func (s *Server) SetStatus(symbol, status string) {
+	s.mu.Lock()
+	s.status[symbol] = status
+	s.mu.Unlock()
+}
+
+func (s *Server) symbolStatus(symbol string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.status[symbol]; ok {
+		return st
+	}
+	return "TRADING"
+}
+
+// marketMaxQty is the symbol's MARKET_LOT_SIZE maxQty.
+func (s *Server) marketMaxQty(symbol string) decimal.Decimal {
+	if q, ok := s.cfg.MarketMaxQty[symbol]; ok {
+		return q
+	}
+	return decimal.NewFromInt(1_000_000_000)
 }
 
 // SetHedgeMode switches an account between hedge (dual-side) and one-way
@@ -238,6 +279,18 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	out, e := rt.h(q)
+	if e == nil {
+		s.mu.Lock()
+		fs := s.rewrite[r.Method+" "+r.URL.Path]
+		if len(fs) > 0 {
+			s.rewrite[r.Method+" "+r.URL.Path] = fs[1:]
+		}
+		s.mu.Unlock()
+		if len(fs) > 0 {
+			raw, _ := json.Marshal(out)
+			out = json.RawMessage(fs[0](raw))
+		}
+	}
 	s.write(rw, out, e, used)
 }
 

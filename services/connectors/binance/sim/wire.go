@@ -15,11 +15,11 @@ type wireOrder struct {
 	Status                  string `json:"status"`
 	ClientOrderID           string `json:"clientOrderId"`
 	Price                   string `json:"price"`
-	AvgPrice                string `json:"avgPrice"`
+	AvgPrice                string `json:"avgPrice,omitempty"` // Query Order and open orders only
 	OrigQty                 string `json:"origQty"`
 	ExecutedQty             string `json:"executedQty"`
 	CumQty                  string `json:"cumQty"`
-	CumQuote                string `json:"cumQuote"`
+	CumQuote                string `json:"cumQuote,omitempty"` // Query Order and open orders only
 	TimeInForce             string `json:"timeInForce"`
 	Type                    string `json:"type"`
 	ReduceOnly              bool   `json:"reduceOnly"`
@@ -96,10 +96,20 @@ func toWireOrder(o paper.Order) wireOrder {
 	}
 }
 
+// answer is the order as New Order (RESULT), Place Multiple Orders and
+// Cancel Order return it: since 2026-07 Binance's answers carry no avgPrice
+// and no cumQuote (binance-connector-python 14.0.0 changelog), so a client
+// must read fill prices elsewhere (Query Order, Account Trade List).
+func answer(o paper.Order) wireOrder {
+	w := toWireOrder(o)
+	w.AvgPrice, w.CumQuote = "", ""
+	return w
+}
+
 // ack is the default (ACK) answer: the order as accepted, before matching.
 func ack(o paper.Order) wireOrder {
-	w := toWireOrder(o)
-	w.Status, w.ExecutedQty, w.CumQty, w.CumQuote, w.AvgPrice = "NEW", "0", "0", "0", "0"
+	w := answer(o)
+	w.Status, w.ExecutedQty, w.CumQty = "NEW", "0", "0"
 	return w
 }
 
