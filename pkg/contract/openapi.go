@@ -3,6 +3,9 @@ package contract
 import (
 	_ "embed"
 	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -31,8 +34,24 @@ func OpenAPI(version string) ([]byte, error) {
 		responses = append(responses, ref(name+"Response"))
 		mapping[op.Name] = "#/components/schemas/" + name + "Request"
 	}
-	errResp := func(desc string) map[string]any {
-		return map[string]any{"description": desc, "content": jsonContent(ref("Error"))}
+	responses200 := map[string]any{"description": "Success: `success:true` plus the operation's fields.",
+		"headers": headers(http.StatusOK), "content": jsonContent(map[string]any{"oneOf": responses})}
+	opResponses := map[string]any{"200": responses200}
+	for status, codes := range v1CodesByStatus() {
+		names := make([]string, len(codes))
+		for i, c := range codes {
+			names[i] = string(c)
+		}
+		desc := strings.Join(names, ", ") + "."
+		if note := statusNotes[status]; note != "" {
+			desc += " " + note
+		}
+		opResponses[strconv.Itoa(status)] = map[string]any{
+			"description": desc,
+			"headers":     headers(status),
+			"content": jsonContent(map[string]any{"allOf": []any{ref("Error"),
+				map[string]any{"properties": map[string]any{"code": map[string]any{"enum": names}}}}}),
+		}
 	}
 	doc := map[string]any{
 		"openapi": "3.1.0",
@@ -54,21 +73,16 @@ func OpenAPI(version string) ([]byte, error) {
 							"discriminator": map[string]any{"propertyName": "operation", "mapping": mapping},
 						}),
 					},
-					"responses": map[string]any{
-						"200": map[string]any{"description": "Success: `success:true` plus the operation's fields.",
-							"headers": rateHeaders(), "content": jsonContent(map[string]any{"oneOf": responses})},
-						"400": errResp("Bad request: INVALID_JSON, MISSING_OPERATION, UNKNOWN_OPERATION, INVALID_REQUEST, UNKNOWN_MARKET."),
-						"401": errResp("Authentication: MISSING_API_KEY, INVALID_KEY_FORMAT, INVALID_API_KEY, KEY_REVOKED, KEY_EXPIRED."),
-						"403": errResp("Not allowed: TIER_INSUFFICIENT, OPERATION_NOT_ALLOWED, CREDENTIAL_NOT_ALLOWED, EXCHANGE_NOT_ALLOWED, ENVIRONMENT_MISMATCH."),
-						"404": errResp("CREDENTIAL_NOT_FOUND."),
-						"405": errResp("METHOD_NOT_ALLOWED: only POST."),
-						"413": errResp("PAYLOAD_TOO_LARGE: bodies are limited to 64 KiB."),
-						"429": errResp("RATE_LIMITED: see Retry-After."),
-						"500": errResp("INTERNAL_ERROR."),
-						"502": errResp("EXCHANGE_ERROR with reason, exchangeCode and exchangeMessage."),
-						"503": errResp("EXCHANGE_UNAVAILABLE: no connector for the exchange is running."),
-						"504": errResp("EXCHANGE_TIMEOUT: for placements the order state is unknown; look it up by clientOrderId."),
-					},
+					"responses": opResponses,
+				},
+			},
+			"/openapi.json": map[string]any{
+				"get": map[string]any{
+					"operationId": "openapi",
+					"summary":     "This document; no API key needed.",
+					"security":    []any{},
+					"responses": map[string]any{"200": map[string]any{"description": "The OpenAPI 3.1 document of POST /v1.",
+						"content": jsonContent(map[string]any{"type": "object"})}},
 				},
 			},
 		},
@@ -93,13 +107,63 @@ func jsonContent(schema any) map[string]any {
 	return map[string]any{"application/json": map[string]any{"schema": schema}}
 }
 
-func rateHeaders() map[string]any {
-	h := map[string]any{}
-	for _, n := range []string{"X-RateLimit-Limit-Minute", "X-RateLimit-Remaining-Minute", "X-RateLimit-Limit-Day", "X-RateLimit-Remaining-Day"} {
-		h[n] = map[string]any{"schema": map[string]any{"type": "integer"}}
+// notV1 are codes that POST /v1 never answers with: unknown routes and the
+// admin API's.
+var notV1 = map[Code]bool{CodeNotFound: true, CodeKeyLimitReached: true, CodeAdminUnauthorized: true,
+	CodeAccountNotFound: true, CodeAPIKeyNotFound: true}
+
+// V1Codes returns the error codes POST /v1 (and an MCP tool call) may
+// answer with, sorted.
+func V1Codes() []Code {
+	out := make([]Code, 0, len(codeStatus))
+	for c := range codeStatus {
+		if !notV1[c] {
+			out = append(out, c)
+		}
 	}
-	h["X-Request-Id"] = map[string]any{"schema": map[string]any{"type": "string", "format": "uuid"}}
-	h["X-Request-Duration-Ms"] = map[string]any{"schema": map[string]any{"type": "string"}}
+	slices.Sort(out)
+	return out
+}
+
+func v1CodesByStatus() map[int][]Code {
+	m := map[int][]Code{}
+	for _, c := range V1Codes() {
+		m[c.Status()] = append(m[c.Status()], c)
+	}
+	return m
+}
+
+// statusNotes say more than the codes about some statuses.
+var statusNotes = map[int]string{
+	http.StatusBadRequest:            "The message names the field to fix.",
+	http.StatusMethodNotAllowed:      "Only POST; the Allow header says so.",
+	http.StatusRequestEntityTooLarge: "Bodies are limited to 64 KiB.",
+	http.StatusTooManyRequests:       "The minute or day window is full; Retry-After says when to retry.",
+	http.StatusInternalServerError:   "A gateway fault; quote the X-Request-Id.",
+	http.StatusBadGateway:            "The exchange refused or failed: reason, exchangeCode and exchangeMessage say how.",
+	http.StatusServiceUnavailable:    "No connector for the exchange is running.",
+	http.StatusGatewayTimeout:        "For placements the order state is unknown; look it up by clientOrderId before retrying.",
+}
+
+// headers lists the response headers of a status: request id and duration
+// always; the rate-limit figures once the key is known (not on 401, 405,
+// 413); Retry-After on 429.
+func headers(status int) map[string]any {
+	integer := map[string]any{"schema": map[string]any{"type": "integer"}}
+	h := map[string]any{
+		"X-Request-Id":          map[string]any{"schema": map[string]any{"type": "string", "format": "uuid"}},
+		"X-Request-Duration-Ms": map[string]any{"schema": map[string]any{"type": "string"}, "description": "Gateway latency in milliseconds."},
+	}
+	switch status {
+	case http.StatusUnauthorized, http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge:
+	default:
+		for _, n := range []string{"X-RateLimit-Limit-Minute", "X-RateLimit-Remaining-Minute", "X-RateLimit-Limit-Day", "X-RateLimit-Remaining-Day"} {
+			h[n] = integer
+		}
+	}
+	if status == http.StatusTooManyRequests {
+		h["Retry-After"] = map[string]any{"schema": map[string]any{"type": "integer"}, "required": true, "description": "Seconds to wait."}
+	}
 	return h
 }
 

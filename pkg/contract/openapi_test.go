@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -55,5 +57,129 @@ func TestInputSchemaMatchesDecoder(t *testing.T) {
 				t.Errorf("schema: required %v additionalProperties %v", req, s["additionalProperties"])
 			}
 		})
+	}
+}
+
+// TestOpenAPIDocument checks the shape issue 3 asks for: the request body
+// is a union over the 20 operations discriminated by `operation`, each
+// operation has its success schema, and every error code POST /v1 can
+// answer with is documented under its status with the error envelope.
+func TestOpenAPIDocument(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(OpenAPIDocument, &doc); err != nil {
+		t.Fatal(err)
+	}
+	get := func(v any, path ...string) any {
+		t.Helper()
+		for _, p := range path {
+			m, ok := v.(map[string]any)
+			if !ok {
+				t.Fatalf("no %v in the document", path)
+			}
+			v = m[p]
+		}
+		return v
+	}
+	schemas := get(doc, "components", "schemas").(map[string]any)
+	deref := func(v any) map[string]any {
+		t.Helper()
+		r, _ := get(v, "$ref").(string)
+		name, ok := strings.CutPrefix(r, "#/components/schemas/")
+		s, found := schemas[name].(map[string]any)
+		if !ok || !found {
+			t.Fatalf("reference %q does not resolve", r)
+		}
+		return s
+	}
+	post := get(doc, "paths", "/v1", "post")
+
+	body := get(post, "requestBody", "content", "application/json", "schema")
+	if get(body, "discriminator", "propertyName") != "operation" {
+		t.Fatalf("request body is not discriminated by operation: %v", get(body, "discriminator"))
+	}
+	mapping := get(body, "discriminator", "mapping").(map[string]any)
+	oneOf := get(body, "oneOf").([]any)
+	if len(oneOf) != len(Operations) || len(mapping) != len(Operations) {
+		t.Fatalf("request union has %d members and %d mappings, want %d", len(oneOf), len(mapping), len(Operations))
+	}
+	members := map[string]bool{}
+	for _, m := range oneOf {
+		members[get(m, "$ref").(string)] = true
+	}
+	for _, op := range Operations {
+		target, ok := mapping[op.Name].(string)
+		if !ok || !members[target] {
+			t.Errorf("%s: mapping %q is not a member of the union", op.Name, target)
+			continue
+		}
+		req := deref(map[string]any{"$ref": target})
+		if get(req, "properties", "operation", "const") != op.Name || req["additionalProperties"] != false {
+			t.Errorf("%s: request schema does not pin operation or is open: %v", op.Name, req["properties"])
+		}
+		required := map[string]bool{}
+		for _, r := range req["required"].([]any) {
+			required[r.(string)] = true
+		}
+		if !required["operation"] || !required["credentialId"] {
+			t.Errorf("%s: operation and credentialId are not required: %v", op.Name, req["required"])
+		}
+		for _, f := range SpecOf(op.Params).Fields {
+			if f.Required != required[f.Name] {
+				t.Errorf("%s: field %s required=%v in the schema, %v in the table", op.Name, f.Name, required[f.Name], f.Required)
+			}
+		}
+	}
+
+	responses := get(post, "responses").(map[string]any)
+	ok := get(responses["200"], "content", "application/json", "schema", "oneOf").([]any)
+	if len(ok) != len(Operations) {
+		t.Errorf("200 response has %d shapes, want %d", len(ok), len(Operations))
+	}
+	for _, r := range ok {
+		if get(deref(r), "properties", "success", "const") != true {
+			t.Errorf("success schema %v lacks success:true", r)
+		}
+	}
+	envelope := schemas["Error"]
+	for _, f := range []string{"success", "code", "error", "reason", "exchangeCode", "exchangeMessage", "retryAfter"} {
+		if get(envelope, "properties", f) == nil {
+			t.Errorf("error envelope lacks %s", f)
+		}
+	}
+	documented := map[Code]bool{}
+	for status, r := range responses {
+		if status == "200" {
+			continue
+		}
+		all := get(r, "content", "application/json", "schema", "allOf").([]any)
+		if deref(all[0])["properties"] == nil {
+			t.Errorf("%s: not the error envelope", status)
+		}
+		for _, c := range get(all[1], "properties", "code", "enum").([]any) {
+			code := Code(c.(string))
+			documented[code] = true
+			if strconv.Itoa(code.Status()) != status {
+				t.Errorf("%s is documented under %s but answers %d", code, status, code.Status())
+			}
+		}
+		if get(r, "headers", "X-Request-Id") == nil {
+			t.Errorf("%s: X-Request-Id not documented", status)
+		}
+	}
+	for _, c := range V1Codes() {
+		if !documented[c] {
+			t.Errorf("code %s (%d) is not documented", c, c.Status())
+		}
+	}
+	for _, c := range []Code{CodeMissingAPIKey, CodeTierInsufficient, CodeRateLimited, CodeExchangeError, CodeInvalidRequest} {
+		if !documented[c] {
+			t.Errorf("SPEC §7 code %s is not documented", c)
+		}
+	}
+	if get(responses["429"], "headers", "Retry-After") == nil {
+		t.Error("429 does not document Retry-After")
+	}
+	if sec, ok := get(doc, "paths", "/openapi.json", "get", "security").([]any); !ok || len(sec) != 0 {
+		t.Errorf("GET /openapi.json should need no key: security %v", sec)
 	}
 }

@@ -12,7 +12,14 @@ import (
 // output schema of each result. They describe exactly what DecodeParams
 // accepts, so an agent reading them sends valid requests.
 
-const decimalPattern = `^-?[0-9]+(\.[0-9]+)?$`
+// Patterns of wire strings. decimalPattern is what the decoder accepts
+// (plainDecimal); positivePattern is the subset greater than zero, so a
+// schema validator refuses "0", "0.0" and "-1" as the decoder does.
+const (
+	decimalPattern  = `^-?[0-9]+(\.[0-9]+)?$`
+	positivePattern = `^([0-9]*[1-9][0-9]*(\.[0-9]+)?|[0-9]+\.[0-9]*[1-9][0-9]*)$`
+	uuidPattern     = `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+)
 
 // InputSchema is the JSON Schema of an operation's parameters, including
 // credentialId.
@@ -20,8 +27,8 @@ func (o *Operation) InputSchema() map[string]any {
 	s := objectSchema(SpecOf(o.Params))
 	props := s["properties"].(map[string]any)
 	props["credentialId"] = map[string]any{
-		"type": "string", "format": "uuid",
-		"description": "UUID of the exchange credential to act with.",
+		"type": "string", "format": "uuid", "pattern": uuidPattern,
+		"description": "UUID of the exchange credential to act with; its exchange and network (mainnet or testnet) decide where the call goes.",
 	}
 	s["required"] = append([]string{"credentialId"}, s["required"].([]string)...)
 	return s
@@ -73,6 +80,7 @@ func fieldSchema(f *FieldSpec) map[string]any {
 		s["pattern"] = decimalPattern
 		s["maxLength"] = maxDecimalLen
 		if f.Positive {
+			s["pattern"] = positivePattern
 			s["description"] = strings.TrimSpace(f.Description + " Must be greater than zero.")
 			if f.Number {
 				s["exclusiveMinimum"] = 0
@@ -116,8 +124,11 @@ func defaultValue(f *FieldSpec) any {
 }
 
 var (
-	levelType = reflect.TypeFor[Level]()
-	errorType = reflect.TypeFor[Error]()
+	levelType        = reflect.TypeFor[Level]()
+	errorType        = reflect.TypeFor[Error]()
+	sideType         = reflect.TypeFor[Side]()
+	positionSideType = reflect.TypeFor[PositionSide]()
+	exchangeType     = reflect.TypeFor[Exchange]()
 )
 
 // typeSchema describes how a result type marshals.
@@ -128,9 +139,19 @@ func typeSchema(t reflect.Type) map[string]any {
 	case t == levelType:
 		dec := map[string]any{"type": "string", "pattern": decimalPattern}
 		return map[string]any{"type": "array", "prefixItems": []any{dec, dec}, "items": false, "minItems": 2,
-			"description": "[price, size]"}
+			"description": "[price in quote currency, size in base-asset units]"}
 	case t == errorType:
-		return ErrorSchema()
+		return errorFields()
+	case t == sideType:
+		return map[string]any{"type": "string", "enum": []string{string(Buy), string(Sell)}}
+	case t == positionSideType:
+		return map[string]any{"type": "string", "enum": []string{string(Long), string(Short)}}
+	case t == exchangeType:
+		xs := make([]string, 0, len(Exchanges))
+		for _, x := range Exchanges {
+			xs = append(xs, string(x))
+		}
+		return map[string]any{"type": "string", "enum": xs}
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -166,8 +187,18 @@ func typeSchema(t reflect.Type) map[string]any {
 	return map[string]any{}
 }
 
-// ErrorSchema is the schema of the error envelope's fields.
+// ErrorSchema is the schema of the error envelope: success:false plus the
+// fields of Error.
 func ErrorSchema() map[string]any {
+	s := errorFields()
+	s["properties"].(map[string]any)["success"] = map[string]any{"const": false}
+	s["required"] = append([]string{"success"}, s["required"].([]string)...)
+	return s
+}
+
+// errorFields is the schema of an Error as it marshals on its own, as in
+// a rejected order of a batch.
+func errorFields() map[string]any {
 	codes := make([]string, 0, len(codeStatus))
 	for _, c := range Codes() {
 		codes = append(codes, string(c))
@@ -179,7 +210,6 @@ func ErrorSchema() map[string]any {
 	return map[string]any{
 		"type": "object",
 		"properties": map[string]any{
-			"success":         map[string]any{"const": false},
 			"code":            map[string]any{"type": "string", "enum": codes},
 			"error":           map[string]any{"type": "string", "description": "What went wrong and what to fix."},
 			"reason":          map[string]any{"type": "string", "enum": reasons, "description": "With EXCHANGE_ERROR: the kind of upstream failure."},
@@ -187,6 +217,6 @@ func ErrorSchema() map[string]any {
 			"exchangeMessage": map[string]any{"type": "string", "description": "With EXCHANGE_ERROR: the exchange's own message."},
 			"retryAfter":      map[string]any{"type": "integer", "description": "Seconds to wait (RATE_LIMITED, UPSTREAM_RATE_LIMITED)."},
 		},
-		"required": []string{"success", "code", "error"},
+		"required": []string{"code", "error"},
 	}
 }
