@@ -41,27 +41,39 @@ func (s *Server) newMCPServer(keyOf keySource) *mcp.Server {
 	return srv
 }
 
+// toolOf is the MCP tool of one operation. Annotations: read-only
+// operations are read-only and idempotent; every other one is destructive
+// (it changes orders, positions or settings on the exchange), and the order
+// management ones are idempotent too: repeating a cancel, close or leverage
+// change with the same arguments changes nothing more. Placements are not.
 func toolOf(op *contract.Operation) *mcp.Tool {
 	destructive := !op.ReadOnly
 	openWorld := true
 	return &mcp.Tool{
 		Name:         op.Tool,
-		Title:        op.Name,
-		Description:  op.Summary + " " + toolTierNote(op),
+		Title:        toolTitle(op),
+		Description:  op.Summary + " " + toolArgsNote(op),
 		InputSchema:  op.InputSchema(),
 		OutputSchema: op.OutputSchema(),
 		Annotations: &mcp.ToolAnnotations{
-			Title:           op.Name,
+			Title:           toolTitle(op),
 			ReadOnlyHint:    op.ReadOnly,
 			DestructiveHint: &destructive,
-			IdempotentHint:  op.ReadOnly,
+			IdempotentHint:  op.ReadOnly || op.Group == contract.GroupManage,
 			OpenWorldHint:   &openWorld,
 		},
 	}
 }
 
-func toolTierNote(op *contract.Operation) string {
-	return "Needs credentialId (a UUID from the gateway operator). Operation " + op.Name + ", minimum tier " + string(op.MinTier) + "."
+// toolTitle turns place_limit_order into "Place limit order".
+func toolTitle(op *contract.Operation) string {
+	t := strings.ReplaceAll(op.Tool, "_", " ")
+	return strings.ToUpper(t[:1]) + t[1:]
+}
+
+func toolArgsNote(op *contract.Operation) string {
+	return "Every call needs credentialId, the UUID of the exchange credential to act with; this is the " +
+		op.Name + " operation of POST /v1."
 }
 
 // toolHandler runs one tool call through the /v1 pipeline and returns the
@@ -126,14 +138,15 @@ func (s *Server) authorizeMCP(ctx context.Context, rawKey string) (contract.KeyI
 	return key, nil
 }
 
+// toolError is a gateway error as a tool error: the /v1 error envelope as
+// the JSON text block. It carries no structured content, because clients
+// check structured content against the tool's output schema, which
+// describes the success result.
 func toolError(ce *contract.Error) *mcp.CallToolResult {
 	body, _ := json.Marshal(envelope{Error: ce})
-	var structured map[string]any
-	_ = json.Unmarshal(body, &structured)
 	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(body)}},
-		StructuredContent: structured,
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: string(body)}},
 	}
 }
 
@@ -158,13 +171,9 @@ func (s *Server) mountMCP(e *echo.Echo) {
 		return s.newMCPServer(func(*mcp.CallToolRequest) string { return key })
 	}, &mcp.SSEOptions{MaxRequestBodyBytes: MaxBody})
 
-	e.Any("/mcp", s.mcpGate(streamable, apiKeyOf))
-	e.Any("/mcp/sse", s.mcpGate(sse, func(r *http.Request) string {
-		if r.URL.Query().Get("sessionid") != "" {
-			return "" // an established session: its key was checked when it opened
-		}
-		return sseKey(r)
-	}))
+	e.Any("/mcp", s.mcpGate(streamable, apiKeyOf, ""))
+	e.Any("/mcp/sse", s.mcpGate(sse, sseKey,
+		"no API key: pass it in the api_key query parameter (/mcp/sse?api_key=<key>) or the X-API-Key header"))
 }
 
 func sseKey(r *http.Request) string {
@@ -174,15 +183,22 @@ func sseKey(r *http.Request) string {
 	return apiKeyOf(r)
 }
 
-// mcpGate authenticates the HTTP request (when keyOf yields something to
-// check) before handing it to the MCP transport.
-func (s *Server) mcpGate(h http.Handler, keyOf func(*http.Request) string) echo.HandlerFunc {
+// mcpGate authenticates the HTTP request before handing it to the MCP
+// transport, refusing a bad or free-tier key with the /v1 error envelope.
+// Messages posted to an open SSE session are let through: the key was
+// checked when the session opened, and every tool call checks it again.
+// missingKey, when set, replaces the message of MISSING_API_KEY to say
+// where this transport takes the key.
+func (s *Server) mcpGate(h http.Handler, keyOf func(*http.Request) string, missingKey string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		sessionMessage := r.URL.Path == "/mcp/sse" && r.URL.Query().Get("sessionid") != ""
 		if !sessionMessage {
 			key, ce := s.authorizeMCP(r.Context(), keyOf(r))
 			if ce != nil {
+				if ce.Code == contract.CodeMissingAPIKey && missingKey != "" {
+					ce = contract.Errorf(contract.CodeMissingAPIKey, "%s", missingKey)
+				}
 				return s.fail(c, ce)
 			}
 			c.Set(ctxKey, key.Display)
