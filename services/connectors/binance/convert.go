@@ -93,14 +93,20 @@ func statusFromWire(s string) string {
 	return s
 }
 
-// algoStatusFromWire maps an algo order's status: NEW waits for its trigger.
+// algoStatusFromWire maps an algo order's status. Binance's values (the
+// official SDK's ALGO_UPDATE model): NEW waits for its trigger; TRIGGERING
+// and TRIGGERED mean it fired and its order is on its way to, or in, the
+// matching engine; FINISHED that order is done; EXPIRED is a cancel by the
+// system.
 func algoStatusFromWire(s string) string {
 	switch s {
 	case "NEW":
 		return contract.StatusPending
+	case "TRIGGERING", "TRIGGERED":
+		return contract.StatusOpen
 	case "CANCELED", "EXPIRED":
 		return contract.StatusCancelled
-	case "TRIGGERED", "FINISHED":
+	case "FINISHED":
 		return contract.StatusFilled
 	case "REJECTED":
 		return contract.StatusRejected
