@@ -1,14 +1,20 @@
 package binance
 
 import (
+	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 )
 
-// TestErrorTable checks every row of the Binance code → reason table with
-// its expected reason written out again here, and that no row is untested.
+// TestErrorTable sends every row of the Binance code → reason table over
+// HTTP, as the {code,msg} body of a real-looking Binance answer to a
+// signed read, and checks the error the adapter returns: EXCHANGE_ERROR
+// (502) with the row's reason written out again here, Binance's code and
+// message, and a message that quotes Binance's. No row goes untested.
 func TestErrorTable(t *testing.T) {
 	tests := []struct {
 		code   int
@@ -73,10 +79,18 @@ func TestErrorTable(t *testing.T) {
 	for _, tt := range tests {
 		seen[tt.code] = true
 		t.Run(itoa(int64(tt.code)), func(t *testing.T) {
-			e := upstreamError(http.StatusBadRequest, tt.code, "binance says no")
-			if e.Code != contract.CodeExchangeError || e.Reason != tt.reason || e.ExchangeCode != itoa(int64(tt.code)) ||
-				e.ExchangeMessage != "binance says no" || e.Status() != http.StatusBadGateway {
-				t.Errorf("got %+v, want EXCHANGE_ERROR %s", e, tt.reason)
+			f := newFixture(t, sim.Config{}, nil)
+			msg := "binance says no to " + itoa(int64(tt.code))
+			fail := sim.Failure{Status: http.StatusBadRequest, Code: tt.code, Msg: msg}
+			f.sim.FailNext(http.MethodGet, "/fapi/v3/account", fail)
+			if tt.code == -1021 || tt.code == -5028 { // answered again after the clock resync
+				f.sim.FailNext(http.MethodGet, "/fapi/v3/account", fail)
+			}
+			_, err := f.a.GetBalance(context.Background(), f.cred)
+			ce, ok := contract.AsError(err)
+			if !ok || ce.Code != contract.CodeExchangeError || ce.Reason != tt.reason || ce.ExchangeCode != itoa(int64(tt.code)) ||
+				ce.ExchangeMessage != msg || ce.Status() != http.StatusBadGateway || !strings.Contains(ce.Message, msg) {
+				t.Errorf("got %#v, want EXCHANGE_ERROR %s with Binance's code and message", err, tt.reason)
 			}
 		})
 	}
@@ -87,14 +101,14 @@ func TestErrorTable(t *testing.T) {
 	}
 }
 
+// TestErrorFallbackByStatus: a code the table does not know is classified
+// by the HTTP status of Binance's answer.
 func TestErrorFallbackByStatus(t *testing.T) {
 	tests := []struct {
 		name   string
 		status int
 		reason contract.Reason
 	}{
-		{"429", 429, contract.ReasonUpstreamRateLimited},
-		{"418", 418, contract.ReasonUpstreamRateLimited},
 		{"401", 401, contract.ReasonAuthenticationFailed},
 		{"403 WAF", 403, contract.ReasonPermissionDenied},
 		{"408 backend timeout", 408, contract.ReasonUpstreamUnavailable},
@@ -103,9 +117,19 @@ func TestErrorFallbackByStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if e := upstreamError(tt.status, -9999, ""); e.Reason != tt.reason {
-				t.Errorf("got %s, want %s", e.Reason, tt.reason)
+			f := newFixture(t, sim.Config{}, nil)
+			f.sim.FailNext(http.MethodGet, "/fapi/v3/account", sim.Failure{Status: tt.status, Code: -9999, Msg: "new to us"})
+			_, err := f.a.GetBalance(context.Background(), f.cred)
+			if ce := wantReason(t, err, tt.reason); ce.ExchangeCode != "-9999" {
+				t.Errorf("exchange code %s", ce.ExchangeCode)
 			}
 		})
+	}
+	// 429 and 418 take the rate-limit path (TestUpstreamRateLimited); the
+	// table's fallback agrees with it.
+	for _, status := range []int{429, 418} {
+		if r := upstreamError(status, -9999, "").Reason; r != contract.ReasonUpstreamRateLimited {
+			t.Errorf("HTTP %d: %s", status, r)
+		}
 	}
 }
