@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,6 +38,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 // fixture is an adapter wired to a simulator over HTTP.
 type fixture struct {
 	sim   *sim.Server
+	url   string
 	a     *Adapter
 	cred  connector.Credential
 	waits []time.Duration
@@ -50,7 +52,7 @@ func newFixture(t *testing.T, simCfg sim.Config, now func() time.Time) *fixture 
 	t.Cleanup(srv.Close)
 	cfg := DefaultConfig()
 	cfg.MainnetURL, cfg.TestnetURL, cfg.Now = srv.URL, srv.URL, now
-	f := &fixture{sim: s, a: NewAdapter(cfg, srv.Client())}
+	f := &fixture{sim: s, url: srv.URL, a: NewAdapter(cfg, srv.Client())}
 	f.cred = credential(contract.Mainnet, testKey, testSecret)
 	return f
 }
@@ -187,6 +189,37 @@ func TestWeightSlowdown(t *testing.T) {
 	}
 }
 
+// TestWeightSharedByReplicas: two connector replicas behind one IP share
+// Binance's weight budget. The second learns from X-MBX-USED-WEIGHT-1M what
+// the first used and waits for the next minute before Binance would answer
+// 429; counting only its own requests it would run into the limit.
+func TestWeightSharedByReplicas(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC)}
+	f := newFixture(t, sim.Config{Now: clk.Now, WeightLimit: 20}, clk.Now)
+	m := f.market(t, "BTCUSDT") // 1
+	for range 14 {              // 15 of the IP's 20
+		if _, err := f.a.GetMarkPrice(context.Background(), f.cred, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.MainnetURL, cfg.TestnetURL, cfg.Now = f.url, f.url, clk.Now
+	other := NewAdapter(cfg, nil)
+	var waits []time.Duration
+	other.c.wait = func(_ context.Context, d time.Duration) error { waits = append(waits, d); clk.Advance(d); return nil }
+	if _, err := other.Markets(context.Background(), f.cred); err != nil { // as the runtime does first: learns the limit
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if _, err := other.GetMarkPrice(context.Background(), f.cred, m); err != nil {
+			t.Fatalf("second replica, call %d: %v", i, err)
+		}
+	}
+	if len(waits) != 1 || waits[0] != 55*time.Second {
+		t.Errorf("second replica waited %v, want once 55s (to the next minute)", waits)
+	}
+}
+
 // TestUpstreamRateLimited: 429 and 418 become UPSTREAM_RATE_LIMITED with
 // retryAfter, and nothing is sent to Binance until that time has passed.
 func TestUpstreamRateLimited(t *testing.T) {
@@ -286,6 +319,70 @@ func TestHedgeModeRefused(t *testing.T) {
 	}
 	if n := f.sim.Hits(http.MethodPost, "/fapi/v1/order"); n != 0 {
 		t.Errorf("%d orders sent in hedge mode", n)
+	}
+}
+
+// TestHedgeModeChangedUnderUs: the account switches to hedge mode after the
+// connector cached one-way. Binance refuses the next order with -4061; the
+// error says what happened and the cached mode is dropped, so the order
+// after that is refused before anything is sent.
+func TestHedgeModeChangedUnderUs(t *testing.T) {
+	f := newFixture(t, sim.Config{}, nil)
+	ctx := context.Background()
+	m := f.market(t, "BTCUSDT")
+	limit := func(id string) error {
+		_, err := f.a.PlaceLimitOrder(ctx, f.cred, connector.OrderRequest{Market: m, Type: connector.Limit, Side: contract.Buy,
+			Size: decimal.RequireFromString("0.01"), Price: decimal.RequireFromString("50000"), ClientOrderID: id})
+		return err
+	}
+	if err := limit("one-way"); err != nil {
+		t.Fatal(err)
+	}
+	f.sim.SetHedgeMode(testKey, true)
+	ce := wantReason(t, limit("switched"), contract.ReasonInvalidOrder)
+	if ce.ExchangeCode != "-4061" || !strings.Contains(ce.Message, "hedge") {
+		t.Errorf("-4061 answer: %+v", ce)
+	}
+	sent := f.sim.Hits(http.MethodPost, "/fapi/v1/order")
+	err := limit("again")
+	if ce, _ := contract.AsError(err); err == nil || ce.Code != contract.CodeInvalidRequest || !strings.Contains(ce.Message, "hedge position mode") {
+		t.Fatalf("want INVALID_REQUEST naming hedge mode, got %v", err)
+	}
+	if f.sim.Hits(http.MethodPost, "/fapi/v1/order") != sent {
+		t.Error("an order was sent after Binance reported hedge mode")
+	}
+}
+
+// TestMarketsRefresh: each Markets call reads exchangeInfo again, so when
+// the runtime refreshes its cache a contract that stops trading drops out,
+// a new one appears, and the IP weight limit follows exchangeInfo.
+func TestMarketsRefresh(t *testing.T) {
+	f := newFixture(t, sim.Config{WeightLimit: 1200}, nil)
+	ctx := context.Background()
+	natives := func() []string {
+		list, err := f.a.Markets(ctx, f.cred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range list {
+			out = append(out, m.Native)
+		}
+		return out
+	}
+	if got := natives(); len(got) != 3 {
+		t.Fatalf("markets %v", got)
+	}
+	if n := f.a.c.host(f.url).gate.limit; n != 1200 {
+		t.Errorf("weight limit %d, want exchangeInfo's 1200", n)
+	}
+	f.sim.SetStatus("ETHUSDT", "SETTLING")
+	if got := natives(); len(got) != 2 || slices.Contains(got, "ETHUSDT") {
+		t.Errorf("after ETHUSDT stopped trading: %v", got)
+	}
+	f.sim.SetStatus("ETHUSDT", "TRADING")
+	if got := natives(); !slices.Contains(got, "ETHUSDT") {
+		t.Errorf("after ETHUSDT trades again: %v", got)
 	}
 }
 

@@ -24,6 +24,9 @@ func (a *Adapter) place(ctx context.Context, c connector.Credential, p params) (
 	err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/order", p.add("newOrderRespType", "RESULT"), 0, &res)
 	if isCode(err, -4061) {
 		a.forgetMode(c)
+		if ce, ok := contract.AsError(err); ok {
+			ce.Message += "; the account seems to have switched to hedge position mode, which perpgate does not trade: switch it back to One-way"
+		}
 	}
 	return res, err
 }
