@@ -2,7 +2,10 @@ package standalone
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,28 +26,38 @@ func readme(t *testing.T) string {
 	return string(b)
 }
 
-// TestREADMEExamplesValidate checks every request example in the README
-// against the tool's JSON Schema and against the edge's own decoder, and
-// that a call missing a required field is refused by both.
-func TestREADMEExamplesValidate(t *testing.T) {
-	examples := 0
+// readmeExamples returns the README's request examples: the lines that
+// are a JSON object starting with "operation".
+func readmeExamples(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(readme(t)))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if !strings.HasPrefix(line, `{"operation":`) {
 			continue
 		}
-		examples++
 		var body map[string]any
 		if err := json.Unmarshal([]byte(line), &body); err != nil {
-			t.Errorf("README example is not JSON: %s", line)
-			continue
+			t.Fatalf("README example is not JSON: %s", line)
 		}
+		out = append(out, body)
+	}
+	return out
+}
+
+// TestREADMEExamplesValidate checks every request example in the README
+// against the tool's JSON Schema and against the edge's own decoder, and
+// that the schema refuses the call without any one required field.
+func TestREADMEExamplesValidate(t *testing.T) {
+	covered := map[string]bool{}
+	for _, body := range readmeExamples(t) {
 		op, ok := contract.Lookup(body["operation"].(string))
 		if !ok {
-			t.Errorf("README example names unknown operation: %s", line)
+			t.Errorf("README example names unknown operation: %v", body["operation"])
 			continue
 		}
+		covered[op.Name] = true
 		delete(body, "operation")
 		schema := resolve(t, op)
 		if err := schema.Validate(body); err != nil {
@@ -70,21 +83,28 @@ func TestREADMEExamplesValidate(t *testing.T) {
 			}
 		}
 	}
-	if examples < len(contract.Operations) {
-		t.Errorf("README shows %d request examples; want one per operation (%d)", examples, len(contract.Operations))
+	for _, op := range contract.Operations {
+		if !covered[op.Name] {
+			t.Errorf("README has no request example of %s", op.Name)
+		}
 	}
 }
 
 func resolve(t *testing.T, op *contract.Operation) *jsonschema.Resolved {
 	t.Helper()
-	raw, _ := json.Marshal(op.InputSchema())
+	return resolveJSON(t, op.Name, op.InputSchema())
+}
+
+func resolveJSON(t *testing.T, name string, schema any) *jsonschema.Resolved {
+	t.Helper()
+	raw, _ := json.Marshal(schema)
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
-		t.Fatalf("%s schema does not parse: %v", op.Name, err)
+		t.Fatalf("%s schema does not parse: %v", name, err)
 	}
 	rs, err := s.Resolve(nil)
 	if err != nil {
-		t.Fatalf("%s schema does not resolve: %v", op.Name, err)
+		t.Fatalf("%s schema does not resolve: %v", name, err)
 	}
 	return rs
 }
@@ -107,5 +127,135 @@ func TestREADMEListsEverything(t *testing.T) {
 		if !strings.Contains(doc, v) {
 			t.Errorf("README does not document %s", v)
 		}
+	}
+}
+
+// TestOpenAPIServed: GET /openapi.json answers without a key with the
+// checked-in document, which is the one generated from the operation table.
+func TestOpenAPIServed(t *testing.T) {
+	g := startGateway(t)
+	resp, err := http.Get(g.URL() + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+		resp.Header.Get("X-Request-Id") == "" {
+		t.Fatalf("GET /openapi.json without a key: %d %v", resp.StatusCode, resp.Header)
+	}
+	generated, err := contract.OpenAPI(contract.APIVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(body, contract.OpenAPIDocument) || !bytes.Equal(body, generated) {
+		t.Fatal("served document differs from the checked-in or the generated one")
+	}
+}
+
+// TestOpenAPIRequestUnion validates the README examples against the
+// OpenAPI document's request body: each matches exactly one member of the
+// union, the one its operation names; without a required field, or under
+// another operation's name, it matches none.
+func TestOpenAPIRequestUnion(t *testing.T) {
+	var doc struct {
+		Paths struct {
+			V1 struct {
+				Post struct {
+					RequestBody struct {
+						Content map[string]struct {
+							Schema map[string]any `json:"schema"`
+						} `json:"content"`
+					} `json:"requestBody"`
+				} `json:"post"`
+			} `json:"/v1"`
+		} `json:"paths"`
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	// The document's references point into components; a schema of its own
+	// carries them as $defs.
+	text := strings.ReplaceAll(string(contract.OpenAPIDocument), `"#/components/schemas/`, `"#/$defs/`)
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+		t.Fatal(err)
+	}
+	union := doc.Paths.V1.Post.RequestBody.Content["application/json"].Schema
+	union["$defs"] = doc.Components.Schemas
+	schema := resolveJSON(t, "request body", union)
+
+	for _, body := range readmeExamples(t) {
+		name := body["operation"].(string)
+		if err := schema.Validate(body); err != nil {
+			t.Errorf("%s example fails the OpenAPI request body: %v", name, err)
+		}
+		other := map[string]any{}
+		for k, v := range body {
+			other[k] = v
+		}
+		other["operation"] = contract.OpPlaceLimitOrder
+		if name == contract.OpPlaceLimitOrder {
+			other["operation"] = contract.OpGetBalance
+		}
+		if schema.Validate(other) == nil {
+			t.Errorf("%s example passes under operation %v", name, other["operation"])
+		}
+		op, _ := contract.Lookup(name)
+		for _, req := range op.InputSchema()["required"].([]string) {
+			partial := map[string]any{}
+			for k, v := range body {
+				if k != req {
+					partial[k] = v
+				}
+			}
+			if schema.Validate(partial) == nil {
+				t.Errorf("%s example passes without %q", name, req)
+			}
+		}
+	}
+}
+
+// TestREADMEMCPSection: the MCP section says how to connect a desktop
+// client (config snippets that parse and point at /mcp with the key),
+// mentions the SSE address, and lists every tool.
+func TestREADMEMCPSection(t *testing.T) {
+	doc := readme(t)
+	start := strings.Index(doc, "\n## MCP")
+	if start < 0 {
+		t.Fatal("README has no MCP section")
+	}
+	section := doc[start+1:]
+	if end := strings.Index(section, "\n## "); end > 0 {
+		section = section[:end]
+	}
+	for _, op := range contract.Operations {
+		if !strings.Contains(section, "`"+op.Tool+"`") {
+			t.Errorf("MCP section does not list tool %s", op.Tool)
+		}
+	}
+	for _, want := range []string{"/mcp/sse?api_key=", "Builder", "TIER_INSUFFICIENT", "isError"} {
+		if !strings.Contains(section, want) {
+			t.Errorf("MCP section does not mention %s", want)
+		}
+	}
+	snippets := 0
+	for _, block := range strings.Split(section, "```json")[1:] {
+		block = block[:strings.Index(block, "```")]
+		var cfg struct {
+			MCPServers map[string]map[string]any `json:"mcpServers"`
+		}
+		if err := json.Unmarshal([]byte(block), &cfg); err != nil {
+			t.Errorf("config snippet is not JSON: %v\n%s", err, block)
+			continue
+		}
+		server, ok := cfg.MCPServers["perpgate"]
+		raw, _ := json.Marshal(server)
+		if !ok || !strings.Contains(string(raw), "/mcp") || !strings.Contains(string(raw), "Bearer mt_test_") {
+			t.Errorf("config snippet does not point at /mcp with a key: %s", raw)
+		}
+		snippets++
+	}
+	if snippets == 0 {
+		t.Error("MCP section has no client config snippet")
 	}
 }
