@@ -34,8 +34,11 @@ func OpenAPI(version string) ([]byte, error) {
 		responses = append(responses, ref(name+"Response"))
 		mapping[op.Name] = "#/components/schemas/" + name + "Request"
 	}
-	responses200 := map[string]any{"description": "Success: `success:true` plus the operation's fields.",
-		"headers": headers(http.StatusOK), "content": jsonContent(map[string]any{"oneOf": responses})}
+	// A success body does not name its operation, and the smaller results
+	// are subsets of larger ones, so the 200 shapes are anyOf: the body is
+	// the <Operation>Response of the operation sent.
+	responses200 := map[string]any{"description": "Success: `success:true` plus the fields of the <Operation>Response schema of the operation sent.",
+		"headers": headers(http.StatusOK), "content": jsonContent(map[string]any{"anyOf": responses})}
 	opResponses := map[string]any{"200": responses200}
 	for status, codes := range v1CodesByStatus() {
 		names := make([]string, len(codes))
