@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -153,36 +154,58 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 }
 
+// openAPIDoc is the checked-in OpenAPI document with its references
+// rewritten from components to $defs, so a JSON Schema validator can
+// resolve a schema of it on its own.
+type openAPIDoc struct {
+	Paths struct {
+		V1 struct {
+			Post struct {
+				RequestBody struct {
+					Content map[string]struct {
+						Schema map[string]any `json:"schema"`
+					} `json:"content"`
+				} `json:"requestBody"`
+				Responses map[string]struct {
+					Content map[string]struct {
+						Schema map[string]any `json:"schema"`
+					} `json:"content"`
+				} `json:"responses"`
+			} `json:"post"`
+		} `json:"/v1"`
+	} `json:"paths"`
+	Components struct {
+		Schemas map[string]any `json:"schemas"`
+	} `json:"components"`
+}
+
+func loadOpenAPI(t *testing.T) openAPIDoc {
+	t.Helper()
+	var doc openAPIDoc
+	text := strings.ReplaceAll(string(contract.OpenAPIDocument), `"#/components/schemas/`, `"#/$defs/`)
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// schema resolves s with the document's schemas as $defs.
+func (d openAPIDoc) schema(t *testing.T, name string, s map[string]any) *jsonschema.Resolved {
+	t.Helper()
+	root := map[string]any{"$defs": d.Components.Schemas}
+	for k, v := range s {
+		root[k] = v
+	}
+	return resolveJSON(t, name, root)
+}
+
 // TestOpenAPIRequestUnion validates the README examples against the
 // OpenAPI document's request body: each matches exactly one member of the
 // union, the one its operation names; without a required field, or under
 // another operation's name, it matches none.
 func TestOpenAPIRequestUnion(t *testing.T) {
-	var doc struct {
-		Paths struct {
-			V1 struct {
-				Post struct {
-					RequestBody struct {
-						Content map[string]struct {
-							Schema map[string]any `json:"schema"`
-						} `json:"content"`
-					} `json:"requestBody"`
-				} `json:"post"`
-			} `json:"/v1"`
-		} `json:"paths"`
-		Components struct {
-			Schemas map[string]any `json:"schemas"`
-		} `json:"components"`
-	}
-	// The document's references point into components; a schema of its own
-	// carries them as $defs.
-	text := strings.ReplaceAll(string(contract.OpenAPIDocument), `"#/components/schemas/`, `"#/$defs/`)
-	if err := json.Unmarshal([]byte(text), &doc); err != nil {
-		t.Fatal(err)
-	}
-	union := doc.Paths.V1.Post.RequestBody.Content["application/json"].Schema
-	union["$defs"] = doc.Components.Schemas
-	schema := resolveJSON(t, "request body", union)
+	doc := loadOpenAPI(t)
+	schema := doc.schema(t, "request body", doc.Paths.V1.Post.RequestBody.Content["application/json"].Schema)
 
 	for _, body := range readmeExamples(t) {
 		name := body["operation"].(string)
@@ -212,6 +235,48 @@ func TestOpenAPIRequestUnion(t *testing.T) {
 				t.Errorf("%s example passes without %q", name, req)
 			}
 		}
+	}
+}
+
+// TestOpenAPIDescribesResponses sends every README example to the paper
+// exchange through POST /v1 and validates what comes back against the
+// document: a success against the operation's response schema, an error
+// against the schema documented for its status.
+func TestOpenAPIDescribesResponses(t *testing.T) {
+	doc := loadOpenAPI(t)
+	g := startGateway(t)
+	statuses := map[int]bool{}
+	for _, body := range readmeExamples(t) {
+		name := body["operation"].(string)
+		body["credentialId"] = g.Bootstrap().CredentialID
+		r := g.call(g.Bootstrap().APIKey, body)
+		statuses[r.status] = true
+		var schema *jsonschema.Resolved
+		if r.status == http.StatusOK {
+			ref := "#/$defs/" + strings.ToUpper(name[:1]) + name[1:] + "Response"
+			schema = doc.schema(t, name+" response", map[string]any{"$ref": ref})
+		} else {
+			documented, ok := doc.Paths.V1.Post.Responses[strconv.Itoa(r.status)]
+			if !ok {
+				t.Errorf("%s answered %d, a status the document does not list: %s", name, r.status, r.raw)
+				continue
+			}
+			schema = doc.schema(t, name+" error", documented.Content["application/json"].Schema)
+		}
+		if err := schema.Validate(r.body); err != nil {
+			t.Errorf("%s: %d response does not match the document: %v\n%s", name, r.status, err, r.raw)
+		}
+	}
+	if !statuses[http.StatusOK] {
+		t.Fatal("no README example succeeded")
+	}
+	r := g.call(g.Bootstrap().APIKey, map[string]any{"operation": "getMarkPrice", "market": "BTC", "depth": 5})
+	schema := doc.schema(t, "400", doc.Paths.V1.Post.Responses["400"].Content["application/json"].Schema)
+	if r.status != 400 || schema.Validate(r.body) != nil {
+		t.Errorf("a 400 does not match the document: %s", r.raw)
+	}
+	if schema.Validate(map[string]any{"success": false, "code": "RATE_LIMITED", "error": "x"}) == nil {
+		t.Error("the 400 schema accepts a code of another status")
 	}
 }
 
