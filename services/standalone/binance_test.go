@@ -4,10 +4,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/shopspring/decimal"
@@ -33,11 +35,27 @@ const (
 
 func startBinance(t *testing.T, cfg sim.Config) *binanceEnv {
 	t.Helper()
+	return startBinanceAt(t, cfg, nil)
+}
+
+// startBinanceAt is startBinance with one clock for the simulated Binance
+// and the connector (nil: each its own), so prices stand still and every
+// answer can be compared with the simulator's state.
+func startBinanceAt(t *testing.T, cfg sim.Config, now func() time.Time) *binanceEnv {
+	t.Helper()
 	cfg.Keys = map[string]string{simMainKey: simMainSecret, simTestKey: simTestSecret}
+	if now != nil {
+		cfg.Now = now
+	}
 	s := sim.New(cfg)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	g := startGateway(t, func(c *Config) { c.Binance.MainnetURL, c.Binance.TestnetURL = srv.URL, srv.URL })
+	g := startGateway(t, func(c *Config) {
+		c.Binance.MainnetURL, c.Binance.TestnetURL = srv.URL, srv.URL
+		if now != nil {
+			c.Binance.Now = now
+		}
+	})
 	acct := g.Bootstrap().AccountID
 	return &binanceEnv{
 		testGateway: g,
@@ -76,98 +94,176 @@ func (b *binanceEnv) fails(body map[string]any, status int, code contract.Code, 
 	return r
 }
 
-// TestBinanceAllOperations drives the 20 operations through the HTTP edge,
-// NATS and the Binance connector to the simulator, checking every SPEC §4
-// field and canonical markets.
-func TestBinanceAllOperations(t *testing.T) {
-	b := startBinance(t, sim.Config{})
-	const btc = "BTC-USDT-PERP"
+// market is the simulator's own state of a symbol.
+func (b *binanceEnv) market(sym string) paper.MarketInfo {
+	b.t.Helper()
+	m, err := b.sim.Engine().Market(sym)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return m
+}
 
+// binanceID is the order id the simulator shows Binance clients for a
+// paper order id.
+func binanceID(paperID string) string {
+	return decimal.RequireFromString(paperID).Add(decimal.NewFromInt(3_961_340_000)).String()
+}
+
+// want compares answer fields with expected strings (decimals and ids) or
+// numbers, field by field.
+func want(t *testing.T, where string, got map[string]any, fields map[string]any) {
+	t.Helper()
+	for k, w := range fields {
+		switch w := w.(type) {
+		case decimal.Decimal:
+			if g, ok := got[k].(string); !ok || g != w.String() {
+				t.Errorf("%s.%s = %#v, want %q", where, k, got[k], w.String())
+			}
+		case int64:
+			if g, ok := got[k].(float64); !ok || int64(g) != w {
+				t.Errorf("%s.%s = %#v, want %d", where, k, got[k], w)
+			}
+		default:
+			if got[k] != w {
+				t.Errorf("%s.%s = %#v, want %#v", where, k, got[k], w)
+			}
+		}
+	}
+}
+
+// TestBinanceAllOperations drives the 20 operations through the HTTP edge,
+// NATS and the Binance connector to the simulator over HTTP. Simulator and
+// connector share a clock that stands still, so every SPEC §4 field is
+// compared with what the simulated Binance holds; markets are canonical.
+func TestBinanceAllOperations(t *testing.T) {
+	var mu sync.Mutex
+	frozen := time.Now().Truncate(time.Second)
+	b := startBinanceAt(t, sim.Config{}, func() time.Time { mu.Lock(); defer mu.Unlock(); return frozen })
+	eng := b.sim.Engine()
+	// Walk the prices until mark and index differ, so a swap shows.
+	for i := 0; i < 60 && b.market("BTCUSDT").MarkPrice.Equal(b.market("BTCUSDT").IndexPrice); i++ {
+		mu.Lock()
+		frozen = frozen.Add(time.Second)
+		mu.Unlock()
+	}
+	const btc = "BTC-USDT-PERP"
+	d := decimal.RequireFromString
+
+	// Market data.
 	book := b.ok(map[string]any{"operation": "getOrderbook", "market": "BTC", "depth": 5})
 	checkLevels(t, "bids", book["bids"], 5)
 	checkLevels(t, "asks", book["asks"], 5)
-	if !dec(t, book["bids"].([]any)[0].([]any)[0]).LessThan(dec(t, book["asks"].([]any)[0].([]any)[0])) {
-		t.Errorf("crossed book: %v", book)
+	wantBook, _ := eng.Orderbook("BTCUSDT", 7)
+	sameLevels := func(side string, got any, levels []paper.Level) {
+		t.Helper()
+		for i, l := range got.([]any) {
+			pair := l.([]any)
+			if pair[0] != levels[i].Price.String() || pair[1] != levels[i].Size.String() {
+				t.Errorf("%s[%d] = %v, Binance holds [%s %s]", side, i, pair, levels[i].Price, levels[i].Size)
+			}
+		}
 	}
-	if d := b.ok(map[string]any{"operation": "getOrderbook", "market": "BTCUSDT", "depth": 7}); len(d["bids"].([]any)) != 7 {
-		t.Errorf("depth 7 (Binance's next size is 10): got %d levels", len(d["bids"].([]any)))
-	}
+	sameLevels("bids", book["bids"], wantBook.Bids)
+	sameLevels("asks", book["asks"], wantBook.Asks)
+	book7 := b.ok(map[string]any{"operation": "getOrderbook", "market": "BTCUSDT", "depth": 7})
+	checkLevels(t, "bids", book7["bids"], 7) // Binance's next size is 10, cut to 7
+	sameLevels("bids", book7["bids"], wantBook.Bids)
 
+	btcInfo := b.market("BTCUSDT")
 	mark := b.ok(map[string]any{"operation": "getMarkPrice", "market": "BTCUSDT"})
 	requireFields(t, "getMarkPrice", mark, map[string]kind{"markPrice": decStr, "indexPrice": decStr})
-	markPx := dec(t, mark["markPrice"])
+	want(t, "getMarkPrice", mark, map[string]any{"markPrice": btcInfo.MarkPrice, "indexPrice": btcInfo.IndexPrice})
+	markPx := btcInfo.MarkPrice
 
 	cs := objects(t, b.ok(map[string]any{"operation": "getCandles", "market": btc, "interval": "15", "limit": 10})["candles"])
-	if len(cs) != 10 {
+	wantCandles, _ := eng.Candles("BTCUSDT", 15, 10)
+	if len(cs) != 10 || len(wantCandles) != 10 {
 		t.Fatalf("want 10 candles, got %d", len(cs))
 	}
 	for i, c := range cs {
 		requireFields(t, "candle", c, map[string]kind{"time": unixSec, "open": decStr, "high": decStr, "low": decStr, "close": decStr, "volume": decStr})
-		if int64(c["time"].(float64))%900 != 0 || (i > 0 && c["time"].(float64) <= cs[i-1]["time"].(float64)) {
-			t.Errorf("candle %d: not 15-minute aligned oldest first: %v", i, c)
-		}
+		w := wantCandles[i] // oldest first, as Binance answers
+		want(t, "candle", c, map[string]any{"time": w.Time.Unix(), "open": w.Open, "high": w.High, "low": w.Low, "close": w.Close, "volume": w.Volume})
 	}
 
 	funding := b.ok(map[string]any{"operation": "getFundingRate", "market": "BTC/USDT:USDT"})
 	requireFields(t, "getFundingRate", funding, map[string]kind{"fundingRate": decStr, "nextFundingTime": unixSec})
-	if int64(funding["nextFundingTime"].(float64)) <= time.Now().Unix() {
-		t.Errorf("nextFundingTime %v is not in the future", funding["nextFundingTime"])
-	}
+	want(t, "getFundingRate", funding, map[string]any{"fundingRate": btcInfo.FundingRate, "nextFundingTime": btcInfo.NextFundingTime.Unix()})
 
-	seen := map[string]bool{}
-	for _, m := range objects(t, b.ok(map[string]any{"operation": "getMarketsWithFunding"})["markets"]) {
-		requireFields(t, "market entry", m, map[string]kind{"symbol": str, "markPrice": decStr, "fundingRate": decStr, "openInterest": decStr})
-		seen[m["symbol"].(string)] = true
+	entries := objects(t, b.ok(map[string]any{"operation": "getMarketsWithFunding"})["markets"])
+	canonical := map[string]string{"BTCUSDT": btc, "ETHUSDT": "ETH-USDT-PERP", "1000PEPEUSDT": "1000PEPE-USDT-PERP"}
+	if len(entries) != len(canonical) {
+		t.Errorf("getMarketsWithFunding: %v", entries)
 	}
-	if len(seen) != 3 || !seen[btc] || !seen["ETH-USDT-PERP"] || !seen["1000PEPE-USDT-PERP"] {
-		t.Errorf("getMarketsWithFunding symbols: %v", seen)
+	for native, canon := range canonical {
+		info := b.market(native)
+		found := false
+		for _, m := range entries {
+			requireFields(t, "market entry", m, map[string]kind{"symbol": str, "markPrice": decStr, "fundingRate": decStr, "openInterest": decStr})
+			if m["symbol"] == canon {
+				found = true
+				want(t, canon, m, map[string]any{"markPrice": info.MarkPrice, "fundingRate": info.FundingRate, "openInterest": info.OpenInterest})
+			}
+		}
+		if !found {
+			t.Errorf("getMarketsWithFunding lacks %s: %v", canon, entries)
+		}
 	}
 
 	fees := b.ok(map[string]any{"operation": "getFeeInfo", "market": "BTC"})
-	if fees["makerFee"] != "2" || fees["takerFee"] != "5" {
-		t.Errorf("getFeeInfo in bps: %v", fees)
-	}
+	want(t, "getFeeInfo", fees, map[string]any{"makerFee": eng.Fees().MakerBps, "takerFee": eng.Fees().TakerBps}) // 2 and 5 bps
 
+	// Account.
 	bal := b.ok(map[string]any{"operation": "getBalance"})
 	requireFields(t, "getBalance", bal, map[string]kind{"exchange_type": str, "equity": decStr, "freeCollateral": decStr, "accountValue": decStr})
-	if bal["exchange_type"] != "binance" || bal["equity"] != "10000" || bal["accountValue"] != "10000" {
-		t.Errorf("getBalance: %v", bal)
+	acct, _ := eng.Balance(simMainKey)
+	want(t, "getBalance", bal, map[string]any{"exchange_type": "binance", "equity": acct.Equity, "freeCollateral": acct.FreeCollateral, "accountValue": acct.Wallet})
+	if acct.Equity.String() != "10000" {
+		t.Errorf("starting equity %s", acct.Equity)
 	}
 
 	if tc := b.ok(map[string]any{"operation": "testCredentials"}); tc["valid"] != true || tc["exchange"] != "binance" {
 		t.Errorf("testCredentials: %v", tc)
 	}
 
-	if lev := b.ok(map[string]any{"operation": "setLeverage", "market": "BTC", "leverage": 5}); lev["leverage"] != float64(5) {
-		t.Errorf("setLeverage: %v", lev)
+	lev := b.ok(map[string]any{"operation": "setLeverage", "market": "BTC", "leverage": 5})
+	if n, _ := eng.Leverage(simMainKey, "BTCUSDT"); lev["leverage"] != float64(5) || n != 5 {
+		t.Errorf("setLeverage: answered %v, Binance holds %d", lev, n)
 	}
 
-	farBelow := markPx.Mul(decimal.RequireFromString("0.8")).Round(0).String()
-	limit := b.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.010", "price": farBelow})
+	// Placement and listing.
+	farBelow := markPx.Mul(d("0.8")).Round(0)
+	limit := b.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.010", "price": farBelow.String(), "clientOrderId": "lim-1"})
 	requireFields(t, "placeLimitOrder", limit, map[string]kind{"orderId": str, "market": str, "side": str, "size": decStr, "price": decStr, "status": str})
-	if limit["market"] != btc || limit["side"] != "BUY" || limit["size"] != "0.01" || limit["price"] != farBelow || limit["status"] != "OPEN" {
-		t.Errorf("placeLimitOrder: %v", limit)
+	want(t, "placeLimitOrder", limit, map[string]any{"market": btc, "side": "BUY", "size": d("0.01"), "price": farBelow, "status": "OPEN", "clientOrderId": "lim-1"})
+	held, err := eng.OrderByClientID(simMainKey, "lim-1")
+	if err != nil || binanceID(held.ID) != limit["orderId"] || !held.Size.Equal(d("0.01")) || !held.Price.Equal(farBelow) {
+		t.Errorf("Binance holds %+v (%v) for %v", held, err, limit)
 	}
 
 	orders := objects(t, b.ok(map[string]any{"operation": "getOrders", "market": "BTC"})["orders"])
-	if len(orders) != 1 || orders[0]["id"] != limit["orderId"] {
+	if len(orders) != 1 {
 		t.Fatalf("getOrders: %v", orders)
 	}
 	requireFields(t, "order", orders[0], map[string]kind{"id": str, "market": str, "side": str, "type": str, "size": decStr,
 		"price": decStr, "filledSize": decStr, "status": str, "createdAt": unixSec})
-	if orders[0]["status"] != "OPEN" || orders[0]["type"] != "LIMIT" || orders[0]["market"] != btc || orders[0]["filledSize"] != "0" {
-		t.Errorf("order: %v", orders[0])
-	}
+	want(t, "order", orders[0], map[string]any{"id": limit["orderId"], "market": btc, "side": "BUY", "type": "LIMIT", "size": d("0.01"),
+		"price": farBelow, "filledSize": d("0"), "status": "OPEN", "createdAt": held.CreatedAt.Unix(), "clientOrderId": "lim-1"})
 
 	mkt := b.ok(map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "BUY", "size": "0.1"})
 	requireFields(t, "placeMarketOrder", mkt, map[string]kind{"orderId": str, "filledPrice": decStr, "filledSize": decStr, "fee": decStr})
-	fillPx := dec(t, mkt["filledPrice"])
-	wantFee := fillPx.Mul(decimal.RequireFromString("0.1")).Mul(decimal.RequireFromString("0.0005"))
-	if mkt["filledSize"] != "0.1" || !dec(t, mkt["fee"]).Sub(wantFee).Abs().LessThan(decimal.RequireFromString("0.0001")) {
-		t.Errorf("placeMarketOrder: %v (fee want about %s, taker 5 bps)", mkt, wantFee)
+	size, notional, fee := decimal.Zero, decimal.Zero, decimal.Zero
+	allFills, _ := eng.Fills(simMainKey, "BTCUSDT", 100)
+	for _, f := range allFills {
+		if binanceID(f.OrderID) == mkt["orderId"] {
+			size, notional, fee = size.Add(f.Size), notional.Add(f.Size.Mul(f.Price)), fee.Add(f.Fee)
+		}
 	}
-	if b.sim.Hits("GET", "/fapi/v1/userTrades") != 1 {
-		t.Errorf("the fee was not read back from userTrades")
+	want(t, "placeMarketOrder", mkt, map[string]any{"market": btc, "side": "BUY", "filledSize": d("0.1"),
+		"filledPrice": notional.DivRound(size, 8), "fee": fee})
+	if !size.Equal(d("0.1")) || !fee.IsPositive() {
+		t.Errorf("Binance filled %s with fee %s", size, fee)
 	}
 
 	positions := objects(t, b.ok(map[string]any{"operation": "getPositions"})["positions"])
@@ -176,69 +272,91 @@ func TestBinanceAllOperations(t *testing.T) {
 	}
 	requireFields(t, "position", positions[0], map[string]kind{"market": str, "side": str, "size": decStr, "entryPrice": decStr,
 		"markPrice": decStr, "unrealizedPnl": decStr, "leverage": decStr})
-	if positions[0]["side"] != "LONG" || positions[0]["size"] != "0.1" || positions[0]["leverage"] != "5" || positions[0]["market"] != btc {
-		t.Errorf("position: %v", positions[0])
-	}
+	ps, _ := eng.Positions(simMainKey, "BTCUSDT")
+	want(t, "position", positions[0], map[string]any{"market": btc, "side": "LONG", "size": d("0.1"), "entryPrice": ps[0].EntryPrice,
+		"markPrice": ps[0].MarkPrice, "unrealizedPnl": ps[0].UnrealizedPnL, "leverage": "5"})
 
 	fills := objects(t, b.ok(map[string]any{"operation": "getFills", "market": "BTC"})["fills"])
-	if len(fills) == 0 {
-		t.Fatal("getFills: no fills after a market order")
+	if len(fills) != len(allFills) || len(fills) == 0 {
+		t.Fatalf("getFills: %d fills, Binance holds %d", len(fills), len(allFills))
 	}
 	for i, f := range fills {
 		requireFields(t, "fill", f, map[string]kind{"id": str, "market": str, "side": str, "size": decStr, "price": decStr, "fee": decStr, "timestamp": unixSec})
-		if f["market"] != btc || f["side"] != "BUY" || (i > 0 && dec(t, f["id"]).GreaterThan(dec(t, fills[i-1]["id"]))) {
-			t.Errorf("fill %d (newest first, canonical market): %v", i, f)
-		}
+		w := allFills[i] // newest first
+		want(t, "fill", f, map[string]any{"id": w.ID, "orderId": binanceID(w.OrderID), "market": btc, "side": "BUY", "size": w.Size,
+			"price": w.Price, "fee": w.Fee, "timestamp": w.Time.Unix()})
 	}
 
-	trigger := markPx.Mul(decimal.RequireFromString("0.9")).Round(0).String()
-	stop := b.ok(map[string]any{"operation": "placeStopOrder", "market": "BTC", "side": "SELL", "size": "0.1", "triggerPrice": trigger})
+	trigger := markPx.Mul(d("0.9")).Round(0)
+	stop := b.ok(map[string]any{"operation": "placeStopOrder", "market": "BTC", "side": "SELL", "size": "0.1", "triggerPrice": trigger.String(), "clientOrderId": "stop-1"})
 	requireFields(t, "placeStopOrder", stop, map[string]kind{"orderId": str, "status": str, "triggerPrice": decStr})
-	if stop["status"] != "PENDING" || stop["triggerPrice"] != trigger || !strings.HasPrefix(stop["orderId"].(string), "algo-") {
-		t.Errorf("placeStopOrder: %v", stop)
+	want(t, "placeStopOrder", stop, map[string]any{"status": "PENDING", "triggerPrice": trigger})
+	if !strings.HasPrefix(stop["orderId"].(string), "algo-") {
+		t.Errorf("stop order id %v", stop["orderId"])
 	}
 
+	entry := ps[0].EntryPrice
 	prot := b.ok(map[string]any{"operation": "placeProtectionOrders", "market": "BTC", "side": "LONG", "size": "0.1",
-		"entryPrice": positions[0]["entryPrice"], "tpPercent": 5, "slPercent": "2.5"})
+		"entryPrice": entry.String(), "tpPercent": 5, "slPercent": "2.5", "clientOrderId": "prot-1"})
 	requireFields(t, "placeProtectionOrders", prot, map[string]kind{"tpOrderId": str, "slOrderId": str})
-	if b.sim.Hits("POST", "/fapi/v1/algoOrder") != 3 {
-		t.Errorf("stop and protection orders: want 3 algo orders, got %d", b.sim.Hits("POST", "/fapi/v1/algoOrder"))
+	if n := b.sim.Hits("POST", "/fapi/v1/algoOrder"); n != 3 {
+		t.Errorf("stop and protection orders: want 3 algo orders, got %d", n)
 	}
+	tick := d("0.1")
+	tp := entry.Mul(d("1.05")).Div(tick).Round(0).Mul(tick)
+	sl := entry.Mul(d("0.975")).Div(tick).Round(0).Mul(tick)
 
 	batch := b.ok(map[string]any{"operation": "placeBatchOrder", "orders": []map[string]any{
-		{"market": "BTC", "side": "BUY", "size": "0.01", "price": farBelow, "orderType": "LIMIT"},
+		{"market": "BTC", "side": "BUY", "size": "0.01", "price": farBelow.String(), "orderType": "LIMIT"},
 		{"market": "1000PEPE", "side": "SELL", "size": "1000", "price": "0.02"},
 	}})
 	results := objects(t, batch["results"])
 	if len(results) != 2 {
 		t.Fatalf("placeBatchOrder: %v", batch)
 	}
-	for _, r := range results {
+	for i, r := range results {
 		requireFields(t, "batch result", r, map[string]kind{"orderId": str, "status": str})
-		if r["status"] != "OPEN" {
-			t.Errorf("batch result: %v", r)
+		want(t, "batch result", r, map[string]any{"status": "OPEN"})
+		if _, err := eng.Order(simMainKey, decimal.RequireFromString(r["orderId"].(string)).Sub(decimal.NewFromInt(3_961_340_000)).String()); err != nil {
+			t.Errorf("batch result %d: Binance has no order %v", i, r["orderId"])
 		}
 	}
 
+	// Management.
 	if cancel := b.ok(map[string]any{"operation": "cancelOrder", "orderId": limit["orderId"], "market": "BTC"}); len(cancel) != 1 {
 		t.Errorf("cancelOrder answers success only, got %v", cancel)
+	}
+	if o, _ := eng.Order(simMainKey, held.ID); o.Status != paper.Cancelled {
+		t.Errorf("Binance still holds the cancelled order as %s", o.Status)
 	}
 	open := objects(t, b.ok(map[string]any{"operation": "getOrders"})["orders"])
 	if len(open) != 5 { // batch 2 + stop + take-profit + stop-loss
 		t.Fatalf("want 5 open orders, got %d: %v", len(open), open)
 	}
-	markets := map[string]int{}
+	byID := map[any]map[string]any{}
 	for _, o := range open {
 		requireFields(t, "order", o, map[string]kind{"id": str, "market": str, "side": str, "type": str, "size": decStr,
 			"price": decStr, "filledSize": decStr, "status": str, "createdAt": unixSec})
-		markets[o["market"].(string)]++
-		if strings.HasPrefix(o["id"].(string), "algo-") && (o["status"] != "PENDING" || o["side"] != "SELL") {
-			t.Errorf("algo order: %v", o)
+		byID[o["id"]] = o
+	}
+	for _, w := range []struct {
+		id, typ, client string
+		trigger         decimal.Decimal
+	}{
+		{stop["orderId"].(string), "STOP_MARKET", "stop-1", trigger},
+		{prot["tpOrderId"].(string), "TAKE_PROFIT_MARKET", "prot-1-tp", tp},
+		{prot["slOrderId"].(string), "STOP_MARKET", "prot-1-sl", sl},
+	} {
+		o := byID[w.id]
+		if o == nil {
+			t.Errorf("getOrders lacks algo order %s", w.id)
+			continue
 		}
+		want(t, "algo order "+w.typ, o, map[string]any{"market": btc, "side": "SELL", "type": w.typ, "size": d("0.1"), "price": w.trigger,
+			"triggerPrice": w.trigger, "filledSize": d("0"), "status": "PENDING", "createdAt": frozen.Unix(), "clientOrderId": w.client})
 	}
-	if markets[btc] != 4 || markets["1000PEPE-USDT-PERP"] != 1 {
-		t.Errorf("open orders by market: %v", markets)
-	}
+	want(t, "batch order", byID[results[1]["orderId"]], map[string]any{"market": "1000PEPE-USDT-PERP", "side": "SELL", "type": "LIMIT",
+		"size": d("1000"), "price": d("0.02"), "status": "OPEN"})
 	if r := b.ok(map[string]any{"operation": "cancelOrder", "orderId": prot["tpOrderId"]}); r["success"] != true {
 		t.Errorf("cancel algo order without market: %v", r)
 	}
@@ -248,17 +366,24 @@ func TestBinanceAllOperations(t *testing.T) {
 	if cancelled["cancelledCount"] != float64(3) {
 		t.Errorf("cancelAllOrders on BTC: want 3 (batch BTC leg, stop, stop-loss), got %v", cancelled["cancelledCount"])
 	}
-	if left := objects(t, b.ok(map[string]any{"operation": "getOrders", "market": "BTC"})["orders"]); len(left) != 0 {
-		t.Errorf("orders left after cancelAllOrders: %v", left)
+	if left, _ := eng.OpenOrders(simMainKey, "BTCUSDT"); len(left) != 0 {
+		t.Errorf("Binance still holds BTC orders after cancelAllOrders: %+v", left)
+	}
+	if left, _ := eng.OpenOrders(simMainKey, "1000PEPEUSDT"); len(left) != 1 {
+		t.Errorf("cancelAllOrders on BTC touched 1000PEPE: %+v", left)
 	}
 
+	before, _ := eng.Fills(simMainKey, "BTCUSDT", 100)
 	closed := b.ok(map[string]any{"operation": "closeAllPositions", "market": "BTC"})
 	requireFields(t, "closeAllPositions", closed, map[string]kind{"closedSize": decStr, "avgClosePrice": decStr})
-	if closed["closedSize"] != "0.1" || !dec(t, closed["avgClosePrice"]).IsPositive() {
-		t.Errorf("closeAllPositions: %v", closed)
+	after, _ := eng.Fills(simMainKey, "BTCUSDT", 100)
+	size, notional = decimal.Zero, decimal.Zero
+	for _, f := range after[:len(after)-len(before)] {
+		size, notional = size.Add(f.Size), notional.Add(f.Size.Mul(f.Price))
 	}
-	if left := objects(t, b.ok(map[string]any{"operation": "getPositions", "market": "BTC"})["positions"]); len(left) != 0 {
-		t.Errorf("positions left after closeAllPositions: %v", left)
+	want(t, "closeAllPositions", closed, map[string]any{"closedSize": d("0.1"), "avgClosePrice": notional.DivRound(size, 8)})
+	if left, _ := eng.Positions(simMainKey, "BTCUSDT"); len(left) != 0 {
+		t.Errorf("Binance still holds a position after closeAllPositions: %+v", left)
 	}
 
 	// The testnet credential, through a test key, reaches its own account.
@@ -293,10 +418,17 @@ func TestBinanceOrderRules(t *testing.T) {
 				if r["size"] != tt.wantSize || r["price"] != tt.wantPrice {
 					t.Errorf("placed %v, want size %s price %s", r, tt.wantSize, tt.wantPrice)
 				}
+				found := false
 				for _, o := range objects(t, b.ok(map[string]any{"operation": "getOrders", "market": tt.market})["orders"]) {
-					if o["id"] == r["orderId"] && (o["size"] != tt.wantSize || o["price"] != tt.wantPrice) {
-						t.Errorf("Binance holds %v, want size %s price %s", o, tt.wantSize, tt.wantPrice)
+					if o["id"] == r["orderId"] {
+						found = true
+						if o["size"] != tt.wantSize || o["price"] != tt.wantPrice {
+							t.Errorf("Binance holds %v, want size %s price %s", o, tt.wantSize, tt.wantPrice)
+						}
 					}
+				}
+				if !found {
+					t.Errorf("order %v not listed by getOrders", r["orderId"])
 				}
 			})
 		}
@@ -333,6 +465,18 @@ func TestBinanceOrderRules(t *testing.T) {
 		}
 		if b.sim.Hits("POST", "/fapi/v1/order") != before {
 			t.Errorf("a rejected clientOrderId reached Binance")
+		}
+	})
+
+	t.Run("protection clientOrderId leaves room for -tp and -sl", func(t *testing.T) {
+		before := b.sim.TotalHits()
+		e := b.fails(map[string]any{"operation": "placeProtectionOrders", "market": "BTC", "side": "LONG", "size": "0.01",
+			"entryPrice": "90000", "tpPercent": 5, "clientOrderId": strings.Repeat("p", 34)}, http.StatusBadRequest, contract.CodeInvalidRequest, "")
+		if !contains(e.body["error"].(string), "at most 33 characters") {
+			t.Errorf("message: %s", e.raw)
+		}
+		if n := b.sim.TotalHits() - before; n != 0 {
+			t.Errorf("%d requests reached Binance", n)
 		}
 	})
 
@@ -373,6 +517,57 @@ func TestBinanceOrderRules(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestBinanceMultiplierListing: 1000PEPEUSDT is reached by every form of
+// the multiplier listing and answers with its canonical name; plain PEPE
+// is not that market (its sizes would be off by a factor of 1000).
+func TestBinanceMultiplierListing(t *testing.T) {
+	b := startBinance(t, sim.Config{})
+	for _, form := range []string{"1000PEPE", "kPEPE", "kPEPE-USD-PERP", "1000PEPE-USDT-PERP", "1000PEPEUSDT", "1000PEPE/USDT:USDT"} {
+		if r := b.ok(map[string]any{"operation": "getMarkPrice", "market": form}); r["markPrice"] == nil {
+			t.Errorf("%s: %v", form, r)
+		}
+	}
+	r := b.ok(map[string]any{"operation": "placeLimitOrder", "market": "kPEPE", "side": "BUY", "size": "1000", "price": "0.01"})
+	if r["market"] != "1000PEPE-USDT-PERP" || r["size"] != "1000" {
+		t.Errorf("placed %v", r)
+	}
+	o, err := b.sim.Engine().OrderByClientID(simMainKey, r["clientOrderId"].(string))
+	if err != nil || o.Market != "1000PEPEUSDT" || o.Size.String() != "1000" {
+		t.Errorf("Binance holds %+v, %v", o, err)
+	}
+	for _, form := range []string{"PEPE", "PEPE-USDT-PERP"} {
+		b.fails(map[string]any{"operation": "getMarkPrice", "market": form}, http.StatusBadRequest, contract.CodeUnknownMarket, "")
+	}
+}
+
+// TestBinanceHedgeModeRefused: an account in hedge position mode gets a
+// clear INVALID_REQUEST on order operations and nothing is sent; reads
+// still work.
+func TestBinanceHedgeModeRefused(t *testing.T) {
+	b := startBinance(t, sim.Config{})
+	b.sim.SetHedgeMode(simMainKey, true)
+	for _, body := range []map[string]any{
+		{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": "50000"},
+		{"operation": "placeMarketOrder", "market": "BTC", "side": "BUY", "size": "0.01"},
+		{"operation": "placeStopOrder", "market": "BTC", "side": "SELL", "size": "0.01", "triggerPrice": "50000"},
+		{"operation": "placeBatchOrder", "orders": []map[string]any{{"market": "BTC", "side": "BUY", "size": "0.01", "price": "50000"}}},
+		{"operation": "placeProtectionOrders", "market": "BTC", "side": "LONG", "size": "0.01", "entryPrice": "90000", "tpPercent": 5},
+		{"operation": "closeAllPositions", "market": "BTC"},
+	} {
+		r := b.fails(body, http.StatusBadRequest, contract.CodeInvalidRequest, "")
+		if !contains(r.body["error"].(string), "hedge position mode") || !contains(r.body["error"].(string), "One-way") {
+			t.Errorf("%v: %s", body["operation"], r.raw)
+		}
+	}
+	for _, path := range []string{"/fapi/v1/order", "/fapi/v1/batchOrders", "/fapi/v1/algoOrder"} {
+		if n := b.sim.Hits("POST", path); n != 0 {
+			t.Errorf("%d requests to POST %s in hedge mode", n, path)
+		}
+	}
+	b.ok(map[string]any{"operation": "getPositions"})
+	b.ok(map[string]any{"operation": "getBalance"})
 }
 
 // TestBinanceErrorReasons: each Binance failure reaches the client as
