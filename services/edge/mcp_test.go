@@ -491,3 +491,21 @@ func TestToolResultShapes(t *testing.T) {
 		t.Fatalf("%d messages reached the connector, want 1 (the invalid call must not be routed)", n)
 	}
 }
+
+// TestOutputSchemaOfRejectedBatchOrder: a batch result with a rejected
+// order carries that order's error without the envelope's success field,
+// and still matches the tool's output schema.
+func TestOutputSchemaOfRejectedBatchOrder(t *testing.T) {
+	op, _ := contract.LookupTool("place_batch_order")
+	result := contract.BatchResult{Results: []contract.BatchOrderResult{
+		{OrderID: "1", Status: contract.StatusOpen, ClientOrderID: "a"},
+		{Status: contract.StatusRejected, ClientOrderID: "b",
+			Error: contract.Upstream(contract.ReasonInsufficientMargin, "-2019", "Margin is insufficient.", "not enough margin")},
+	}}
+	b, _ := json.Marshal(result)
+	var wire any
+	_ = json.Unmarshal(b, &wire)
+	if err := resolveSchema(t, op.Tool, toolOf(op).OutputSchema).Validate(wire); err != nil {
+		t.Fatalf("%s fails the output schema: %v", b, err)
+	}
+}
