@@ -9,17 +9,20 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"golang.org/x/sync/singleflight"
 )
 
 // directory answers key and credential look-ups from an in-process cache,
 // asking the keys service on a miss. Change events drop entries; a
 // generation counter keeps a look-up that raced with an event from
-// re-inserting what the event dropped.
+// re-inserting what the event dropped. Concurrent misses on one entry share
+// one look-up, so a burst on a cold edge costs the keys service one request.
 type directory struct {
 	nc       *nats.Conn
 	subjects contract.Subjects
 	ttl      time.Duration
 	now      func() time.Time
+	flight   singleflight.Group
 
 	mu    sync.Mutex
 	gen   uint64
@@ -61,6 +64,7 @@ func (d *directory) onEvent(m *nats.Msg) {
 	d.gen++
 	switch ev.Kind {
 	case contract.KeyRevoked:
+		d.flight.Forget("key:" + ev.KeyHash) // later callers must not join a look-up from before the event
 		delete(d.keys, ev.KeyHash)
 		for h, k := range d.keys {
 			if k.val.ID == ev.KeyID {
@@ -68,6 +72,7 @@ func (d *directory) onEvent(m *nats.Msg) {
 			}
 		}
 	case contract.CredentialDeleted:
+		d.flight.Forget("cred:" + ev.CredentialID)
 		delete(d.creds, ev.CredentialID)
 	}
 }
@@ -78,21 +83,25 @@ func (d *directory) key(ctx context.Context, hash string) (contract.KeyInfo, err
 		d.mu.Unlock()
 		return e.val, nil
 	}
-	gen := d.gen
 	d.mu.Unlock()
-	var k contract.KeyInfo
-	if err := bus.Request(ctx, d.nc, d.subjects.KeyLookup(), nil, contract.KeyLookupRequest{Hash: hash}, &k); err != nil {
-		return k, err
-	}
-	d.mu.Lock()
-	if d.gen == gen {
-		if len(d.keys) >= maxEntries {
-			d.keys = map[string]cached[contract.KeyInfo]{}
+	return shared(ctx, &d.flight, "key:"+hash, func(ctx context.Context) (contract.KeyInfo, error) {
+		d.mu.Lock()
+		gen := d.gen
+		d.mu.Unlock()
+		var k contract.KeyInfo
+		if err := bus.Request(ctx, d.nc, d.subjects.KeyLookup(), nil, contract.KeyLookupRequest{Hash: hash}, &k); err != nil {
+			return k, err
 		}
-		d.keys[hash] = cached[contract.KeyInfo]{val: k, expires: d.now().Add(d.ttl)}
-	}
-	d.mu.Unlock()
-	return k, nil
+		d.mu.Lock()
+		if d.gen == gen {
+			if len(d.keys) >= maxEntries {
+				d.keys = map[string]cached[contract.KeyInfo]{}
+			}
+			d.keys[hash] = cached[contract.KeyInfo]{val: k, expires: d.now().Add(d.ttl)}
+		}
+		d.mu.Unlock()
+		return k, nil
+	})
 }
 
 func (d *directory) credential(ctx context.Context, id string) (contract.CredentialInfo, error) {
@@ -101,19 +110,49 @@ func (d *directory) credential(ctx context.Context, id string) (contract.Credent
 		d.mu.Unlock()
 		return e.val, nil
 	}
-	gen := d.gen
 	d.mu.Unlock()
-	var c contract.CredentialInfo
-	if err := bus.Request(ctx, d.nc, d.subjects.CredentialLookup(), nil, contract.CredentialLookupRequest{CredentialID: id}, &c); err != nil {
-		return c, err
-	}
-	d.mu.Lock()
-	if d.gen == gen {
-		if len(d.creds) >= maxEntries {
-			d.creds = map[string]cached[contract.CredentialInfo]{}
+	return shared(ctx, &d.flight, "cred:"+id, func(ctx context.Context) (contract.CredentialInfo, error) {
+		d.mu.Lock()
+		gen := d.gen
+		d.mu.Unlock()
+		var c contract.CredentialInfo
+		if err := bus.Request(ctx, d.nc, d.subjects.CredentialLookup(), nil, contract.CredentialLookupRequest{CredentialID: id}, &c); err != nil {
+			return c, err
 		}
-		d.creds[id] = cached[contract.CredentialInfo]{val: c, expires: d.now().Add(d.ttl)}
+		d.mu.Lock()
+		if d.gen == gen {
+			if len(d.creds) >= maxEntries {
+				d.creds = map[string]cached[contract.CredentialInfo]{}
+			}
+			d.creds[id] = cached[contract.CredentialInfo]{val: c, expires: d.now().Add(d.ttl)}
+		}
+		d.mu.Unlock()
+		return c, nil
+	})
+}
+
+// lookupTimeout bounds a shared look-up whose first caller had no deadline.
+const lookupTimeout = 5 * time.Second
+
+// shared runs lookup once for all concurrent callers of key. The look-up
+// keeps the first caller's deadline but not its cancellation (one client
+// hanging up must not fail the others); each caller waits on its own ctx.
+func shared[T any](ctx context.Context, g *singleflight.Group, key string, lookup func(context.Context) (T, error)) (T, error) {
+	ch := g.DoChan(key, func() (any, error) {
+		deadline, ok := ctx.Deadline()
+		if !ok {
+			deadline = time.Now().Add(lookupTimeout)
+		}
+		lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+		defer cancel()
+		return lookup(lctx)
+	})
+	select {
+	case r := <-ch:
+		v, _ := r.Val.(T)
+		return v, r.Err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
 	}
-	d.mu.Unlock()
-	return c, nil
 }
