@@ -307,6 +307,52 @@ func TestErrorReasonsFromSimulator(t *testing.T) {
 	}
 }
 
+// TestPostOnlyExpired: Binance's New Order doc says a LIMIT order with a
+// special timeInForce answers RESULT with its final status, FILLED or
+// EXPIRED; a post-only (GTX) order that would have taken liquidity can so
+// come back EXPIRED with nothing filled instead of -5022. Both are
+// POST_ONLY_REJECTED, alone and in a batch.
+func TestPostOnlyExpired(t *testing.T) {
+	f := newFixture(t, sim.Config{}, nil)
+	ctx := context.Background()
+	m := f.market(t, "BTCUSDT")
+	expire := func(body []byte) []byte {
+		var o map[string]any
+		_ = json.Unmarshal(body, &o)
+		o["status"], o["executedQty"] = "EXPIRED", "0"
+		out, _ := json.Marshal(o)
+		return out
+	}
+	gtx := func(id string) connector.OrderRequest {
+		return connector.OrderRequest{Market: m, Type: connector.Limit, Side: contract.Buy, Size: decimal.RequireFromString("0.01"),
+			Price: decimal.RequireFromString("50000"), PostOnly: true, ClientOrderID: id}
+	}
+	f.sim.RewriteNext(http.MethodPost, "/fapi/v1/order", expire)
+	_, err := f.a.PlaceLimitOrder(ctx, f.cred, gtx("gtx-1"))
+	if ce := wantReason(t, err, contract.ReasonPostOnlyRejected); ce.ExchangeMessage != "EXPIRED" {
+		t.Errorf("exchange message %q", ce.ExchangeMessage)
+	}
+	f.sim.RewriteNext(http.MethodPost, "/fapi/v1/batchOrders", func(body []byte) []byte {
+		var slots []json.RawMessage
+		_ = json.Unmarshal(body, &slots)
+		slots[1] = expire(slots[1])
+		out, _ := json.Marshal(slots)
+		return out
+	})
+	res, err := f.a.PlaceBatchOrder(ctx, f.cred, []connector.OrderRequest{gtx("gtx-2"), gtx("gtx-3")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Status != contract.StatusOpen || res[1].Status != contract.StatusRejected || res[1].Error == nil ||
+		res[1].Error.Reason != contract.ReasonPostOnlyRejected {
+		t.Errorf("batch: %+v", res)
+	}
+	// A GTX order Binance kept resting is simply OPEN.
+	if r, err := f.a.PlaceLimitOrder(ctx, f.cred, gtx("gtx-4")); err != nil || r.Status != contract.StatusOpen {
+		t.Errorf("resting post-only: %+v %v", r, err)
+	}
+}
+
 func TestHedgeModeRefused(t *testing.T) {
 	f := newFixture(t, sim.Config{}, nil)
 	f.sim.SetHedgeMode(testKey, true)
