@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
 	"github.com/perpgate/perpgate/pkg/testenv"
@@ -78,6 +80,19 @@ func TestRateLimitAcrossEdges(t *testing.T) {
 
 	post := func(base string) (int, http.Header, error) { return postKey(base, key, body) }
 
+	// Watch the key look-ups the burst causes: each cold edge asks once.
+	var lookups atomic.Int32
+	watch, err := g.Connect("lookup-watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := watch.Subscribe(contract.NewSubjects("").KeyLookup(), func(*nats.Msg) { lookups.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
 	const n = 200
 	statuses := make([]int, n)
 	headers := make([]http.Header, n)
@@ -118,6 +133,12 @@ func TestRateLimitAcrossEdges(t *testing.T) {
 		t.Fatalf("statuses %v, want %d × 200 and %d × 429", count, free.PerMinute, n-free.PerMinute)
 	}
 	t.Logf("successes per edge: %v", perEdge)
+	if err := watch.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := lookups.Load(); got != int32(len(edges)) {
+		t.Errorf("the burst caused %d key look-ups, want one per edge (%d)", got, len(edges))
+	}
 
 	// Refusals consumed nothing: the day counter holds the 30 successes.
 	s, h, err := post(edges[0])
