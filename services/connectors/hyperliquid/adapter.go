@@ -22,8 +22,9 @@ import (
 type Adapter struct {
 	cfg    Config
 	client *client
-	nonces *Nonces
+	nonces NonceSource
 	now    func() time.Time
+	limits *addressLimits
 
 	mu     sync.Mutex
 	assets map[contract.Environment]*assetSet
@@ -43,17 +44,45 @@ type assetInfo struct {
 	maxLeverage int
 }
 
-// NewAdapter returns an adapter using h for upstream calls (see
-// connector.NewHTTPClient). cfg must be valid (LoadConfig checks it).
-func NewAdapter(cfg Config, h *http.Client) *Adapter {
+// Option changes how NewAdapter builds an adapter.
+type Option func(*Adapter)
+
+// WithNonces makes the adapter sign with nonces from src. Replicas that may
+// sign for the same agent must share one (RedisNonces); the default is an
+// in-process Nonces, right for a single process.
+func WithNonces(src NonceSource) Option { return func(a *Adapter) { a.nonces = src } }
+
+// WithClock sets the adapter's clock (candle windows, funding times, the
+// per-address cool-down); the default is time.Now.
+func WithClock(now func() time.Time) Option { return func(a *Adapter) { a.now = now } }
+
+// NewAdapter returns an adapter using h for upstream calls (nil: a
+// connector.NewHTTPClient with cfg.Timeout). cfg must be valid (LoadConfig
+// checks it); zero fields take the defaults.
+func NewAdapter(cfg Config, h *http.Client, opts ...Option) *Adapter {
+	def := DefaultConfig()
 	if cfg.WeightPerMinute <= 0 {
-		cfg.WeightPerMinute = DefaultConfig().WeightPerMinute
+		cfg.WeightPerMinute = def.WeightPerMinute
 	}
 	if !cfg.Slippage.IsPositive() {
-		cfg.Slippage = DefaultConfig().Slippage
+		cfg.Slippage = def.Slippage
 	}
-	return &Adapter{cfg: cfg, client: newClient(h, cfg.WeightPerMinute), nonces: NewNonces(nil), now: time.Now,
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = def.Timeout
+	}
+	if h == nil {
+		h = connector.NewHTTPClient(cfg.Timeout)
+	}
+	a := &Adapter{cfg: cfg, client: newClient(h, cfg.WeightPerMinute), now: time.Now,
 		assets: map[contract.Environment]*assetSet{}}
+	for _, o := range opts {
+		o(a)
+	}
+	if a.nonces == nil {
+		a.nonces = NewNonces(a.now)
+	}
+	a.limits = newAddressLimits(a.now)
+	return a
 }
 
 // stopSlippage is the worst-price distance of trigger orders: the venue's
@@ -127,14 +156,23 @@ func (a *Adapter) info(ctx context.Context, c connector.Credential, body map[str
 }
 
 // send signs an action for the credential and posts it. A rejection for
-// the nonce alone (another replica took the same millisecond) is retried
-// once with a fresh nonce: the venue executed nothing.
+// the nonce alone (the venue's clock disagrees, or an unshared nonce source
+// collided) is retried once with a fresh nonce: the venue executed nothing.
+// While the venue throttles the account's address, actions of the same
+// class are refused here without spending a request (addressLimits).
 func (a *Adapter) send(ctx context.Context, c connector.Credential, acct *account, action any, n int) (OkResponse, error) {
+	class := limitClass(action)
+	if err := a.limits.check(c.Environment, acct.user, class); err != nil {
+		return OkResponse{}, err
+	}
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return OkResponse{}, err
 		}
-		nonce := a.nonces.Next(acct.agent)
+		nonce, err := a.nonces.Next(ctx, acct.agent)
+		if err != nil {
+			return OkResponse{}, err
+		}
 		h, err := ActionHash(action, nonce, acct.vault, nil)
 		if err != nil {
 			return OkResponse{}, err
@@ -151,6 +189,9 @@ func (a *Adapter) send(ctx context.Context, c connector.Credential, acct *accoun
 			}
 			if attempt == 0 && isNonceError(msg) {
 				continue
+			}
+			if isAddressLimit(msg) {
+				a.limits.throttled(c.Environment, acct.user, class)
 			}
 			return OkResponse{}, venueError(msg)
 		}
@@ -496,6 +537,14 @@ func (a *Adapter) limitWire(ctx context.Context, c connector.Credential, o conne
 	if !px.IsPositive() || !sz.IsPositive() {
 		return OrderWire{}, px, sz, contract.Errorf(contract.CodeInvalidRequest, "price or size rounds to zero on %s", o.Market.Canonical)
 	}
+	// The runtime checked the minimum value on the finest tick; the 5
+	// significant figures can take a buy just below it (DESIGN §7: refuse
+	// here, naming the rule, rather than let the venue reject it).
+	if least := o.Market.MinNotional; least.IsPositive() && px.Mul(sz).LessThan(least) {
+		return OrderWire{}, px, sz, contract.Errorf(contract.CodeInvalidRequest,
+			"order value %s (size x price, price at hyperliquid's 5 significant figures: %s) is below the minimum notional %s of %s",
+			px.Mul(sz), pxs, least, o.Market.Canonical)
+	}
 	tif := "Gtc"
 	if o.PostOnly {
 		tif = "Alo" // add liquidity only
@@ -524,7 +573,13 @@ func (a *Adapter) placeOrders(ctx context.Context, c connector.Credential, acct 
 	if err != nil {
 		return nil, err
 	}
-	return statuses(ok, len(wires))
+	sts, err := statuses(ok, len(wires))
+	for _, st := range sts {
+		if st.Error != nil && isAddressLimit(*st.Error) {
+			a.limits.throttled(c.Environment, acct.user, limitOrders)
+		}
+	}
+	return sts, err
 }
 
 // PlaceLimitOrder implements connector.Adapter.
@@ -670,18 +725,29 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, o
 	if err != nil {
 		return nil, err
 	}
-	wires := make([]OrderWire, len(orders))
+	out := make([]contract.BatchOrderResult, len(orders))
+	var wires []OrderWire
+	var sent []int // index in orders of each wire
 	for i, o := range orders {
-		if wires[i], _, _, err = a.limitWire(ctx, c, o); err != nil {
+		w, _, _, err := a.limitWire(ctx, c, o)
+		if ce, ok := contract.AsError(err); ok && ce.Code == contract.CodeInvalidRequest {
+			out[i] = contract.BatchOrderResult{Status: contract.StatusRejected, ClientOrderID: o.ClientOrderID, Error: ce}
+			continue // this order alone is refused; the rest go
+		}
+		if err != nil {
 			return nil, err
 		}
+		wires, sent = append(wires, w), append(sent, i)
+	}
+	if len(wires) == 0 {
+		return out, nil
 	}
 	sts, err := a.placeOrders(ctx, c, acct, "na", wires)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]contract.BatchOrderResult, len(orders))
-	for i, st := range sts {
+	for j, st := range sts {
+		i := sent[j]
 		oid, status, err := placed(st)
 		out[i] = contract.BatchOrderResult{OrderID: oid, Status: status, ClientOrderID: orders[i].ClientOrderID}
 		if err != nil {

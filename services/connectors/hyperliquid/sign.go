@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
@@ -160,48 +157,4 @@ func ParseAddress(s string) ([]byte, error) {
 		return nil, fmt.Errorf("address %q is not 20 bytes of hex", s)
 	}
 	return b, nil
-}
-
-// Nonces hands out nonces: millisecond timestamps, strictly increasing per
-// signer within the process. When two calls land in the same millisecond
-// the second is bumped by one, running slightly ahead of the clock, which
-// the venue accepts (nonces must lie within a day of its clock, and be
-// unique among the signer's 20 highest: fact sheet §4.4).
-//
-// Replicas: every replica uses the same clock-based scheme, so their nonces
-// interleave in time and stay within the venue's 20-nonce window; an exact
-// collision (two replicas, same signer, same millisecond) is rejected by the
-// venue as a nonce error without executing the action, and the adapter then
-// signs again with a fresh nonce (see Adapter.send). Nothing is shared
-// between replicas, so none can block another.
-type Nonces struct {
-	now  func() time.Time
-	mu   sync.Mutex
-	last map[string]*atomic.Uint64
-}
-
-// NewNonces returns a nonce source on clock now (nil: time.Now).
-func NewNonces(now func() time.Time) *Nonces {
-	if now == nil {
-		now = time.Now
-	}
-	return &Nonces{now: now, last: map[string]*atomic.Uint64{}}
-}
-
-// Next returns the next nonce for signer.
-func (n *Nonces) Next(signer string) uint64 {
-	n.mu.Lock()
-	last, ok := n.last[signer]
-	if !ok {
-		last = new(atomic.Uint64)
-		n.last[signer] = last
-	}
-	n.mu.Unlock()
-	for {
-		prev := last.Load()
-		next := max(uint64(n.now().UnixMilli()), prev+1)
-		if last.CompareAndSwap(prev, next) {
-			return next
-		}
-	}
 }

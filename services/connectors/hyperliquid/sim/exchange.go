@@ -92,6 +92,13 @@ func (s *Sim) serveExchange(w http.ResponseWriter, r *http.Request) {
 		}
 		user = v
 	}
+	if msg := s.spend(user, action); msg != "" {
+		errAnswer(w, msg)
+		return
+	}
+	s.mu.Lock()
+	s.actions = append(s.actions, Action{Signer: signer, User: user, Mainnet: mainnet, Nonce: body.Nonce, Action: action})
+	s.mu.Unlock()
 	switch a := action.(type) {
 	case *hl.OrderAction:
 		okAnswer(w, "order", s.orders(user, a))
@@ -124,6 +131,42 @@ func (s *Sim) serveExchange(w http.ResponseWriter, r *http.Request) {
 	case *hl.NoopAction:
 		okAnswer(w, "default", nil)
 	}
+}
+
+// spend charges an action to its user's address budget: n for a batch of
+// n orders or cancels, else 1; cancels have their own, larger budget. Once
+// a budget is used up, one action per 10 s still passes (fact sheet §10;
+// the message is the one third-party catalogs quote, its numbers
+// UNCONFIRMED).
+func (s *Sim) spend(user string, action any) string {
+	n, class, capacity := 1, "actions", s.reqCap
+	switch a := action.(type) {
+	case *hl.OrderAction:
+		n = len(a.Orders)
+	case *hl.CancelAction:
+		n, class, capacity = len(a.Cancels), "cancels", min(s.reqCap+100000, 2*s.reqCap)
+	case *hl.CancelByCloidAction:
+		n, class, capacity = len(a.Cancels), "cancels", min(s.reqCap+100000, 2*s.reqCap)
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.budgets[user+"/"+class]
+	if b == nil {
+		b = &budget{}
+		s.budgets[user+"/"+class] = b
+	}
+	if b.used+n > capacity {
+		if now.Sub(b.paced) < 10*time.Second {
+			return fmt.Sprintf("Too many cumulative requests sent (%d > %d) for cumulative volume traded $0. Place taker orders to free up 1 request per USDC traded.", b.used+n, capacity)
+		}
+		b.paced = now
+	}
+	b.used += n
+	if b.used >= capacity && b.paced.IsZero() {
+		b.paced = now
+	}
+	return ""
 }
 
 // normalize rewrites p, s and triggerPx without trailing zeros before

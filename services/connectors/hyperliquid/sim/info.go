@@ -87,7 +87,13 @@ func (s *Sim) serveInfo(w http.ResponseWriter, r *http.Request) {
 	case "userRole":
 		writeJSON(w, s.role(user))
 	case "userRateLimit":
-		writeJSON(w, map[string]any{"cumVlm": "0", "nRequestsUsed": 0, "nRequestsCap": 10000})
+		s.mu.Lock()
+		used := 0
+		if b := s.budgets[user+"/actions"]; b != nil {
+			used = b.used
+		}
+		s.mu.Unlock()
+		writeJSON(w, map[string]any{"cumVlm": "0", "nRequestsUsed": used, "nRequestsCap": s.reqCap})
 	default:
 		deserializeError(w, "unknown variant `"+req.Type+"`")
 	}

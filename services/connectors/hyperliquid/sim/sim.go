@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/paper"
@@ -48,6 +49,23 @@ type Config struct {
 	Seed   int64
 	Now    func() time.Time // default time.Now
 	Assets []Asset          // default DefaultAssets()
+	// RequestCap is each address's action budget (default 10 000, the
+	// venue's initial buffer; the sim earns nothing from volume). Cancels
+	// get min(cap + 100 000, 2 × cap). Past it an address may send one
+	// action every 10 s.
+	RequestCap int
+}
+
+// Action is one /exchange action the simulator accepted: who signed it,
+// for which user and network, and the decoded action (*hl.OrderAction,
+// *hl.CancelAction, *hl.CancelByCloidAction, *hl.UpdateLeverageAction or
+// *hl.NoopAction).
+type Action struct {
+	Signer  string
+	User    string // the account or vault acted for
+	Mainnet bool
+	Nonce   uint64
+	Action  any
 }
 
 // Sim is a simulated Hyperliquid. It is safe for concurrent use.
@@ -64,7 +82,20 @@ type Sim struct {
 	cloids   map[string]map[string]string   // user → cloid → paper order id
 	extra    map[string]orderExtra          // paper order id → wire details
 	received []hl.OrderWire                 // every order wire of accepted actions
+	actions  []Action                       // every accepted action
 	signers  map[string]map[uint64]struct{} // for tests: nonces accepted per signer
+	budgets  map[string]*budget             // per user address and class
+	reqCap   int
+	requests atomic.Int64 // requests received on both paths, for tests
+	actionRq atomic.Int64 // requests received on /exchange
+}
+
+// budget is one address's use of one allowance (actions or cancels).
+type budget struct {
+	used int
+	// paced is when the allowance ran out, then when the last action
+	// passed at the throttled pace of one per 10 s.
+	paced time.Time
 }
 
 type agent struct {
@@ -113,10 +144,13 @@ func New(cfg Config) *Sim {
 	}
 	eng := paper.New(paper.Config{Seed: cfg.Seed, Now: cfg.Now, Markets: specs, FundingInterval: time.Hour,
 		MakerFeeBps: decimal.RequireFromString("1.5"), TakerFeeBps: decimal.RequireFromString("4.5")})
+	if cfg.RequestCap <= 0 {
+		cfg.RequestCap = 10000
+	}
 	return &Sim{eng: eng, now: cfg.Now, assets: cfg.Assets,
 		users: map[string]bool{}, agents: map[string]agent{}, vaults: map[string]string{},
 		nonces: map[string][]uint64{}, cloids: map[string]map[string]string{}, extra: map[string]orderExtra{},
-		signers: map[string]map[uint64]struct{}{}}
+		signers: map[string]map[uint64]struct{}{}, budgets: map[string]*budget{}, reqCap: cfg.RequestCap}
 }
 
 // Engine exposes the paper engine, so tests can move prices.
@@ -163,6 +197,22 @@ func (s *Sim) ReceivedOrders() []hl.OrderWire {
 	return append([]hl.OrderWire(nil), s.received...)
 }
 
+// Actions returns every /exchange action the simulator accepted, in
+// arrival order.
+func (s *Sim) Actions() []Action {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Action(nil), s.actions...)
+}
+
+// Requests counts the HTTP requests the simulator received (both paths,
+// accepted or not).
+func (s *Sim) Requests() int64 { return s.requests.Load() }
+
+// ExchangeRequests counts the /exchange requests the simulator received,
+// accepted or not.
+func (s *Sim) ExchangeRequests() int64 { return s.actionRq.Load() }
+
 // AcceptedNonces returns the nonces accepted from signer, ascending.
 func (s *Sim) AcceptedNonces(signer string) []uint64 {
 	s.mu.Lock()
@@ -180,7 +230,13 @@ func (s *Sim) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/info", s.serveInfo)
 	mux.HandleFunc("/exchange", s.serveExchange)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		if r.URL.Path == "/exchange" {
+			s.actionRq.Add(1)
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

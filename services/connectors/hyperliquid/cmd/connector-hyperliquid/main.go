@@ -12,6 +12,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
+	"github.com/redis/go-redis/v9"
 )
 
 func main() {
@@ -30,6 +31,20 @@ func run(ctx context.Context) error {
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return err
 	}
-	adapter := hyperliquid.NewAdapter(cfg, connector.NewHTTPClient(cfg.Timeout))
-	return connector.Serve(ctx, svcCfg, adapter, telemetry.NewLogger(os.Stdout, logCfg))
+	log := telemetry.NewLogger(os.Stdout, logCfg)
+	var opts []hyperliquid.Option
+	if svcCfg.RedisURL != "" {
+		// Replicas share one nonce counter per agent (fact sheet §4.4).
+		ropts, err := redis.ParseURL(svcCfg.RedisURL)
+		if err != nil {
+			return fmt.Errorf("PERPGATE_REDIS_URL: %w", err)
+		}
+		rdb := redis.NewClient(ropts)
+		defer rdb.Close()
+		opts = append(opts, hyperliquid.WithNonces(hyperliquid.NewRedisNonces(rdb, svcCfg.SubjectPrefix+":hl:nonce:", nil)))
+	} else {
+		log.Warn("PERPGATE_REDIS_URL is unset: hyperliquid nonces are per replica; run one replica per agent")
+	}
+	adapter := hyperliquid.NewAdapter(cfg, connector.NewHTTPClient(cfg.Timeout), opts...)
+	return connector.Serve(ctx, svcCfg, adapter, log)
 }
