@@ -1,7 +1,9 @@
 package hyperliquid
 
 import (
+	"math/rand/v2"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -101,5 +103,51 @@ func TestMarketFromMeta(t *testing.T) {
 	m, _ = marketFromMeta(AssetMeta{Name: "BTC", SzDecimals: 5, MaxLeverage: 40})
 	if m.Canonical != "BTC-USD-PERP" || m.TickSize.String() != "0.1" || m.LotSize.String() != "0.00001" || m.MinNotional.String() != "10" {
 		t.Fatalf("BTC: %+v", m)
+	}
+}
+
+// TestWirePriceProperties checks the venue's price rule on many prices of
+// every magnitude from 1e-8 to 1e10 and every perp szDecimals: the wire
+// string is plain (no exponent, no trailing zeros), has at most
+// 6 − szDecimals decimals and, unless it is an integer, at most 5
+// significant figures; buys never round up, sells never down; and the
+// result is the nearest valid price on its side (closer than one unit of
+// the last decimal the rule allows at that magnitude).
+func TestWirePriceProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	plain := regexp.MustCompile(`^(0|[1-9][0-9]*)(\.[0-9]*[1-9])?$`)
+	for range 20000 {
+		px := decimal.New(r.Int64N(1_000_000_000_000)+1, -int32(r.IntN(21))) // up to 12 digits, 1e-20 .. 1e12
+		if px.LessThan(decimal.New(1, -8)) || px.GreaterThan(decimal.New(1, 10)) {
+			continue
+		}
+		szDecimals := r.IntN(6)
+		for _, dir := range []int{roundDown, roundUp} {
+			got, s := wirePrice(px, szDecimals, dir)
+			if got.IsZero() { // below the smallest tick, rounding down
+				if dir != roundDown || !px.LessThan(decimal.New(1, -int32(maxPriceDecimals-szDecimals))) {
+					t.Fatalf("wirePrice(%s, %d, %d) = 0", px, szDecimals, dir)
+				}
+				continue
+			}
+			if !plain.MatchString(s) || !decimal.RequireFromString(s).Equal(got) {
+				t.Fatalf("wirePrice(%s, %d) wire %q is not plain or differs from %s", px, szDecimals, s, got)
+			}
+			decimals := 0
+			if i := strings.IndexByte(s, '.'); i >= 0 {
+				decimals = len(s) - i - 1
+			}
+			sig := len(strings.TrimLeft(strings.ReplaceAll(s, ".", ""), "0"))
+			if decimals > maxPriceDecimals-szDecimals || (decimals > 0 && sig > 5) {
+				t.Fatalf("wirePrice(%s, %d) = %s: %d decimals, %d significant figures", px, szDecimals, s, decimals, sig)
+			}
+			if (dir == roundDown && got.GreaterThan(px)) || (dir == roundUp && got.LessThan(px)) {
+				t.Fatalf("wirePrice(%s, %d, %d) = %s is on the wrong side", px, szDecimals, dir, s)
+			}
+			unit := decimal.New(1, -priceDecimals(px, szDecimals))
+			if got.Sub(px).Abs().GreaterThanOrEqual(unit) {
+				t.Fatalf("wirePrice(%s, %d, %d) = %s is a whole step %s away", px, szDecimals, dir, s, unit)
+			}
+		}
 	}
 }

@@ -7,9 +7,7 @@ import (
 	"math/big"
 	"os"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 // vectorFile is the public signing-vector set (shared/vectors/hyperliquid.json),
@@ -27,6 +25,11 @@ type Vector struct {
 		AgentAddress  string `json:"agentAddress"`
 		WalletAddress string `json:"walletAddress"`
 	} `json:"credential"`
+	Inputs struct {
+		Args    []json.RawMessage `json:"args"`
+		Params  map[string]any    `json:"params"`
+		ClockMs int64             `json:"clockMs"`
+	} `json:"inputs"`
 	Request struct {
 		URL  string  `json:"url"`
 		Body *string `json:"body"`
@@ -291,46 +294,5 @@ func TestParsePrivateKey(t *testing.T) {
 				t.Fatalf("ParsePrivateKey: err %v, want ok=%v", err, tc.ok)
 			}
 		})
-	}
-}
-
-// TestNoncesMonotonicUnderConcurrency draws nonces from many goroutines on
-// a frozen clock: all distinct, and increasing in the order handed out.
-func TestNoncesMonotonicUnderConcurrency(t *testing.T) {
-	frozen := time.UnixMilli(1735689600000)
-	n := NewNonces(func() time.Time { return frozen })
-	const workers, each = 16, 500
-	var mu sync.Mutex
-	seen := map[uint64]bool{}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			prev := uint64(0)
-			for range each {
-				v := n.Next("0xagent")
-				if v <= prev {
-					t.Errorf("nonce %d after %d in one goroutine", v, prev)
-				}
-				prev = v
-				mu.Lock()
-				if seen[v] {
-					t.Errorf("nonce %d handed out twice", v)
-				}
-				seen[v] = true
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if len(seen) != workers*each {
-		t.Fatalf("%d distinct nonces, want %d", len(seen), workers*each)
-	}
-	if got := n.Next("0xother"); got != uint64(frozen.UnixMilli()) {
-		t.Fatalf("another signer starts at the clock: got %d", got)
-	}
-	if got := n.Next("0xagent"); got != uint64(frozen.UnixMilli())+workers*each {
-		t.Fatalf("next nonce %d, want clock+%d", got, workers*each)
 	}
 }
