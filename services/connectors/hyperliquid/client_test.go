@@ -12,6 +12,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/shopspring/decimal"
 )
 
 func TestWeights(t *testing.T) {
@@ -157,5 +158,34 @@ func TestBase(t *testing.T) {
 	at, _ := o.account(test)
 	if !am.mainnet || at.mainnet {
 		t.Fatalf("network from the credential: mainnet credential %v, testnet credential %v", am.mainnet, at.mainnet)
+	}
+}
+
+// TestConfiguredSlippage: PERPGATE_HYPERLIQUID_SLIPPAGE bounds market
+// orders: mid 93 500 with 2% gives an IOC buy at 95 370 (5% would be
+// 98 175, the ccxt vector).
+func TestConfiguredSlippage(t *testing.T) {
+	venue := &vectorVenue{}
+	srv := httptest.NewServer(venue)
+	defer srv.Close()
+	cfg, err := LoadConfig(func(k string) (string, bool) {
+		v, ok := map[string]string{"PERPGATE_HYPERLIQUID_URL": srv.URL, "PERPGATE_HYPERLIQUID_SLIPPAGE": "0.02"}[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewAdapter(cfg, srv.Client())
+	ms, err := a.Markets(context.Background(), testCred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.PlaceMarketOrder(context.Background(), testCred, connector.OrderRequest{Market: ms[0], Side: contract.Buy,
+		Size: decimal.RequireFromString("0.001"), ClientOrderID: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	got := decodeExchange(t, venue.exchange[0]).action.(*OrderAction).Orders[0]
+	if got.Price != "95370" || got.Type.Limit == nil || got.Type.Limit.TIF != "Ioc" {
+		t.Fatalf("market order %+v %+v, want an IOC buy at 95370", got, got.Type.Limit)
 	}
 }
