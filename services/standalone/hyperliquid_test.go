@@ -464,6 +464,17 @@ func TestHyperliquidAllOperations(t *testing.T) {
 		}
 		e.doWith(e.liveKey, e.mainCred, map[string]any{"operation": "cancelOrder", "orderId": p["orderId"], "market": btc})
 	})
+
+	// Everything above logged at debug level: no agent key appears.
+	logs := strings.ToLower(e.logs.String())
+	for _, k := range []string{hlTestAgentKey, hlMainAgentKey} {
+		if strings.Contains(logs, strings.TrimPrefix(strings.ToLower(k), "0x")) {
+			t.Errorf("an agent private key appears in the logs")
+		}
+	}
+	if !strings.Contains(logs, "placelimitorder") {
+		t.Errorf("the run logged no requests: the secret search proves nothing")
+	}
 }
 
 func withoutCloid(w hyperliquid.OrderWire) hyperliquid.OrderWire {
