@@ -1,8 +1,13 @@
 package hyperliquid
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -139,4 +144,67 @@ func TestNoncesAcrossReplicas(t *testing.T) {
 			t.Fatal("a nonce without its store")
 		}
 	})
+}
+
+// TestNoncesAcrossProcesses: the same as TestNoncesAcrossReplicas with the
+// replicas as two OS processes (this test binary run again), both clocks
+// stuck on one millisecond: the nonces they hand out for one signer never
+// repeat and each worker's keep increasing.
+func TestNoncesAcrossProcesses(t *testing.T) {
+	_, prefix := testenv.RedisPrefix(t)
+	const workers, each = 4, 100
+	cmds := make([]*exec.Cmd, 2)
+	outs := make([]*bytes.Buffer, 2)
+	for i := range cmds {
+		cmds[i] = exec.Command(os.Args[0], "-test.run=^TestNonceChildProcess$", "-test.count=1")
+		cmds[i].Env = append(os.Environ(), "HL_NONCE_CHILD_PREFIX="+prefix+":hl:nonce:", fmt.Sprintf("HL_NONCE_CHILD_DRAWS=%d,%d", workers, each))
+		outs[i] = &bytes.Buffer{}
+		cmds[i].Stdout, cmds[i].Stderr = outs[i], outs[i]
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var drawn [][]uint64
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("replica process %d: %v\n%s", i, err, outs[i])
+		}
+		seqs := map[string][]uint64{}
+		for _, line := range strings.Split(outs[i].String(), "\n") {
+			var w string
+			var n uint64
+			if _, err := fmt.Sscanf(line, "nonce %s %d", &w, &n); err == nil {
+				seqs[w] = append(seqs[w], n)
+			}
+		}
+		if len(seqs) != workers {
+			t.Fatalf("replica process %d reported %d workers:\n%s", i, len(seqs), outs[i])
+		}
+		for _, s := range seqs {
+			drawn = append(drawn, s)
+		}
+	}
+	if all := checkNonces(t, drawn); len(all) != 2*workers*each {
+		t.Fatalf("%d nonces, want %d", len(all), 2*workers*each)
+	}
+}
+
+// TestNonceChildProcess is one replica of TestNoncesAcrossProcesses; it
+// does nothing unless started by it.
+func TestNonceChildProcess(t *testing.T) {
+	prefix := os.Getenv("HL_NONCE_CHILD_PREFIX")
+	if prefix == "" {
+		return
+	}
+	var workers, each int
+	if _, err := fmt.Sscanf(os.Getenv("HL_NONCE_CHILD_DRAWS"), "%d,%d", &workers, &each); err != nil {
+		t.Fatal(err)
+	}
+	frozen := time.UnixMilli(1735689600000)
+	src := NewRedisNonces(testenv.Redis(t), prefix, func() time.Time { return frozen })
+	for w, seq := range drawNonces(t, []NonceSource{src}, workers, each, "0xprocesses") {
+		for _, n := range seq {
+			fmt.Printf("nonce w%d %d\n", w, n)
+		}
+	}
 }
