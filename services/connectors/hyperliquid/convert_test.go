@@ -77,6 +77,10 @@ func TestCloid(t *testing.T) {
 	}{
 		{"already a cloid, lowercased", "c1", "0xA1000000000000000000000000000001", "0xa1000000000000000000000000000001"},
 		{"derived", "c1", "my-order-1", ""},
+		// Pinned: first 16 bytes of SHA-256("<credentialId>:<clientOrderId>"). A
+		// change would leave orders placed before it unreachable by their
+		// clientOrderId (cancelOrder, repeats after a restart).
+		{"known answer", "3f2a0f7e-5d1c-4a39-9b8e-2c6f1d0a7b44", "my-order-1", "0x0f4cfdfd2c078984c8767b649c76c9b3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
