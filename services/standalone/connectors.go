@@ -7,19 +7,26 @@ import (
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
 	paperconn "github.com/perpgate/perpgate/services/connectors/paper"
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
+	"github.com/redis/go-redis/v9"
 )
 
 // adapters builds the adapter of every exchange the standalone gateway
 // serves. Real exchanges read their settings (PERPGATE_<EXCHANGE>_URL ...)
 // in LoadConfig; each adds one entry here.
-func (g *Gateway) adapters() ([]connector.Adapter, error) {
+// With Redis, Hyperliquid nonces come from a counter shared by every
+// gateway on it, as replicas of one agent need (fact sheet §4.4).
+func (g *Gateway) adapters(rdb *redis.Client) ([]connector.Adapter, error) {
 	// The paper venue runs in process, served through its HTTP handler
 	// without a socket; the adapter speaks its HTTP API like any other.
 	g.paper = paper.New(paper.Config{Seed: g.cfg.PaperSeed})
 	client := venue.NewClient("http://paper-venue.internal", venue.InProcessClient(venue.NewHandler(g.paper)))
+	var hlOpts []hyperliquid.Option
+	if rdb != nil {
+		hlOpts = append(hlOpts, hyperliquid.WithNonces(hyperliquid.NewRedisNonces(rdb, g.cfg.Edge.SubjectPrefix+":hl:nonce:", nil)))
+	}
 	return []connector.Adapter{
 		paperconn.NewAdapter(client),
-		hyperliquid.NewAdapter(g.cfg.Hyperliquid, connector.NewHTTPClient(g.cfg.Hyperliquid.Timeout)),
+		hyperliquid.NewAdapter(g.cfg.Hyperliquid, connector.NewHTTPClient(g.cfg.Hyperliquid.Timeout), hlOpts...),
 		binanceconn.NewAdapter(g.cfg.Binance, nil),
 	}, nil
 }

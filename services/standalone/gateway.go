@@ -105,7 +105,7 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 func (g *Gateway) startBus() (func(name string) (*nats.Conn, error), error) {
 	if g.cfg.NATSURL != "" {
 		return func(name string) (*nats.Conn, error) {
-			nc, err := bus.Connect(g.cfg.NATSURL, name)
+			nc, err := bus.Connect(g.cfg.NATSURL, name, g.cfg.NATSAuth, g.log)
 			if err == nil {
 				g.onClose(func() error { return nc.Drain() })
 			}
@@ -178,7 +178,7 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 	if rdb != nil {
 		idem = connector.NewRedisIdempotency(rdb, g.cfg.Edge.SubjectPrefix+":idem:")
 	}
-	adapters, err := g.adapters()
+	adapters, err := g.adapters(rdb)
 	if err != nil {
 		return err
 	}
