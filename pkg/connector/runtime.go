@@ -247,9 +247,13 @@ func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
 	start := time.Now()
 	res, err := r.Handle(ctx, creq)
 	elapsed := time.Since(start)
-	log := r.log.With("request_id", creq.RequestID, "trace_id", span.SpanContext().TraceID().String(),
-		"operation", op.Name, "credential_id", creq.Credential.ID, "duration_ms", elapsed.Milliseconds())
+	// Built only when something is logged: the success path logs at debug.
+	log := func() *slog.Logger {
+		return r.log.With("request_id", creq.RequestID, "trace_id", span.SpanContext().TraceID().String(),
+			"operation", op.Name, "credential_id", creq.Credential.ID, "duration_ms", elapsed.Milliseconds())
+	}
 	if err != nil {
+		log := log()
 		ce := r.publicError(ctx, err, log)
 		span.SetStatus(codes.Error, string(ce.Code))
 		span.SetAttributes(attribute.String("perpgate.code", string(ce.Code)), attribute.String("perpgate.reason", string(ce.Reason)))
@@ -264,7 +268,9 @@ func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
 	} else {
 		_ = bus.RespondJSON(req, res)
 	}
-	log.Debug("request done", "code", "OK")
+	if r.log.Enabled(ctx, slog.LevelDebug) {
+		log().Debug("request done", "code", "OK")
+	}
 }
 
 // upstreamFailure names the failure for the upstream-errors metric; client
