@@ -19,15 +19,17 @@ import (
 const instrumentation = "github.com/perpgate/perpgate"
 
 // SetupTracing installs the W3C trace-context propagator and, when
-// OTEL_EXPORTER_OTLP_ENDPOINT (or the traces-specific variable) is set, an
+// OTEL_EXPORTER_OTLP_ENDPOINT (or the traces-specific variable) is not empty, an
 // OTLP/HTTP exporter configured by the standard OTEL_* variables. Without an
 // endpoint no spans are recorded, but an inbound traceparent still flows
 // through every hop. The returned function flushes and stops the exporter.
 func SetupTracing(ctx context.Context, service string, lookup func(string) (string, bool)) (func(context.Context) error, error) {
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	_, a := lookup("OTEL_EXPORTER_OTLP_ENDPOINT")
-	_, b := lookup("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-	if !a && !b {
+	// Empty counts as unset: compose and Kubernetes pass optional settings
+	// through as empty strings.
+	a, _ := lookup("OTEL_EXPORTER_OTLP_ENDPOINT")
+	b, _ := lookup("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	if a == "" && b == "" {
 		return func(context.Context) error { return nil }, nil
 	}
 	exp, err := otlptracehttp.New(ctx)
