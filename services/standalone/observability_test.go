@@ -15,8 +15,9 @@ import (
 )
 
 // TestTracePropagation sends a request with a W3C traceparent and finds
-// that one trace in the spans of the edge, the keys service, the connector
-// and the upstream HTTP call, and in the edge's request log.
+// that one trace, as one tree of spans, in the edge, the keys service (the
+// edge's key look-up and the connector's secret fetch), the connector and
+// the upstream HTTP call, and in the edge's request log.
 func TestTracePropagation(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
@@ -41,13 +42,24 @@ func TestTracePropagation(t *testing.T) {
 	_ = tp.ForceFlush(context.Background())
 
 	var names []string
+	ids := map[string]bool{"00f067aa0ba902b7": true} // the caller's span
+	var inTrace []tracetest.SpanStub
 	for _, s := range exp.GetSpans() {
 		if s.SpanContext.TraceID().String() == traceID {
 			names = append(names, s.Name)
+			ids[s.SpanContext.SpanID().String()] = true
+			inTrace = append(inTrace, s)
+		}
+	}
+	// One tree: every span's parent is the caller's span or another span
+	// of the trace, so no hop started a trace of its own under the same id.
+	for _, s := range inTrace {
+		if !ids[s.Parent.SpanID().String()] {
+			t.Errorf("span %q has parent %s, outside the trace's spans", s.Name, s.Parent.SpanID())
 		}
 	}
 	joined := strings.Join(names, " | ")
-	for _, want := range []string{"edge getMarkPrice paper", "keys perpgate.keys.apikey", "connector paper getMarkPrice", "upstream GET"} {
+	for _, want := range []string{"edge getMarkPrice paper", "keys perpgate.keys.apikey", "keys perpgate.keys.secret.paper", "connector paper getMarkPrice", "upstream GET"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("no span %q in trace %s; spans: %s", want, traceID, joined)
 		}
