@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	neturl "net/url"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -13,19 +16,56 @@ import (
 	"github.com/perpgate/perpgate/pkg/telemetry"
 )
 
-// Connect dials an external NATS server with reconnects forever, so a
-// restarting server does not take the service down.
-func Connect(url, name string) (*nats.Conn, error) {
-	nc, err := nats.Connect(url,
+// Connect dials an external NATS server as auth.User with reconnects
+// forever, so a restarting server does not take the service down. Replies
+// come back under auth.InboxPrefix. Errors the server reports later
+// (permission violations, slow consumers) and connection changes are
+// logged to log, since nothing else would show them.
+func Connect(url, name string, auth Auth, log *slog.Logger) (*nats.Conn, error) {
+	opts := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
-		nats.ReconnectWait(250*time.Millisecond),
-		nats.Timeout(5*time.Second),
-	)
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.Timeout(5 * time.Second),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				log.Warn("nats error", "subject", sub.Subject, "err", err)
+				return
+			}
+			log.Warn("nats error", "err", err)
+		}),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("nats reconnected", "url", redactURL(nc.ConnectedUrl()))
+		}),
+	}
+	if auth.User != "" {
+		opts = append(opts, nats.UserInfo(auth.User, auth.Password.Reveal()))
+	}
+	if auth.InboxPrefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(auth.InboxPrefix))
+	}
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to nats at %s: %w", url, err)
+		return nil, fmt.Errorf("connect to nats at %s as %q: %w", redactURL(url), auth.User, err)
 	}
 	return nc, nil
+}
+
+// redactURL hides passwords in a comma-separated list of server URLs
+// (nats://user:pass@host is a valid way to give credentials).
+func redactURL(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		if u, err := neturl.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // Request sends req as JSON to subject and decodes the reply into resp. The

@@ -16,10 +16,11 @@ import (
 // ServiceConfig is what every connector process needs besides its
 // exchange's own settings.
 type ServiceConfig struct {
-	NATSURL       string // PERPGATE_NATS_URL
-	RedisURL      string // PERPGATE_REDIS_URL: shared idempotency store; empty keeps it in process (one replica only)
-	SubjectPrefix string // PERPGATE_SUBJECT_PREFIX
-	HealthAddr    string // PERPGATE_HEALTH_ADDR: /healthz, /readyz and /metrics; empty serves none
+	NATSURL       string   // PERPGATE_NATS_URL
+	RedisURL      string   // PERPGATE_REDIS_URL: shared idempotency store; empty keeps it in process (one replica only)
+	SubjectPrefix string   // PERPGATE_SUBJECT_PREFIX
+	HealthAddr    string   // PERPGATE_HEALTH_ADDR: /healthz, /readyz and /metrics; empty serves none
+	NATSAuth      bus.Auth // PERPGATE_NATS_USER, PERPGATE_NATS_PASSWORD, PERPGATE_NATS_INBOX_PREFIX
 
 	lookup func(string) (string, bool) // for the standard OTEL_* settings
 }
@@ -39,7 +40,9 @@ func LoadServiceConfig(lookup func(string) (string, bool)) (ServiceConfig, error
 	if v, ok := lookup("PERPGATE_HEALTH_ADDR"); ok {
 		c.HealthAddr = v
 	}
-	return c, nil
+	var err error
+	c.NATSAuth, err = bus.LoadAuth(lookup)
+	return c, err
 }
 
 // Serve runs adapter as a connector process until ctx ends: it connects to
@@ -54,7 +57,7 @@ func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Lo
 		}
 		defer func() { err = errors.Join(err, shutdown(context.WithoutCancel(ctx))) }()
 	}
-	nc, err := bus.Connect(cfg.NATSURL, name)
+	nc, err := bus.Connect(cfg.NATSURL, name, cfg.NATSAuth, log)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -14,6 +15,7 @@ import (
 type Config struct {
 	ListenAddr     string        // PERPGATE_LISTEN_ADDR
 	NATSURL        string        // PERPGATE_NATS_URL
+	NATSAuth       bus.Auth      // PERPGATE_NATS_USER, PERPGATE_NATS_PASSWORD, PERPGATE_NATS_INBOX_PREFIX
 	RedisURL       string        // PERPGATE_REDIS_URL
 	SubjectPrefix  string        // PERPGATE_SUBJECT_PREFIX
 	RequestTimeout time.Duration // PERPGATE_REQUEST_TIMEOUT: deadline of one request end to end
@@ -83,6 +85,10 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	str("PERPGATE_NATS_URL", &c.NATSURL)
 	str("PERPGATE_REDIS_URL", &c.RedisURL)
 	str("PERPGATE_SUBJECT_PREFIX", &c.SubjectPrefix)
+	var err error
+	if c.NATSAuth, err = bus.LoadAuth(lookup); err != nil {
+		errs = append(errs, err)
+	}
 	dur("PERPGATE_REQUEST_TIMEOUT", &c.RequestTimeout)
 	dur("PERPGATE_SHUTDOWN_GRACE", &c.ShutdownGrace)
 	dur("PERPGATE_EDGE_CACHE_TTL", &c.CacheTTL)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"github.com/perpgate/perpgate/pkg/bus"
 )
 
 // Masked is a configuration secret (admin token, master key). It prints,
@@ -38,14 +40,15 @@ const MasterKeySize = 32
 
 // Config configures the keys service.
 type Config struct {
-	DatabaseURL   Masked // PERPGATE_DATABASE_URL: Postgres DSN; empty selects the file store
-	DataDir       string // PERPGATE_DATA_DIR: where the file store keeps its state
-	NATSURL       string // PERPGATE_NATS_URL
-	AdminAddr     string // PERPGATE_ADMIN_ADDR: admin API listen address; empty disables it
-	AdminToken    Masked // PERPGATE_ADMIN_TOKEN: bearer token of the admin API
-	MasterKey     Masked // PERPGATE_MASTER_KEY: base64 of 32 bytes sealing credential secrets
-	SubjectPrefix string // PERPGATE_SUBJECT_PREFIX
-	HealthAddr    string // PERPGATE_HEALTH_ADDR: /healthz, /readyz and /metrics; empty serves none
+	DatabaseURL   Masked   // PERPGATE_DATABASE_URL: Postgres DSN; empty selects the file store
+	DataDir       string   // PERPGATE_DATA_DIR: where the file store keeps its state
+	NATSURL       string   // PERPGATE_NATS_URL
+	NATSAuth      bus.Auth // PERPGATE_NATS_USER, PERPGATE_NATS_PASSWORD, PERPGATE_NATS_INBOX_PREFIX
+	AdminAddr     string   // PERPGATE_ADMIN_ADDR: admin API listen address; empty disables it
+	AdminToken    Masked   // PERPGATE_ADMIN_TOKEN: bearer token of the admin API
+	MasterKey     Masked   // PERPGATE_MASTER_KEY: base64 of 32 bytes sealing credential secrets
+	SubjectPrefix string   // PERPGATE_SUBJECT_PREFIX
+	HealthAddr    string   // PERPGATE_HEALTH_ADDR: /healthz, /readyz and /metrics; empty serves none
 }
 
 // DefaultConfig returns the defaults documented in the README. AdminToken
@@ -84,7 +87,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := lookup("PERPGATE_HEALTH_ADDR"); ok {
 		c.HealthAddr = v
 	}
-	return c, c.Validate()
+	var authErr error
+	c.NATSAuth, authErr = bus.LoadAuth(lookup)
+	return c, errors.Join(authErr, c.Validate())
 }
 
 // Validate reports every invalid setting at once.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/services/connectors/binance"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
@@ -22,6 +23,7 @@ type Config struct {
 	AdminToken  keys.Masked        // PERPGATE_ADMIN_TOKEN; generated and kept in bootstrap.json when unset
 	MasterKey   keys.Masked        // PERPGATE_MASTER_KEY; generated and kept in DataDir/master.key when unset
 	NATSURL     string             // PERPGATE_NATS_URL; empty runs an embedded server
+	NATSAuth    bus.Auth           // PERPGATE_NATS_USER, PERPGATE_NATS_PASSWORD, PERPGATE_NATS_INBOX_PREFIX (external NATS)
 	NATSListen  string             // PERPGATE_NATS_LISTEN: let outside clients reach the embedded server
 	RedisURL    string             // PERPGATE_REDIS_URL; empty uses the in-process limiter and idempotency store
 	DatabaseURL string             // PERPGATE_DATABASE_URL; empty uses the file store in DataDir
@@ -75,6 +77,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		c.PaperSeed = n
 	}
 	var err error
+	if c.NATSAuth, err = bus.LoadAuth(lookup); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Hyperliquid, err = hyperliquid.LoadConfig(lookup); err != nil {
 		errs = append(errs, err)
 	}

@@ -16,6 +16,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// version is stamped at build time (-X main.version=...).
+var version = "dev"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -38,9 +41,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("PERPGATE_REDIS_URL: %w", err)
 	}
+	log := telemetry.NewLogger(os.Stdout, logCfg)
+	log.Info("edge starting", "version", version)
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
-	nc, err := bus.Connect(cfg.NATSURL, "edge")
+	nc, err := bus.Connect(cfg.NATSURL, "edge", cfg.NATSAuth, log)
 	if err != nil {
 		return err
 	}
@@ -51,7 +56,7 @@ func run(ctx context.Context) error {
 	}
 	defer shutdown(context.WithoutCancel(ctx))
 	srv, err := edge.New(cfg, edge.Deps{NATS: nc, Limiter: ratelimit.NewRedis(rdb, cfg.SubjectPrefix+":rl", nil),
-		Logger: telemetry.NewLogger(os.Stdout, logCfg), Metrics: telemetry.NewMetrics(),
+		Logger: log, Metrics: telemetry.NewMetrics(),
 		Checks: map[string]health.Check{"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() }}})
 	if err != nil {
 		return err

@@ -18,6 +18,9 @@ import (
 	"github.com/perpgate/perpgate/services/keys/postgres"
 )
 
+// version is stamped at build time (-X main.version=...).
+var version = "dev"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -33,6 +36,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
+	log.Info("keys starting", "version", version)
 	var store keys.Store
 	if cfg.DatabaseURL != "" {
 		store, err = postgres.Open(ctx, cfg.DatabaseURL.Reveal())
@@ -43,7 +47,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer store.Close()
-	nc, err := bus.Connect(cfg.NATSURL, "perpgate-keys")
+	nc, err := bus.Connect(cfg.NATSURL, "perpgate-keys", cfg.NATSAuth, log)
 	if err != nil {
 		return err
 	}

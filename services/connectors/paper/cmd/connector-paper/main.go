@@ -16,6 +16,9 @@ import (
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
 )
 
+// version is stamped at build time (-X main.version=...).
+var version = "dev"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -32,6 +35,8 @@ func run(ctx context.Context) error {
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return err
 	}
+	log := telemetry.NewLogger(os.Stdout, logCfg)
+	log.Info("connector-paper starting", "version", version)
 	adapter := paper.NewAdapter(venue.NewClient(cfg.VenueURL, connector.NewHTTPClient(cfg.Timeout)))
-	return connector.Serve(ctx, svcCfg, adapter, telemetry.NewLogger(os.Stdout, logCfg))
+	return connector.Serve(ctx, svcCfg, adapter, log)
 }

@@ -16,6 +16,9 @@ import (
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
 )
 
+// version is stamped at build time (-X main.version=...).
+var version = "dev"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -41,6 +44,7 @@ func run(ctx context.Context) error {
 		}
 	}
 	log := telemetry.NewLogger(os.Stdout, logCfg)
+	log.Info("paper-venue starting", "version", version)
 	healthAddr, ok := os.LookupEnv("PERPGATE_HEALTH_ADDR")
 	if !ok {
 		healthAddr = ":8082"
