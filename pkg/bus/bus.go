@@ -75,7 +75,7 @@ func redactURL(list string) string {
 // ErrNoResponders and a passed deadline is context.DeadlineExceeded, both
 // wrapped so callers map them with errors.Is.
 func Request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header, req, resp any) error {
-	data, err := json.Marshal(req)
+	data, err := encode(req)
 	if err != nil {
 		return fmt.Errorf("encode request for %s: %w", subject, err)
 	}
@@ -106,6 +106,15 @@ func Request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header
 		return fmt.Errorf("decode reply of %s: %w", subject, err)
 	}
 	return nil
+}
+
+// encode is json.Marshal, except that JSON the caller already encoded is
+// sent as is (Marshal would validate and compact it again).
+func encode(v any) ([]byte, error) {
+	if raw, ok := v.(json.RawMessage); ok {
+		return raw, nil
+	}
+	return json.Marshal(v)
 }
 
 // ReplyError returns the *contract.Error carried by a micro error reply, or
