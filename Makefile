@@ -8,8 +8,9 @@ BIN      := bin
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 15s
+COMPOSE  ?= docker compose
 
-.PHONY: run test unit fuzz bench lint build clean openapi
+.PHONY: run test unit fuzz bench lint build clean openapi compose-env compose-up compose-down
 
 run: build
 	$(BIN)/perpgate serve
@@ -49,3 +50,14 @@ clean:
 # Regenerate the checked-in OpenAPI document after changing the operation table.
 openapi:
 	$(GO) test ./pkg/contract -run '^TestOpenAPIUpToDate$$' -update
+
+# docker-compose.yml: every service in its own container (README, "Operating
+# perpgate"). compose-env writes .env with fresh secrets unless it exists.
+compose-env:
+	@deploy/compose-env.sh .env
+
+compose-up: compose-env
+	VERSION=$(VERSION) $(COMPOSE) up -d --build --wait
+
+compose-down:
+	$(COMPOSE) down

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Writes the secrets docker-compose.yml needs to an env file (default .env
+# at the repository top, where compose reads it), once: an existing file is
+# left alone, so restarts keep the same master key and passwords. The file
+# is created mode 0600 and is git-ignored.
+set -eu
+file=${1:-.env}
+if [ -e "$file" ]; then
+  echo "$file exists; keeping it"
+  exit 0
+fi
+# rand N: N random bytes as letters and digits (safe in URLs and YAML).
+rand() { head -c "$1" /dev/urandom | base64 | tr -dc 'A-Za-z0-9'; }
+umask 077
+{
+  echo "# perpgate compose secrets, generated $(date -u +%Y-%m-%dT%H:%M:%SZ) by deploy/compose-env.sh"
+  echo "PERPGATE_MASTER_KEY=$(head -c 32 /dev/urandom | base64)"
+  echo "PERPGATE_ADMIN_TOKEN=$(rand 24)"
+  echo "POSTGRES_PASSWORD=$(rand 24)"
+  for user in EDGE KEYS CONNECTOR_PAPER CONNECTOR_BINANCE CONNECTOR_HYPERLIQUID; do
+    echo "NATS_${user}_PASSWORD=$(rand 24)"
+  done
+} >"$file"
+echo "wrote $file"
