@@ -20,8 +20,11 @@ import (
 // forever, so a restarting server does not take the service down. Replies
 // come back under auth.InboxPrefix. Errors the server reports later
 // (permission violations, slow consumers) and connection changes are
-// logged to log, since nothing else would show them.
+// logged to log (nil discards them), since nothing else would show them.
 func Connect(url, name string, auth Auth, log *slog.Logger) (*nats.Conn, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	opts := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
