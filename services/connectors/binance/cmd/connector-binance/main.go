@@ -15,6 +15,9 @@ import (
 	"github.com/perpgate/perpgate/services/connectors/binance"
 )
 
+// version is stamped at build time (-X main.version=...).
+var version = "dev"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -31,5 +34,7 @@ func run(ctx context.Context) error {
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return err
 	}
-	return connector.Serve(ctx, svcCfg, binance.NewAdapter(cfg, nil), telemetry.NewLogger(os.Stdout, logCfg))
+	log := telemetry.NewLogger(os.Stdout, logCfg)
+	log.Info("connector-binance starting", "version", version)
+	return connector.Serve(ctx, svcCfg, binance.NewAdapter(cfg, nil), log)
 }

@@ -15,6 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// version is stamped at build time (-X main.version=...).
+var version = "dev"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -32,6 +35,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	log := telemetry.NewLogger(os.Stdout, logCfg)
+	log.Info("connector-hyperliquid starting", "version", version)
 	var opts []hyperliquid.Option
 	if svcCfg.RedisURL != "" {
 		// Replicas share one nonce counter per agent (fact sheet §4.4).
