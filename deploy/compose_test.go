@@ -12,6 +12,7 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/perpgate/perpgate/pkg/testenv"
 )
 
 // TestCompose loads docker-compose.yml with compose's own loader (schema,
@@ -25,7 +26,7 @@ import (
 // from .env; and that compose refuses to start without any one of them
 // rather than run on a default.
 func TestCompose(t *testing.T) {
-	root := repoRoot(t)
+	root := testenv.WorkspaceRoot(t)
 	envFile := filepath.Join(t.TempDir(), ".env")
 	if out, err := exec.Command("sh", "compose-env.sh", envFile).CombinedOutput(); err != nil {
 		t.Fatalf("compose-env.sh: %v\n%s", err, out)

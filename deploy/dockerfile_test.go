@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/perpgate/perpgate/pkg/testenv"
 )
 
 // TestDockerfile checks deploy/Dockerfile without a Docker engine (this
@@ -44,7 +46,7 @@ func TestDockerfile(t *testing.T) {
 		t.Fatal("no build script (RUN <<'SH' ... SH) in the Dockerfile")
 	}
 
-	root := repoRoot(t)
+	root := testenv.WorkspaceRoot(t)
 	stub := t.TempDir()
 	if err := os.WriteFile(filepath.Join(stub, "go"), []byte(`#!/bin/sh
 echo "CGO_ENABLED=$CGO_ENABLED $*" >>"$GO_CALLS"

@@ -32,13 +32,13 @@ const kustomize = "sigs.k8s.io/kustomize/kustomize/v5@v5.7.1"
 // secretKeyRef, each Secret documented in the README).
 func TestKustomizeOverlays(t *testing.T) {
 	bin := installKustomize(t)
-	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	readme, err := os.ReadFile(filepath.Join(testenv.WorkspaceRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, overlay := range []string{"dev", "prod"} {
 		t.Run(overlay, func(t *testing.T) {
-			out, err := exec.Command(bin, "build", filepath.Join(repoRoot(t), "k8s", "overlays", overlay)).CombinedOutput()
+			out, err := exec.Command(bin, "build", filepath.Join(testenv.WorkspaceRoot(t), "k8s", "overlays", overlay)).CombinedOutput()
 			if err != nil {
 				t.Fatalf("kustomize build k8s/overlays/%s: %v\n%s", overlay, err, out)
 			}

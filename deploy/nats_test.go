@@ -44,7 +44,7 @@ func TestNATSPermissions(t *testing.T) {
 	passwords, serverEnv := natsPasswords(t)
 	natsURL, serverLog := testenv.NATSServer(t, "nats.conf", serverEnv)
 	rdb := testenv.Redis(t)
-	bins := buildCommands(t, "./services/keys/cmd/keys", "./services/edge/cmd/edge",
+	bins := testenv.Build(t, "./services/keys/cmd/keys", "./services/edge/cmd/edge",
 		"./services/connectors/paper/cmd/paper-venue", "./services/connectors/paper/cmd/connector-paper")
 
 	env := func(user string, more map[string]string) map[string]string {
@@ -64,28 +64,28 @@ func TestNATSPermissions(t *testing.T) {
 	adminToken := randomHex(t, 24)
 	masterKey := make([]byte, 32)
 	_, _ = rand.Read(masterKey)
-	keysProc := startProcess(t, "keys", filepath.Join(bins, "keys"), env("keys", map[string]string{
+	keysProc := testenv.Start(t, "keys", filepath.Join(bins, "keys"), env("keys", map[string]string{
 		"PERPGATE_DATA_DIR":    t.TempDir(),
 		"PERPGATE_ADMIN_ADDR":  "127.0.0.1:0",
 		"PERPGATE_ADMIN_TOKEN": adminToken,
 		"PERPGATE_MASTER_KEY":  base64.StdEncoding.EncodeToString(masterKey),
 	}))
-	venueProc := startProcess(t, "paper-venue", filepath.Join(bins, "paper-venue"), env("", map[string]string{
+	venueProc := testenv.Start(t, "paper-venue", filepath.Join(bins, "paper-venue"), env("", map[string]string{
 		"PERPGATE_PAPER_VENUE_ADDR": "127.0.0.1:0",
 	}))
-	edgeProc := startProcess(t, "edge", filepath.Join(bins, "edge"), env("edge", map[string]string{
+	edgeProc := testenv.Start(t, "edge", filepath.Join(bins, "edge"), env("edge", map[string]string{
 		"PERPGATE_LISTEN_ADDR": "127.0.0.1:0",
 		"PERPGATE_REDIS_URL":   redisURL(rdb.Options()),
 	}))
-	connProc := startProcess(t, "connector-paper", filepath.Join(bins, "connector-paper"), env("connector-paper", map[string]string{
-		"PERPGATE_PAPER_VENUE_URL": "http://" + venueProc.field(t, "paper venue started", "addr"),
+	connProc := testenv.Start(t, "connector-paper", filepath.Join(bins, "connector-paper"), env("connector-paper", map[string]string{
+		"PERPGATE_PAPER_VENUE_URL": "http://" + field(t, venueProc, "paper venue started", "addr"),
 	}))
-	procs := []*process{keysProc, venueProc, edgeProc, connProc}
+	procs := []*testenv.Process{keysProc, venueProc, edgeProc, connProc}
 
 	ctx := context.Background()
-	adm := admin.NewClient("http://"+keysProc.field(t, "keys service started", "admin_addr"), adminToken)
+	adm := admin.NewClient("http://"+field(t, keysProc, "keys service started", "admin_addr"), adminToken)
 	var acct admin.AccountResponse
-	poll(t, "admin API answers", 10*time.Second, func() (err error) {
+	testenv.Poll(t, "admin API answers", 10*time.Second, func() (err error) {
 		acct, err = adm.CreateAccount(ctx, contract.TierBuilder, "nats-permissions")
 		return err
 	})
@@ -110,7 +110,7 @@ func TestNATSPermissions(t *testing.T) {
 		t.Fatalf("create key: %v", err)
 	}
 	t.Cleanup(func() { deleteKeys(t, rdb, "perpgate:rl:{"+key.ID+"}*") })
-	edgeURL := "http://" + edgeProc.field(t, "edge listening", "addr")
+	edgeURL := "http://" + field(t, edgeProc, "edge listening", "addr")
 	getMark := func() (int, string) {
 		body := `{"operation":"getMarkPrice","market":"BTC","credentialId":"` + creds[contract.Paper] + `"}`
 		req, _ := http.NewRequest(http.MethodPost, edgeURL+"/v1", strings.NewReader(body))
@@ -126,7 +126,7 @@ func TestNATSPermissions(t *testing.T) {
 	}
 
 	t.Run("edge to connector to keys", func(t *testing.T) {
-		poll(t, "getMarkPrice through edge, connector-paper and keys", 15*time.Second, func() error {
+		testenv.Poll(t, "getMarkPrice through edge, connector-paper and keys", 15*time.Second, func() error {
 			if status, body := getMark(); status != http.StatusOK {
 				return fmt.Errorf("%d %s", status, body)
 			}
@@ -290,7 +290,7 @@ func TestNATSPermissions(t *testing.T) {
 		if _, err := adm.RevokeKey(ctx, key.ID); err != nil {
 			t.Fatal(err)
 		}
-		poll(t, "a revoked key is refused", 2*time.Second, func() error {
+		testenv.Poll(t, "a revoked key is refused", 2*time.Second, func() error {
 			if status, body := getMark(); status != http.StatusUnauthorized {
 				return fmt.Errorf("%d %s", status, body)
 			}
@@ -300,9 +300,9 @@ func TestNATSPermissions(t *testing.T) {
 
 	// A permission the services need but lack shows only as a log line.
 	for _, p := range procs {
-		for _, rec := range p.records() {
+		for _, rec := range p.Records() {
 			if rec["msg"] == "nats error" {
-				t.Errorf("%s: %v", p.name, rec)
+				t.Errorf("%s: %v", p.Name, rec)
 			}
 		}
 	}
@@ -386,7 +386,7 @@ func (c *client) secret(t *testing.T, x contract.Exchange, id string, timeout ti
 func (c *client) violation(t *testing.T, kind, subject string) {
 	t.Helper()
 	want := fmt.Sprintf(`Permissions Violation for %s to "%s"`, kind, subject)
-	poll(t, c.user+": "+want, 5*time.Second, func() error {
+	testenv.Poll(t, c.user+": "+want, 5*time.Second, func() error {
 		for _, line := range strings.Split(c.log.String(), "\n") {
 			var rec struct{ Msg, Err string }
 			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "nats error" && strings.Contains(rec.Err, want) {

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/perpgate/perpgate/pkg/testenv"
 )
 
 // commands lists every service binary of the repository, every
@@ -16,7 +18,7 @@ import (
 // cannot be left out of the deployment files.
 func commands(t testing.TB) map[string]string {
 	t.Helper()
-	root := repoRoot(t)
+	root := testenv.WorkspaceRoot(t)
 	cmds := map[string]string{}
 	err := filepath.WalkDir(filepath.Join(root, "services"), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

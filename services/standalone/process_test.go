@@ -1,7 +1,6 @@
 package standalone
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -13,16 +12,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -48,7 +42,8 @@ func TestProcesses(t *testing.T) {
 	natsURL := testenv.NATSURL(t)
 	rdb, prefix := testenv.RedisPrefix(t)
 	_, dsn := testenv.Postgres(t)
-	bins := buildBinaries(t, "keys", "edge", "paper-venue", "connector-paper")
+	bins := testenv.Build(t, "./services/keys/cmd/keys", "./services/edge/cmd/edge",
+		"./services/connectors/paper/cmd/paper-venue", "./services/connectors/paper/cmd/connector-paper")
 
 	// The prefix scopes NATS subjects and, through the edge (prefix+":rl")
 	// and the connectors (prefix+":idem:"), Redis keys that RedisPrefix
@@ -58,8 +53,6 @@ func TestProcesses(t *testing.T) {
 		"PERPGATE_SUBJECT_PREFIX": prefix,
 		"PERPGATE_LOG_FORMAT":     "json",
 		"PERPGATE_HEALTH_ADDR":    "127.0.0.1:0",
-		// A race-enabled binary otherwise sleeps 1 s on exit.
-		"GORACE": "atexit_sleep_ms=0",
 	})
 	adminToken := randomHex(t, 24)
 	keysProc := c.start("keys", "keys", map[string]string{
@@ -146,7 +139,7 @@ func TestProcesses(t *testing.T) {
 		}
 	})
 
-	connector.stop()
+	connector.Stop()
 	t.Run("no connector", func(t *testing.T) {
 		tests := []struct {
 			name string
@@ -178,7 +171,7 @@ func TestProcesses(t *testing.T) {
 
 	// The replicas join under traffic, as when ops scale a connector up.
 	load := c.startLoad()
-	replicas := []*process{
+	replicas := []*testenv.Process{
 		c.start("connector-paper-a", "connector-paper", connectorEnv),
 		c.start("connector-paper-b", "connector-paper", connectorEnv),
 	}
@@ -249,8 +242,8 @@ func TestProcesses(t *testing.T) {
 			perReplica[served[id][0]]++
 		}
 		for _, p := range replicas {
-			if perReplica[p.name] == 0 {
-				t.Errorf("%s served none of %d requests: %v", p.name, len(ids), perReplica)
+			if perReplica[p.Name] == 0 {
+				t.Errorf("%s served none of %d requests: %v", p.Name, len(ids), perReplica)
 			}
 		}
 		if crossed == 0 {
@@ -271,7 +264,7 @@ func TestProcesses(t *testing.T) {
 		}
 		return nil
 	})
-	replicas[0].stop()
+	replicas[0].Stop()
 	before := load.successes.Load()
 	c.poll(t, "requests succeed after a replica stopped", 10*time.Second, func() error {
 		if n := load.successes.Load() - before; n < 20 {
@@ -295,69 +288,6 @@ func checkLoad(t *testing.T, replies []loadReply) {
 			t.Errorf("want 200 or 503 %s; got %d %s", contract.CodeExchangeUnavailable, r.status, r.raw)
 		}
 	}
-}
-
-// buildBinaries builds the named commands of the workspace into a temp dir
-// and returns it. They are built with -race when the test binary is, so
-// the services' own races fail this test too.
-func buildBinaries(t *testing.T, names ...string) string {
-	t.Helper()
-	root := workspaceRoot(t)
-	pkgs := map[string]string{
-		"keys":            "./services/keys/cmd/keys",
-		"edge":            "./services/edge/cmd/edge",
-		"paper-venue":     "./services/connectors/paper/cmd/paper-venue",
-		"connector-paper": "./services/connectors/paper/cmd/connector-paper",
-	}
-	dir := t.TempDir()
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	if raceEnabled() {
-		args = append(args, "-race")
-	}
-	for _, n := range names {
-		args = append(args, pkgs[n])
-	}
-	cmd := exec.Command("go", args...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
-	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	t.Logf("built %s in %s", strings.Join(names, ", "), time.Since(start).Round(time.Millisecond))
-	return dir
-}
-
-// workspaceRoot walks up from the working directory to the go.work file.
-func workspaceRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.work above the working directory")
-		}
-		dir = parent
-	}
-}
-
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
 }
 
 func randomHex(t *testing.T, n int) string {
@@ -387,71 +317,14 @@ func redisURLOf(addr string, db int, user, password string) string {
 	return u.String()
 }
 
-// process is one started binary with its stdout and stderr.
-type process struct {
-	name     string
-	cmd      *exec.Cmd
-	out      *syncBuffer
-	done     chan struct{} // closed once the process has exited
-	err      error         // Wait's result; read only after done
-	stopping atomic.Bool   // set when the test itself stops the process
-	stopOnce sync.Once
-	t        *testing.T
-}
-
-// stop sends SIGTERM and waits for a clean exit; a process that takes more
-// than 10 s is killed. Either failure, or a non-zero exit, fails the test.
-func (p *process) stop() {
-	p.stopOnce.Do(func() {
-		reported := p.stopping.Swap(true)
-		select {
-		case <-p.done:
-			if !reported {
-				p.t.Errorf("%s exited before the test stopped it (%v); output:\n%s", p.name, p.err, p.out)
-			}
-			return
-		default:
-		}
-		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			p.t.Errorf("%s: SIGTERM: %v", p.name, err)
-		}
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-			p.t.Errorf("%s did not exit within 10s of SIGTERM; output:\n%s", p.name, p.out)
-			return
-		}
-		if p.err != nil {
-			p.t.Errorf("%s exited with %v after SIGTERM; output:\n%s", p.name, p.err, p.out)
-		}
-	})
-}
-
-// records returns the JSON log lines of the process decoded; other lines
-// (such as a race report) are left out.
-func (p *process) records() []map[string]any {
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(p.out.String()))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		var rec map[string]any
-		if json.Unmarshal(sc.Bytes(), &rec) == nil {
-			out = append(out, rec)
-		}
-	}
-	return out
-}
-
 // servedBy maps each request id in the replicas' "request done" log lines
 // to the names of the replicas that logged it.
-func servedBy(replicas []*process) map[string][]string {
+func servedBy(replicas []*testenv.Process) map[string][]string {
 	served := map[string][]string{}
 	for _, p := range replicas {
-		for _, rec := range p.records() {
+		for _, rec := range p.Records() {
 			if id, _ := rec["request_id"].(string); rec["msg"] == "request done" && id != "" {
-				served[id] = append(served[id], p.name)
+				served[id] = append(served[id], p.Name)
 			}
 		}
 	}
@@ -463,34 +336,20 @@ type cluster struct {
 	t                             *testing.T
 	bins                          string
 	env                           map[string]string // settings every process gets
-	procs                         []*process
+	procs                         []*testenv.Process
 	http                          *http.Client
 	edgeURL, apiKey, credentialID string
 }
 
-// newCluster returns an empty cluster; when the test fails, the output of
-// every process is logged after they have all stopped.
+// newCluster returns an empty cluster.
 func newCluster(t *testing.T, bins string, env map[string]string) *cluster {
-	c := &cluster{t: t, bins: bins, env: env, http: &http.Client{Timeout: 15 * time.Second}}
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		for _, p := range c.procs {
-			out := p.out.String()
-			if len(out) > 16<<10 {
-				out = "...\n" + out[len(out)-16<<10:]
-			}
-			t.Logf("output of %s:\n%s", p.name, out)
-		}
-	})
-	return c
+	return &cluster{t: t, bins: bins, env: env, http: &http.Client{Timeout: 15 * time.Second}}
 }
 
 // start runs binary bin with the cluster's settings plus env, and nothing
 // else from the test's environment. The process is stopped when the test
 // ends.
-func (c *cluster) start(name, bin string, env map[string]string) *process {
+func (c *cluster) start(name, bin string, env map[string]string) *testenv.Process {
 	c.t.Helper()
 	vars := map[string]string{}
 	for k, v := range c.env {
@@ -499,25 +358,8 @@ func (c *cluster) start(name, bin string, env map[string]string) *process {
 	for k, v := range env {
 		vars[k] = v
 	}
-	list := make([]string, 0, len(vars))
-	for k, v := range vars {
-		list = append(list, k+"="+v)
-	}
-	sort.Strings(list)
-	p := &process{name: name, out: &syncBuffer{}, done: make(chan struct{}), t: c.t}
-	p.cmd = exec.Command(filepath.Join(c.bins, bin))
-	p.cmd.Env = list
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.WaitDelay = 5 * time.Second
-	if err := p.cmd.Start(); err != nil {
-		c.t.Fatalf("start %s: %v", name, err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
+	p := testenv.Start(c.t, name, filepath.Join(c.bins, bin), vars)
 	c.procs = append(c.procs, p)
-	c.t.Cleanup(p.stop)
 	return p
 }
 
@@ -525,14 +367,7 @@ func (c *cluster) start(name, bin string, env map[string]string) *process {
 func (c *cluster) check(t testing.TB) {
 	t.Helper()
 	for _, p := range c.procs {
-		select {
-		case <-p.done:
-			if !p.stopping.Load() {
-				p.stopping.Store(true) // reported once
-				t.Fatalf("%s exited early (%v); output:\n%s", p.name, p.err, p.out)
-			}
-		default:
-		}
+		p.Check(t)
 	}
 }
 
@@ -540,26 +375,18 @@ func (c *cluster) check(t testing.TB) {
 // soon as a process dies.
 func (c *cluster) poll(t testing.TB, what string, timeout time.Duration, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	testenv.Poll(t, what, timeout, func() error {
 		c.check(t)
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return f()
+	})
 }
 
 // waitLog waits for the first log line of p with message msg.
-func (c *cluster) waitLog(t testing.TB, p *process, msg string) map[string]any {
+func (c *cluster) waitLog(t testing.TB, p *testenv.Process, msg string) map[string]any {
 	t.Helper()
 	var found map[string]any
-	c.poll(t, fmt.Sprintf("%s logs %q", p.name, msg), 15*time.Second, func() error {
-		for _, rec := range p.records() {
+	c.poll(t, fmt.Sprintf("%s logs %q", p.Name, msg), 15*time.Second, func() error {
+		for _, rec := range p.Records() {
 			if rec["msg"] == msg {
 				found = rec
 				return nil
@@ -572,11 +399,11 @@ func (c *cluster) waitLog(t testing.TB, p *process, msg string) map[string]any {
 
 // addr returns the listen address p logs in field of its msg line: the
 // processes listen on port 0, so this is how the test learns the port.
-func (c *cluster) addr(t testing.TB, p *process, msg, field string) string {
+func (c *cluster) addr(t testing.TB, p *testenv.Process, msg, field string) string {
 	t.Helper()
 	a, _ := c.waitLog(t, p, msg)[field].(string)
 	if a == "" {
-		t.Fatalf("%s: %q line has no %s", p.name, msg, field)
+		t.Fatalf("%s: %q line has no %s", p.Name, msg, field)
 	}
 	return a
 }
