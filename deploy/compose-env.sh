@@ -18,7 +18,9 @@ umask 077
   echo "PERPGATE_ADMIN_TOKEN=$(rand 24)"
   echo "POSTGRES_PASSWORD=$(rand 24)"
   for user in EDGE KEYS CONNECTOR_PAPER CONNECTOR_BINANCE CONNECTOR_HYPERLIQUID; do
-    echo "NATS_${user}_PASSWORD=$(rand 24)"
+    # A leading letter: nats-server's config parser reads a value that starts
+    # with a digit as a number and refuses to start.
+    echo "NATS_${user}_PASSWORD=p$(rand 24)"
   done
 } >"$file"
 echo "wrote $file"

@@ -330,7 +330,8 @@ func natsPasswords(t *testing.T) (map[string]string, map[string]string) {
 		if want := passwordVar(u[1]); u[2] != want {
 			t.Errorf("nats.conf: user %s reads $%s; want $%s", u[1], u[2], want)
 		}
-		byUser[u[1]] = randomHex(t, 16)
+		// nats.conf reads a value that starts with a digit as a number.
+		byUser[u[1]] = "p" + randomHex(t, 16)
 		env[u[2]] = byUser[u[1]]
 	}
 	return byUser, env

@@ -47,8 +47,11 @@ func NATSServer(t testing.TB, conf string, env map[string]string) (string, *Outp
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("testenv: start %s: %v", bin, err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// done is closed, never sent on, so the start loop and the cleanup can
+	// both wait for the exit.
+	done := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -65,8 +68,8 @@ func NATSServer(t testing.TB, conf string, env map[string]string) (string, *Outp
 			return "nats://" + m[1], out
 		}
 		select {
-		case err := <-done:
-			t.Fatalf("testenv: nats-server -c %s exited (%v):\n%s", conf, err, out)
+		case <-done:
+			t.Fatalf("testenv: nats-server -c %s exited (%v):\n%s", conf, waitErr, out)
 		default:
 		}
 		if time.Now().After(deadline) {
