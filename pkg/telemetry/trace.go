@@ -5,8 +5,9 @@ import (
 	"errors"
 	"net/http"
 
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -57,12 +58,36 @@ func Extract(ctx context.Context, h map[string][]string) context.Context {
 }
 
 // HTTPTransport wraps an upstream transport so every call gets a client
-// span and carries the trace to the exchange.
+// span and carries the trace to the exchange. It is deliberately small:
+// otelhttp's transport also records its own metrics (perpgate has its own
+// upstream series) and cost 6% of the gateway's CPU per request in
+// `perpgate bench`.
 func HTTPTransport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return otelhttp.NewTransport(base, otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-		return "upstream " + r.Method + " " + r.URL.Path
-	}))
+	return tracingTransport{base: base}
+}
+
+type tracingTransport struct{ base http.RoundTripper }
+
+func (t tracingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, span := Tracer().Start(req.Context(), "upstream "+req.Method+" "+req.URL.Path,
+		trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("http.request.method", req.Method), attribute.String("server.address", req.URL.Host)))
+	defer span.End()
+	// A RoundTripper must not change the caller's request: inject into a copy.
+	out := req.Clone(ctx)
+	Inject(ctx, out.Header)
+	resp, err := t.base.RoundTrip(out)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "transport error")
+		return nil, err
+	}
+	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	if resp.StatusCode >= http.StatusInternalServerError {
+		span.SetStatus(codes.Error, http.StatusText(resp.StatusCode))
+	}
+	return resp, nil
 }
