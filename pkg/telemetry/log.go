@@ -1,10 +1,13 @@
 package telemetry
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // LogConfig selects the log format and level.
@@ -41,4 +44,16 @@ func NewLogger(w io.Writer, c LogConfig) *slog.Logger {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// RouteRedisLogs sends what go-redis logs on its own (a pool that cannot
+// dial, say) to log at warn level, so that every line a service writes is
+// one of its structured lines. go-redis keeps one logger per process: call
+// this once, from main.
+func RouteRedisLogs(log *slog.Logger) { redis.SetLogger(redisLogger{log}) }
+
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, "redis client", "detail", fmt.Sprintf(format, v...))
 }

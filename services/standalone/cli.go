@@ -77,7 +77,9 @@ func serve(ctx context.Context, stdout, stderr io.Writer, lookup func(string) (s
 		return err
 	}
 	defer shutdownTracing(context.WithoutCancel(ctx))
-	gw, err := New(cfg, telemetry.NewLogger(stderr, cfg.Log), stdout)
+	log := telemetry.NewLogger(stderr, cfg.Log)
+	telemetry.RouteRedisLogs(log)
+	gw, err := New(cfg, log, stdout)
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,7 @@ func run(ctx context.Context) error {
 		return fmt.Errorf("PERPGATE_REDIS_URL: %w", err)
 	}
 	log := telemetry.NewLogger(os.Stdout, logCfg)
+	telemetry.RouteRedisLogs(log)
 	log.Info("edge starting", "version", version)
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()

@@ -35,6 +35,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	log := telemetry.NewLogger(os.Stdout, logCfg)
+	telemetry.RouteRedisLogs(log)
 	log.Info("connector-binance starting", "version", version)
 	return connector.Serve(ctx, svcCfg, binance.NewAdapter(cfg, nil), log)
 }

@@ -35,6 +35,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	log := telemetry.NewLogger(os.Stdout, logCfg)
+	telemetry.RouteRedisLogs(log)
 	log.Info("connector-hyperliquid starting", "version", version)
 	var opts []hyperliquid.Option
 	if svcCfg.RedisURL != "" {

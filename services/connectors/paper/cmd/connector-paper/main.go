@@ -36,6 +36,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	log := telemetry.NewLogger(os.Stdout, logCfg)
+	telemetry.RouteRedisLogs(log)
 	log.Info("connector-paper starting", "version", version)
 	adapter := paper.NewAdapter(venue.NewClient(cfg.VenueURL, connector.NewHTTPClient(cfg.Timeout)))
 	return connector.Serve(ctx, svcCfg, adapter, log)
