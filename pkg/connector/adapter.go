@@ -24,7 +24,10 @@ type Market struct {
 	LotSize     decimal.Decimal // size step
 	MinSize     decimal.Decimal // smallest size, zero when none
 	MinNotional decimal.Decimal // smallest size*price, zero when none
-	MaxLeverage int             // zero when unknown
+	// ReduceOnlyBelowMinNotional: the venue takes reduce-only orders under
+	// MinNotional (so a small remainder can be closed with a limit order).
+	ReduceOnlyBelowMinNotional bool
+	MaxLeverage                int // zero when unknown
 }
 
 // OrderType is what kind of order an OrderRequest places.

@@ -144,7 +144,8 @@ func roundOrder(o *OrderRequest) error {
 			return contract.Errorf(contract.CodeInvalidRequest,
 				"price rounds to zero on %s: the tick size is %s", m.Canonical, m.TickSize)
 		}
-		if m.MinNotional.IsPositive() && o.Size.Mul(o.Price).LessThan(m.MinNotional) {
+		exempt := o.ReduceOnly && m.ReduceOnlyBelowMinNotional
+		if m.MinNotional.IsPositive() && !exempt && o.Size.Mul(o.Price).LessThan(m.MinNotional) {
 			return contract.Errorf(contract.CodeInvalidRequest,
 				"order value %s (size x price) is below the minimum notional %s of %s",
 				o.Size.Mul(o.Price), m.MinNotional, m.Canonical)

@@ -131,6 +131,7 @@ func TestRoundOrder(t *testing.T) {
 		o                    OrderRequest
 		size, price, trigger string
 		err                  string
+		exempt               bool // the venue takes reduce-only orders under the minimum notional
 	}{
 		{name: "buy: size and price down", o: OrderRequest{Type: Limit, Side: contract.Buy, Size: d("0.0159"), Price: d("50000.17")},
 			size: "0.015", price: "50000.1"},
@@ -145,12 +146,17 @@ func TestRoundOrder(t *testing.T) {
 		{name: "below the minimum size", o: OrderRequest{Type: Limit, Side: contract.Buy, Size: d("0.0019"), Price: d("90000")}, err: "minimum size 0.002"},
 		{name: "below the minimum notional", o: OrderRequest{Type: Limit, Side: contract.Buy, Size: d("0.002"), Price: d("49999.99")},
 			err: "minimum notional 100"},
+		{name: "reduce-only below the minimum notional, venue refuses it", o: OrderRequest{Type: Limit, Side: contract.Sell, Size: d("0.002"), Price: d("40000"), ReduceOnly: true},
+			err: "minimum notional 100"},
+		{name: "reduce-only below the minimum notional, venue takes it", exempt: true,
+			o: OrderRequest{Type: Limit, Side: contract.Sell, Size: d("0.002"), Price: d("40000"), ReduceOnly: true}, size: "0.002", price: "40000"},
 		{name: "buy price rounds to zero", o: OrderRequest{Type: Limit, Side: contract.Buy, Size: d("0.002"), Price: d("0.09")}, err: "tick size is 0.1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := tt.o
 			o.Market = m
+			o.Market.ReduceOnlyBelowMinNotional = tt.exempt
 			err := roundOrder(&o)
 			if tt.err != "" {
 				ce, _ := contract.AsError(err)

@@ -446,6 +446,22 @@ func TestBinanceOrderRules(t *testing.T) {
 		}
 	})
 
+	t.Run("reduce-only under the minimum notional goes to Binance", func(t *testing.T) {
+		// Binance exempts reduce-only orders (-4164: "unless you choose reduce only"),
+		// so a small remainder can be closed with a limit order.
+		b.ok(map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "BUY", "size": "0.002"})
+		price := mark.Add(decimal.NewFromInt(1000)).Round(0)
+		if value := price.Mul(decimal.RequireFromString("0.001")); !value.LessThan(decimal.NewFromInt(100)) {
+			t.Fatalf("order value %s is not under BTCUSDT's minimum notional 100", value)
+		}
+		r := b.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "SELL", "size": "0.001", "price": price.String(), "reduceOnly": true})
+		if r["status"] != "OPEN" || r["size"] != "0.001" {
+			t.Errorf("placed %v", r)
+		}
+		b.ok(map[string]any{"operation": "cancelAllOrders", "market": "BTC"})
+		b.ok(map[string]any{"operation": "closeAllPositions", "market": "BTC"})
+	})
+
 	t.Run("clientOrderId", func(t *testing.T) {
 		r := b.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": "50000", "clientOrderId": "bot-7_A"})
 		found := false

@@ -104,7 +104,8 @@ func TestMarketsFromExchangeInfo(t *testing.T) {
 	for _, m := range list {
 		w := want[m.Native]
 		if m.Canonical != w.Canonical || m.Base != w.Base || m.Multiplier != w.Multiplier || !m.TickSize.Equal(w.TickSize) ||
-			!m.LotSize.Equal(w.LotSize) || !m.MinSize.Equal(w.MinSize) || !m.MinNotional.Equal(w.MinNotional) {
+			!m.LotSize.Equal(w.LotSize) || !m.MinSize.Equal(w.MinSize) || !m.MinNotional.Equal(w.MinNotional) ||
+			!m.ReduceOnlyBelowMinNotional {
 			t.Errorf("%s: got %+v, want %+v", m.Native, m, w)
 		}
 	}

@@ -54,7 +54,8 @@ func marketsFromInfo(info exchangeInfo) ([]connector.Market, map[string]symbolMe
 			case "MARKET_LOT_SIZE":
 				sm.marketStep, sm.marketMaxQty = f.StepSize, f.MaxQty
 			case "MIN_NOTIONAL":
-				m.MinNotional = f.Notional
+				// -4164: "must be no smaller than N (unless you choose reduce only)".
+				m.MinNotional, m.ReduceOnlyBelowMinNotional = f.Notional, true
 			}
 		}
 		if !m.TickSize.IsPositive() || !m.LotSize.IsPositive() {

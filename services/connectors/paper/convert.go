@@ -17,7 +17,9 @@ func marketFromVenue(m venue.MarketInfo) connector.Market {
 		TickSize:    m.TickSize,
 		LotSize:     m.LotSize,
 		MinNotional: m.MinNotional,
-		MaxLeverage: m.MaxLeverage,
+		// The paper engine applies its minimum to orders that are not reduce-only.
+		ReduceOnlyBelowMinNotional: true,
+		MaxLeverage:                m.MaxLeverage,
 	}
 }
 
