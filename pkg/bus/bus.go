@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	neturl "net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -145,6 +146,37 @@ func RespondError(req micro.Request, err error) error {
 	return req.Error(string(ce.Code), ce.Message, body)
 }
 
+// Answer publishes data as the reply to a request whose reply subject is
+// reply. Workers that answer a micro request after its handler returned use
+// Answer and AnswerError instead of the request's own Respond and Error:
+// those record the outcome on the request, which micro reads for its stats
+// as soon as the handler returns (a data race). micro's error count then
+// misses these requests; the Prometheus upstream series count them.
+func Answer(nc *nats.Conn, reply string, data []byte) error {
+	if reply == "" {
+		return nil // a publish, not a request: nobody waits
+	}
+	return nc.PublishMsg(&nats.Msg{Subject: reply, Data: data})
+}
+
+// AnswerError is Answer for a failure, in the wire form of micro's error
+// replies (code and description headers, the *contract.Error as the body)
+// so that Request on the other side turns it back into the same error.
+func AnswerError(nc *nats.Conn, reply string, err error) error {
+	if reply == "" {
+		return nil
+	}
+	ce, _ := contract.AsError(err)
+	body, mErr := json.Marshal(ce)
+	if mErr != nil {
+		return mErr
+	}
+	return nc.PublishMsg(&nats.Msg{Subject: reply, Data: body, Header: nats.Header{
+		micro.ErrorHeader:     []string{ce.Message},
+		micro.ErrorCodeHeader: []string{string(ce.Code)},
+	}})
+}
+
 // RespondJSON answers a micro request with v as JSON.
 func RespondJSON(req micro.Request, v any) error {
 	body, err := json.Marshal(v)
@@ -171,4 +203,28 @@ func IsNoResponders(err error) bool { return errors.Is(err, nats.ErrNoResponders
 // IsTimeout reports whether err means the deadline passed before a reply.
 func IsTimeout(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
+}
+
+// Drain drains nc and waits until it is closed: subscriptions stop taking
+// messages, what they took is handled, replies and publishes are flushed.
+// nats.Conn.Drain only starts that, so a process that exits (or an embedded
+// server that shuts down) right after it can lose replies in flight. After
+// timeout the connection is closed as it is.
+func Drain(nc *nats.Conn, timeout time.Duration) error {
+	closed := make(chan struct{})
+	var once sync.Once
+	nc.SetClosedHandler(func(*nats.Conn) { once.Do(func() { close(closed) }) })
+	if err := nc.Drain(); err != nil {
+		if errors.Is(err, nats.ErrConnectionClosed) {
+			return nil
+		}
+		return fmt.Errorf("drain nats connection: %w", err)
+	}
+	select {
+	case <-closed:
+		return nil
+	case <-time.After(timeout):
+		nc.Close()
+		return fmt.Errorf("drain nats connection: not done within %s", timeout)
+	}
 }

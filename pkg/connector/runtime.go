@@ -240,7 +240,7 @@ func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
 	defer span.End()
 	var creq contract.ConnectorRequest
 	if err := json.Unmarshal(req.Data(), &creq); err != nil {
-		_ = bus.RespondError(req, contract.Errorf(contract.CodeInvalidRequest, "connector request is not valid JSON"))
+		_ = bus.AnswerError(r.nc, req.Reply(), contract.Errorf(contract.CodeInvalidRequest, "connector request is not valid JSON"))
 		return
 	}
 	creq.Operation = op.Name
@@ -258,16 +258,21 @@ func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
 		span.SetStatus(codes.Error, string(ce.Code))
 		span.SetAttributes(attribute.String("perpgate.code", string(ce.Code)), attribute.String("perpgate.reason", string(ce.Reason)))
 		r.cfg.Metrics.ObserveUpstream(x, op.Name, upstreamFailure(ce), elapsed)
-		_ = bus.RespondError(req, ce)
+		_ = bus.AnswerError(r.nc, req.Reply(), ce)
 		log.Debug("request done", "code", string(ce.Code), "reason", string(ce.Reason))
 		return
 	}
 	r.cfg.Metrics.ObserveUpstream(x, op.Name, "", elapsed)
-	if raw, ok := res.(json.RawMessage); ok {
-		_ = req.Respond(raw)
-	} else {
-		_ = bus.RespondJSON(req, res)
+	raw, ok := res.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(res); err != nil {
+			log().Error("internal fault", "err", fmt.Errorf("encode %s result: %w", op.Name, err))
+			_ = bus.AnswerError(r.nc, req.Reply(), err) // INTERNAL_ERROR, fixed message
+			return
+		}
 	}
+	_ = bus.Answer(r.nc, req.Reply(), raw)
 	if r.log.Enabled(ctx, slog.LevelDebug) {
 		log().Debug("request done", "code", "OK")
 	}

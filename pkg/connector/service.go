@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -45,6 +46,9 @@ func LoadServiceConfig(lookup func(string) (string, bool)) (ServiceConfig, error
 	return c, err
 }
 
+// drainTimeout bounds how long a stopping service flushes its NATS connection.
+const drainTimeout = 10 * time.Second
+
 // Serve runs adapter as a connector process until ctx ends: it connects to
 // NATS (and Redis when configured), starts the runtime and, on cancel,
 // stops taking requests, lets in-flight ones finish and drains.
@@ -61,7 +65,7 @@ func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Lo
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, nc.Drain()) }()
+	defer func() { err = errors.Join(err, bus.Drain(nc, drainTimeout)) }()
 	checks := map[string]health.Check{"nats": health.NATSCheck(nc)}
 	var idem IdempotencyStore = NewMemoryIdempotency(nil)
 	if cfg.RedisURL != "" {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/perpgate/perpgate/pkg/bus"
@@ -24,6 +25,10 @@ import (
 	"github.com/perpgate/perpgate/services/keys/postgres"
 	"github.com/redis/go-redis/v9"
 )
+
+// drainTimeout bounds how long each bus connection flushes at Close; the
+// embedded server shuts down only after every connection has drained.
+const drainTimeout = 10 * time.Second
 
 // Gateway is every perpgate service in one process.
 type Gateway struct {
@@ -107,7 +112,7 @@ func (g *Gateway) startBus() (func(name string) (*nats.Conn, error), error) {
 		return func(name string) (*nats.Conn, error) {
 			nc, err := bus.Connect(g.cfg.NATSURL, name, g.cfg.NATSAuth, g.log)
 			if err == nil {
-				g.onClose(func() error { return nc.Drain() })
+				g.onClose(func() error { return bus.Drain(nc, drainTimeout) })
 			}
 			return nc, err
 		}, nil
@@ -121,7 +126,7 @@ func (g *Gateway) startBus() (func(name string) (*nats.Conn, error), error) {
 	return func(name string) (*nats.Conn, error) {
 		nc, err := emb.Connect(name)
 		if err == nil {
-			g.onClose(func() error { return nc.Drain() })
+			g.onClose(func() error { return bus.Drain(nc, drainTimeout) })
 		}
 		return nc, err
 	}, nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/health"
@@ -50,7 +51,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer nc.Drain()
+	defer bus.Drain(nc, 10*time.Second) // replies in flight are flushed before exit
 	shutdown, err := telemetry.SetupTracing(ctx, "perpgate-edge", os.LookupEnv)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/health"
@@ -51,7 +52,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	defer nc.Drain()
+	defer bus.Drain(nc, 10*time.Second) // replies in flight are flushed before exit
 	shutdownTracing, err := telemetry.SetupTracing(ctx, "perpgate-keys", os.LookupEnv)
 	if err != nil {
 		return err
