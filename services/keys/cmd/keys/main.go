@@ -25,7 +25,12 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	logCfg, err := telemetry.LoadLogConfig(os.LookupEnv, "json")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "keys:", err)
+		os.Exit(1)
+	}
+	log := telemetry.NewLogger(os.Stdout, logCfg)
 	if err := run(ctx, log); err != nil {
 		log.Error("keys service failed", "err", err)
 		os.Exit(1)
