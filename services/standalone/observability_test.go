@@ -3,10 +3,12 @@ package standalone
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
@@ -39,29 +41,35 @@ func TestTracePropagation(t *testing.T) {
 	if r := g.do(req); r.status != 200 {
 		t.Fatalf("call failed: %d %s", r.status, r.raw)
 	}
-	_ = tp.ForceFlush(context.Background())
-
+	want := []string{"edge getMarkPrice paper", "keys perpgate.keys.apikey", "keys perpgate.keys.secret.paper", "connector paper getMarkPrice", "upstream GET"}
 	var names []string
-	ids := map[string]bool{"00f067aa0ba902b7": true} // the caller's span
+	var ids map[string]bool
 	var inTrace []tracetest.SpanStub
-	for _, s := range exp.GetSpans() {
-		if s.SpanContext.TraceID().String() == traceID {
-			names = append(names, s.Name)
-			ids[s.SpanContext.SpanID().String()] = true
-			inTrace = append(inTrace, s)
+	collect := func() error {
+		names, ids, inTrace = nil, map[string]bool{"00f067aa0ba902b7": true}, nil // the caller's span
+		for _, s := range exp.GetSpans() {
+			if s.SpanContext.TraceID().String() == traceID {
+				names = append(names, s.Name)
+				ids[s.SpanContext.SpanID().String()] = true
+				inTrace = append(inTrace, s)
+			}
 		}
+		joined := strings.Join(names, " | ")
+		for _, w := range want {
+			if !strings.Contains(joined, w) {
+				return fmt.Errorf("no span %q in trace %s; spans: %s", w, traceID, joined)
+			}
+		}
+		return nil
 	}
+	// The edge and the connector end their spans after they have answered,
+	// so the last ones may be recorded just after the response arrives.
+	checkFor(t, 2*time.Second, 10*time.Millisecond, collect)
 	// One tree: every span's parent is the caller's span or another span
 	// of the trace, so no hop started a trace of its own under the same id.
 	for _, s := range inTrace {
 		if !ids[s.Parent.SpanID().String()] {
 			t.Errorf("span %q has parent %s, outside the trace's spans", s.Name, s.Parent.SpanID())
-		}
-	}
-	joined := strings.Join(names, " | ")
-	for _, want := range []string{"edge getMarkPrice paper", "keys perpgate.keys.apikey", "keys perpgate.keys.secret.paper", "connector paper getMarkPrice", "upstream GET"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("no span %q in trace %s; spans: %s", want, traceID, joined)
 		}
 	}
 	if !strings.Contains(g.logs.String(), `"trace_id":"`+traceID+`"`) {
