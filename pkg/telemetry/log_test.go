@@ -1,35 +1,23 @@
-package telemetry
+package telemetry_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/telemetry"
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/redis/go-redis/v9"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // TestRouteRedisLogs: what go-redis logs by itself (here: a pool that
 // cannot dial) arrives as structured lines of the service's logger.
 func TestRouteRedisLogs(t *testing.T) {
-	var out lockedBuffer
-	RouteRedisLogs(slog.New(slog.NewJSONHandler(&out, nil)))
+	var out testenv.Output
+	telemetry.RouteRedisLogs(slog.New(slog.NewJSONHandler(&out, nil)))
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 100 * time.Millisecond, MaxRetries: -1})
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
