@@ -8,38 +8,20 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/keys"
 )
-
-// syncBuffer collects log output from many goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // testGateway is a standalone gateway started for one test, with all its
 // logs (debug level) and banner captured.
 type testGateway struct {
 	*Gateway
 	t    *testing.T
-	logs *syncBuffer
+	logs *testenv.Output
 }
 
 // startGateway runs a gateway on free ports in a temp dir; mutate adjusts
@@ -54,7 +36,7 @@ func startGateway(t *testing.T, mutate ...func(*Config)) *testGateway {
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	logs := &syncBuffer{}
+	logs := &testenv.Output{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	gw, err := New(cfg, log, logs)
 	if err != nil {
