@@ -2,38 +2,21 @@ package paper_test
 
 import (
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/paper"
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/shopspring/decimal"
 )
 
 // start is a funding boundary (a multiple of 8h).
 var start = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // newEngine returns an engine on a fake clock at start+offset.
-func newEngine(t *testing.T, offset time.Duration) (*paper.Engine, *clock) {
+func newEngine(t *testing.T, offset time.Duration) (*paper.Engine, *testenv.Clock) {
 	t.Helper()
-	c := &clock{t: start.Add(offset)}
+	c := testenv.NewClock(start.Add(offset))
 	return paper.New(paper.Config{Seed: 42, Now: c.Now}), c
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/paper"
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/shopspring/decimal"
 )
 
@@ -43,7 +44,7 @@ func TestWalkAdvancesWithClock(t *testing.T) {
 	p0, _ := e.MarkPrice(btc)
 	p1, _ := e.MarkPrice(btc)
 	eq(t, "mark without time passing", p1.Mark, p0.Mark)
-	c.Add(30 * time.Second)
+	c.Advance(30 * time.Second)
 	p2, _ := e.MarkPrice(btc)
 	if p2.Mark.Equal(p0.Mark) {
 		t.Fatalf("mark did not move in 30s: %s", p2.Mark)
@@ -61,11 +62,11 @@ func TestWalkAdvancesWithClock(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	snapshot := func(seed int64) string {
-		c := &clock{t: start}
+		c := testenv.NewClock(start)
 		e := paper.New(paper.Config{Seed: seed, Now: c.Now})
 		e.PlaceOrder("a", paper.OrderRequest{Market: btc, Side: paper.Buy, Type: paper.Limit, Size: d("0.1"), Price: d("59950")})
 		e.PlaceOrder("a", paper.OrderRequest{Market: btc, Side: paper.Buy, Type: paper.StopMarket, Size: d("0.1"), TriggerPrice: d("60050")})
-		c.Add(2 * time.Hour)
+		c.Advance(2 * time.Hour)
 		ms := e.Markets()
 		book, _ := e.Orderbook("ETH-USD-PERP", 3)
 		candles, _ := e.Candles("SOL-USD-PERP", 5, 50)
@@ -112,7 +113,7 @@ func TestCandles(t *testing.T) {
 		t.Run(fmt.Sprint(interval), func(t *testing.T) {
 			e, c := newEngine(t, 90*time.Minute+17*time.Second)
 			engineStart := c.Now().Unix()
-			c.Add(3 * time.Hour)
+			c.Advance(3 * time.Hour)
 			cs, err := e.Candles(btc, interval, 100)
 			if err != nil {
 				t.Fatal(err)
@@ -163,7 +164,7 @@ func TestFunding(t *testing.T) {
 	mustPlace(t, e, "long", paper.OrderRequest{Market: btc, Side: paper.Buy, Type: paper.Market, Size: d("0.1")})
 	mustPlace(t, e, "short", paper.OrderRequest{Market: btc, Side: paper.Sell, Type: paper.Market, Size: d("0.1")})
 	before := mustBalance(t, e, "long").Wallet
-	c.Add(5 * time.Second)
+	c.Advance(5 * time.Second)
 	// The step at the funding time is the last one: mark and rate now are
 	// the ones funding used.
 	f, _ = e.Funding(btc)
@@ -179,7 +180,7 @@ func TestFunding(t *testing.T) {
 	eq(t, "long paid", lb.FundingPaid, pay)
 	eq(t, "long wallet", lb.Wallet, before.Sub(pay))
 	eq(t, "short received", sb.FundingPaid, pay.Neg())
-	c.Add(time.Hour)
+	c.Advance(time.Hour)
 	eq(t, "no second payment", mustBalance(t, e, "long").FundingPaid, pay)
 }
 
@@ -210,7 +211,7 @@ func TestConcurrent(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := 0; i < 200; i++ {
-			c.Add(time.Second)
+			c.Advance(time.Second)
 			e.SetMarkPrice("ETH-USD-PERP", d("3000").Add(decimal.NewFromInt(int64(i%7-3))))
 		}
 	}()

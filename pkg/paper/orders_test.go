@@ -461,7 +461,7 @@ func TestWalletMatchesFills(t *testing.T) {
 	}
 	for _, r := range steps {
 		mustPlace(t, e, "a", r)
-		c.Add(37 * 1e9)
+		c.Advance(37 * 1e9)
 	}
 	fills, _ := e.Fills("a", "", 1000)
 	want := d("10000")

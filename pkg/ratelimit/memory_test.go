@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/ratelimit"
+	"github.com/perpgate/perpgate/pkg/testenv"
 )
 
 func TestMemory(t *testing.T) {
@@ -16,7 +17,7 @@ func TestMemory(t *testing.T) {
 }
 
 func TestMemoryDropsPastDays(t *testing.T) {
-	clk := &clock{t: at(t, "2025-03-09T23:58:00Z")}
+	clk := testenv.NewClock(at(t, "2025-03-09T23:58:00Z"))
 	l := ratelimit.NewMemory(clk.Now)
 	lim := ratelimit.Limits{PerMinute: 10, PerDay: 100}
 	allow := func(key string) {

@@ -19,7 +19,7 @@ func TestRedis(t *testing.T) {
 
 func TestRedisReplicasShareCounters(t *testing.T) {
 	_, prefix := testenv.RedisPrefix(t)
-	clk := &clock{t: at(t, "2025-03-09T12:00:00Z")}
+	clk := testenv.NewClock(at(t, "2025-03-09T12:00:00Z"))
 	a := ratelimit.NewRedis(testenv.Redis(t), prefix, clk.Now)
 	b := ratelimit.NewRedis(testenv.Redis(t), prefix, clk.Now)
 	ok, no := hammer(t, 200, ratelimit.Limits{PerMinute: 30, PerDay: 5000}, a, b)
@@ -30,7 +30,7 @@ func TestRedisReplicasShareCounters(t *testing.T) {
 
 func TestRedisKeys(t *testing.T) {
 	c, prefix := testenv.RedisPrefix(t)
-	clk := &clock{t: at(t, "2025-03-09T12:00:15Z")}
+	clk := testenv.NewClock(at(t, "2025-03-09T12:00:15Z"))
 	l := ratelimit.NewRedis(c, prefix, clk.Now)
 	if _, err := l.Allow(context.Background(), "key-1", ratelimit.Limits{PerMinute: 5, PerDay: 10}); err != nil {
 		t.Fatal(err)

@@ -10,25 +10,8 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/ratelimit"
+	"github.com/perpgate/perpgate/pkg/testenv"
 )
-
-// clock is a settable clock for the limiters under test.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
 
 // newLimiter makes a fresh limiter with empty counters reading time from now.
 type newLimiter func(t *testing.T, now func() time.Time) ratelimit.Limiter
@@ -128,7 +111,7 @@ func testLimiter(t *testing.T, newLimiter newLimiter) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := &clock{}
+			clk := testenv.NewClock(time.Time{})
 			l := newLimiter(t, clk.Now)
 			loc := tt.zone
 			if loc == nil {
@@ -189,7 +172,7 @@ func testLimiter(t *testing.T, newLimiter newLimiter) {
 	})
 
 	t.Run("concurrent requests are exact", func(t *testing.T) {
-		clk := &clock{t: at(t, "2025-03-09T12:00:00Z")}
+		clk := testenv.NewClock(at(t, "2025-03-09T12:00:00Z"))
 		l := newLimiter(t, clk.Now)
 		lim := ratelimit.Limits{PerMinute: 30, PerDay: 5000}
 		ok, no := hammer(t, 200, lim, l)

@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/base64"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/perpgate/perpgate/services/keys/filestore"
 )
@@ -21,16 +21,9 @@ var testMasterKey = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32
 const testAdminToken = "test-admin-token-0123456789"
 
 // clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
+func newClock() *testenv.Clock {
+	return testenv.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 123456789, time.UTC))
 }
-
-func newClock() *clock { return &clock{t: time.Date(2030, 1, 2, 3, 4, 5, 123456789, time.UTC)} }
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 func testConfig() keys.Config {
 	cfg := keys.DefaultConfig()
@@ -40,26 +33,12 @@ func testConfig() keys.Config {
 	return cfg
 }
 
-// syncBuffer collects log output from concurrent goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // fixture is a Service on a file store with a settable clock and captured logs.
 type fixture struct {
 	svc   *keys.Service
 	store keys.Store
-	clock *clock
-	logs  *syncBuffer
+	clock *testenv.Clock
+	logs  *testenv.Output
 	dir   string
 }
 
@@ -75,7 +54,7 @@ func newFixture(t *testing.T, cfg keys.Config, nc *nats.Conn) *fixture {
 
 func newFixtureOn(t *testing.T, cfg keys.Config, nc *nats.Conn, store keys.Store, dir string) *fixture {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testenv.Output{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := newClock()
 	svc, err := keys.New(cfg, nc, store, log, c.Now)

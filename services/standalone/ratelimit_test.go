@@ -19,22 +19,9 @@ import (
 	"github.com/perpgate/perpgate/services/keys"
 )
 
-// testClock is a settable clock shared by goroutines.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
-
 // startEdgeReplica runs one more edge on the gateway's bus, rate limited in
 // Redis under prefix with the given clock, as an operator runs several.
-func startEdgeReplica(t *testing.T, g *testGateway, name, prefix string, clock *testClock, mutate ...func(*edge.Config)) string {
+func startEdgeReplica(t *testing.T, g *testGateway, name, prefix string, clock *testenv.Clock, mutate ...func(*edge.Config)) string {
 	t.Helper()
 	nc, err := g.Connect(name)
 	if err != nil {
@@ -67,7 +54,7 @@ func startEdgeReplica(t *testing.T, g *testGateway, name, prefix string, clock *
 func TestRateLimitAcrossEdges(t *testing.T) {
 	g := startGateway(t)
 	_, prefix := testenv.RedisPrefix(t)
-	clock := &testClock{now: time.Date(2026, 11, 23, 23, 59, 20, 0, time.UTC)}
+	clock := testenv.NewClock(time.Date(2026, 11, 23, 23, 59, 20, 0, time.UTC))
 	edges := []string{
 		startEdgeReplica(t, g, "edge-a", prefix, clock),
 		startEdgeReplica(t, g, "edge-b", prefix, clock),
@@ -166,7 +153,7 @@ func TestRateLimitAcrossEdges(t *testing.T) {
 func TestDayWindow(t *testing.T) {
 	g := startGateway(t)
 	_, prefix := testenv.RedisPrefix(t)
-	clock := &testClock{now: time.Date(2026, 11, 23, 23, 57, 10, 0, time.UTC)}
+	clock := testenv.NewClock(time.Date(2026, 11, 23, 23, 57, 10, 0, time.UTC))
 	base := startEdgeReplica(t, g, "edge-day", prefix, clock, func(c *edge.Config) {
 		c.TierLimits[contract.TierFree] = contract.TierLimits{PerMinute: 3, PerDay: 5}
 	})

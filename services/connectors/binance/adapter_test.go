@@ -13,6 +13,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 	"github.com/shopspring/decimal"
 )
@@ -21,19 +22,6 @@ const (
 	testKey    = "test-api-key"
 	testSecret = "test-api-secret"
 )
-
-// fakeClock is one clock for simulator and adapter; waits advance it.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // fixture is an adapter wired to a simulator over HTTP.
 type fixture struct {
@@ -169,7 +157,7 @@ func TestClockSkew(t *testing.T) {
 // TestWeightSlowdown: with a 20-weight budget the connector waits for the
 // next minute before Binance would answer 429, and never gets a 429.
 func TestWeightSlowdown(t *testing.T) {
-	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC)}
+	clk := testenv.NewClock(time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC))
 	f := newFixture(t, sim.Config{Now: clk.Now, WeightLimit: 20}, clk.Now)
 	f.a.c.wait = func(_ context.Context, d time.Duration) error {
 		f.waits = append(f.waits, d)
@@ -195,7 +183,7 @@ func TestWeightSlowdown(t *testing.T) {
 // the first used and waits for the next minute before Binance would answer
 // 429; counting only its own requests it would run into the limit.
 func TestWeightSharedByReplicas(t *testing.T) {
-	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC)}
+	clk := testenv.NewClock(time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC))
 	f := newFixture(t, sim.Config{Now: clk.Now, WeightLimit: 20}, clk.Now)
 	m := f.market(t, "BTCUSDT") // 1
 	for range 14 {              // 15 of the IP's 20
@@ -237,7 +225,7 @@ func TestUpstreamRateLimited(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := &fakeClock{t: start}
+			clk := testenv.NewClock(start)
 			f := newFixture(t, sim.Config{Now: clk.Now}, clk.Now)
 			m := f.market(t, "BTCUSDT")
 			f.sim.FailNext("GET", "/fapi/v1/premiumIndex", tt.fail)

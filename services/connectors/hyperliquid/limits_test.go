@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid/sim"
 	"github.com/shopspring/decimal"
@@ -22,19 +22,6 @@ const (
 	accountB  = "0x1d9470d4b963f552e6f671a81619d395877bf409"
 	agentKeyB = "e908f86dbb4d55ac876378565aafeabc187f6690f046459397b17d9b9a19688e"
 )
-
-// testClock is a clock tests move by hand.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *testClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 func agentOf(t *testing.T, key string) string {
 	t.Helper()
@@ -87,9 +74,9 @@ func market(t *testing.T, a *hyperliquid.Adapter, c connector.Credential, native
 // without sending them; cancels (a separate, larger budget), reads and
 // other addresses go on.
 func TestAddressLimit(t *testing.T) {
-	clock := &testClock{t: time.Now()}
-	s, url := simVenue(t, sim.Config{Seed: 3, Now: clock.now, RequestCap: 2})
-	a := hyperliquid.NewAdapter(hyperliquid.Config{URL: url}, nil, hyperliquid.WithClock(clock.now))
+	clock := testenv.NewClock(time.Now())
+	s, url := simVenue(t, sim.Config{Seed: 3, Now: clock.Now, RequestCap: 2})
+	a := hyperliquid.NewAdapter(hyperliquid.Config{URL: url}, nil, hyperliquid.WithClock(clock.Now))
 	credA, credB := credential("a", accountA, agentKeyA), credential("b", accountB, agentKeyB)
 	ctx := context.Background()
 	eth := market(t, a, credA, "ETH")
@@ -132,7 +119,7 @@ func TestAddressLimit(t *testing.T) {
 	if _, err := place(credB, 5); err != nil {
 		t.Fatalf("another address is not held: %v", err)
 	}
-	clock.add(10 * time.Second)
+	clock.Advance(10 * time.Second)
 	if _, err := place(credA, 6); err != nil {
 		t.Fatalf("after 10 s the venue takes one action: %v", err)
 	}

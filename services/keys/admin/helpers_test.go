@@ -5,30 +5,17 @@ import (
 	"encoding/base64"
 	"log/slog"
 	"net/http/httptest"
-	"sync"
 	"testing"
 
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/perpgate/perpgate/services/keys/filestore"
 )
 
 const testToken = "admin-token-for-tests-0123456789"
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // newServer serves the admin API of a keys.Service on a file store.
-func newServer(t *testing.T) (*httptest.Server, *keys.Service, *syncBuffer) {
+func newServer(t *testing.T) (*httptest.Server, *keys.Service, *testenv.Output) {
 	t.Helper()
 	store, err := filestore.Open(t.TempDir())
 	if err != nil {
@@ -38,7 +25,7 @@ func newServer(t *testing.T) (*httptest.Server, *keys.Service, *syncBuffer) {
 	cfg.AdminAddr = ""
 	cfg.AdminToken = testToken
 	cfg.MasterKey = keys.Masked(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32)))
-	logs := &syncBuffer{}
+	logs := &testenv.Output{}
 	svc, err := keys.New(cfg, nil, store, slog.New(slog.NewJSONHandler(logs, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
