@@ -110,3 +110,12 @@ type Adapter interface {
 	CloseAllPositions(ctx context.Context, c Credential, m Market) (contract.CloseAllResult, error)
 	SetLeverage(ctx context.Context, c Credential, m Market, leverage int) (int, error)
 }
+
+// FoundOrder is an order the venue knows, found by the client order id it
+// was placed with. Status is OPEN, PENDING, FILLED, CANCELLED or REJECTED;
+// AvgPrice and Fee are zero when nothing filled or the venue does not say.
+type FoundOrder struct {
+	contract.Order
+	AvgPrice decimal.Decimal
+	Fee      decimal.Decimal
+}

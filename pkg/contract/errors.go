@@ -39,6 +39,11 @@ const (
 	CodeAdminUnauthorized    Code = "ADMIN_UNAUTHORIZED"
 	CodeAccountNotFound      Code = "ACCOUNT_NOT_FOUND"
 	CodeAPIKeyNotFound       Code = "API_KEY_NOT_FOUND"
+	// CodeIdempotencyConflict: a clientOrderId repeated with other parameters (DESIGN §12).
+	CodeIdempotencyConflict Code = "IDEMPOTENCY_CONFLICT"
+	// CodeServiceUnavailable: a dependency of the gateway itself (Redis, the
+	// keys service, NATS) is down; distinct from EXCHANGE_UNAVAILABLE.
+	CodeServiceUnavailable Code = "SERVICE_UNAVAILABLE"
 )
 
 var codeStatus = map[Code]int{
@@ -70,6 +75,8 @@ var codeStatus = map[Code]int{
 	CodeAdminUnauthorized:    http.StatusUnauthorized,
 	CodeAccountNotFound:      http.StatusNotFound,
 	CodeAPIKeyNotFound:       http.StatusNotFound,
+	CodeIdempotencyConflict:  http.StatusConflict,
+	CodeServiceUnavailable:   http.StatusServiceUnavailable,
 }
 
 // Codes returns every known error code.
@@ -113,7 +120,8 @@ type Error struct {
 	Reason          Reason `json:"reason,omitempty"`
 	ExchangeCode    string `json:"exchangeCode,omitempty"`
 	ExchangeMessage string `json:"exchangeMessage,omitempty"`
-	// RetryAfterSeconds is set with RATE_LIMITED and UPSTREAM_RATE_LIMITED.
+	// RetryAfterSeconds is set with RATE_LIMITED, UPSTREAM_RATE_LIMITED and
+	// SERVICE_UNAVAILABLE.
 	RetryAfterSeconds int `json:"retryAfter,omitempty"`
 }
 

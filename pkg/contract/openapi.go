@@ -144,13 +144,14 @@ var statusNotes = map[int]string{
 	http.StatusTooManyRequests:       "The minute or day window is full; Retry-After says when to retry.",
 	http.StatusInternalServerError:   "A gateway fault; quote the X-Request-Id.",
 	http.StatusBadGateway:            "The exchange refused or failed: reason, exchangeCode and exchangeMessage say how.",
-	http.StatusServiceUnavailable:    "No connector for the exchange is running.",
+	http.StatusConflict:              "The clientOrderId was used before with other parameters; the message names the differing fields.",
+	http.StatusServiceUnavailable:    "EXCHANGE_UNAVAILABLE: no connector for the exchange is running. SERVICE_UNAVAILABLE: a dependency of the gateway (Redis, keys service, NATS) is down; Retry-After says when to retry.",
 	http.StatusGatewayTimeout:        "For placements the order state is unknown; look it up by clientOrderId before retrying.",
 }
 
 // headers lists the response headers of a status: request id and duration
 // always; the rate-limit figures once the key is known (not on 401, 405,
-// 413); Retry-After on 429.
+// 413); Retry-After on 429 and with SERVICE_UNAVAILABLE.
 func headers(status int) map[string]any {
 	integer := map[string]any{"schema": map[string]any{"type": "integer"}}
 	h := map[string]any{
@@ -164,8 +165,11 @@ func headers(status int) map[string]any {
 			h[n] = integer
 		}
 	}
-	if status == http.StatusTooManyRequests {
+	switch status {
+	case http.StatusTooManyRequests:
 		h["Retry-After"] = map[string]any{"schema": map[string]any{"type": "integer"}, "required": true, "description": "Seconds to wait."}
+	case http.StatusServiceUnavailable:
+		h["Retry-After"] = map[string]any{"schema": map[string]any{"type": "integer"}, "description": "Seconds to wait; sent with SERVICE_UNAVAILABLE."}
 	}
 	return h
 }

@@ -92,6 +92,9 @@ const (
 	StatusFilled    = "FILLED"
 	StatusCancelled = "CANCELLED"
 	StatusRejected  = "REJECTED"
+	// StatusUnknown: the venue may or may not have the order and
+	// reconciliation could not tell (DESIGN §12); never reported as REJECTED.
+	StatusUnknown = "UNKNOWN"
 )
 
 // Order is one open or pending order.
