@@ -3,6 +3,7 @@ package contract
 import (
 	"reflect"
 	"sort"
+	"strings"
 )
 
 // Group is an operation family (SPEC §4); it also names the micro group of
@@ -145,4 +146,40 @@ func OperationNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Suggest returns the operation a misspelt name most likely meant: one
+// that differs only in case, dashes or underscores (an MCP tool name), or
+// within a few edits. ok is false when nothing is close.
+func Suggest(name string) (op *Operation, ok bool) {
+	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s)) }
+	n := norm(name)
+	best, bestDist := (*Operation)(nil), 4
+	for _, o := range Operations {
+		if d := editDistance(n, norm(o.Name)); d < bestDist {
+			best, bestDist = o, d
+		}
+	}
+	return best, best != nil && bestDist <= max(1, len(n)/5)
+}
+
+// editDistance is the Levenshtein distance of a and b in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

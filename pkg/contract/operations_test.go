@@ -85,3 +85,24 @@ func TestTierLimits(t *testing.T) {
 		t.Fatal("AtLeast ordering wrong")
 	}
 }
+
+func TestSuggest(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"getmarkprice", "getMarkPrice"},
+		{"get_mark_price", "getMarkPrice"},
+		{"placeLimitOrdr", "placeLimitOrder"},
+		{"cancelOrders", "cancelOrder"},
+		{"getBalances", "getBalance"},
+		{"withdraw", ""},
+		{"x", ""},
+	} {
+		op, ok := Suggest(tt.in)
+		got := ""
+		if ok {
+			got = op.Name
+		}
+		if got != tt.want {
+			t.Errorf("Suggest(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -57,6 +57,9 @@ func ParseTierLimits(v string, base contract.TierLimits) (contract.TierLimits, e
 	return base, nil
 }
 
+// listenAddrVar names the listen setting; a taken port's error names it.
+const listenAddrVar = "PERPGATE_LISTEN_ADDR"
+
 // LoadConfig reads PERPGATE_* settings through lookup over the defaults.
 func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	c := DefaultConfig()
@@ -81,7 +84,7 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 			*dst = d
 		}
 	}
-	str("PERPGATE_LISTEN_ADDR", &c.ListenAddr)
+	str(listenAddrVar, &c.ListenAddr)
 	str("PERPGATE_NATS_URL", &c.NATSURL)
 	str("PERPGATE_REDIS_URL", &c.RedisURL)
 	str("PERPGATE_SUBJECT_PREFIX", &c.SubjectPrefix)

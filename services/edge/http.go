@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -164,7 +165,17 @@ func (s *Server) fail(c echo.Context, ce *contract.Error) error {
 	case contract.CodeRateLimited:
 		h.Set("Retry-After", strconv.Itoa(max(ce.RetryAfterSeconds, 1)))
 	}
-	return c.JSON(ce.Status(), envelope{Error: ce})
+	return c.JSONBlob(ce.Status(), envelopeJSON(ce))
+}
+
+// envelopeJSON encodes the error envelope without HTML escaping, so a
+// message reads "<key>" rather than "\u003ckey\u003e".
+func envelopeJSON(ce *contract.Error) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(envelope{Error: ce}) // an envelope of strings always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // succeed writes {"success":true, ...result fields}.

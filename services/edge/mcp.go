@@ -143,10 +143,9 @@ func (s *Server) authorizeMCP(ctx context.Context, rawKey string) (contract.KeyI
 // check structured content against the tool's output schema, which
 // describes the success result.
 func toolError(ce *contract.Error) *mcp.CallToolResult {
-	body, _ := json.Marshal(envelope{Error: ce})
 	return &mcp.CallToolResult{
 		IsError: true,
-		Content: []mcp.Content{&mcp.TextContent{Text: string(body)}},
+		Content: []mcp.Content{&mcp.TextContent{Text: string(envelopeJSON(ce))}},
 	}
 }
 

@@ -92,7 +92,10 @@ func parseBody(body []byte) (*contract.Operation, map[string]json.RawMessage, *c
 	}
 	op, ok := contract.Lookup(name)
 	if !ok {
-		return nil, nil, contract.Errorf(contract.CodeUnknownOperation, "unknown operation %q", truncate(name))
+		if guess, ok := contract.Suggest(name); ok {
+			return nil, nil, contract.Errorf(contract.CodeUnknownOperation, "unknown operation %q; did you mean %q?", truncate(name), guess.Name)
+		}
+		return nil, nil, contract.Errorf(contract.CodeUnknownOperation, "unknown operation %q; operations are listed at GET /openapi.json", truncate(name))
 	}
 	delete(fields, "operation")
 	return op, fields, nil

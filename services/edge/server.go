@@ -95,7 +95,7 @@ func (s *Server) Start() error {
 	ln, err := net.Listen("tcp", s.cfg.ListenAddr)
 	if err != nil {
 		_ = sub.Unsubscribe()
-		return fmt.Errorf("listen on %s: %w", s.cfg.ListenAddr, err)
+		return fmt.Errorf("listen on %s (set by %s): %w", s.cfg.ListenAddr, listenAddrVar, err)
 	}
 	srv := &http.Server{
 		Handler:           s.echo,

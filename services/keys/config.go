@@ -63,6 +63,9 @@ func DefaultConfig() Config {
 	}
 }
 
+// adminAddrVar names the admin listen setting; a taken port's error names it.
+const adminAddrVar = "PERPGATE_ADMIN_ADDR"
+
 // LoadConfig reads PERPGATE_* settings through lookup over the defaults and
 // validates the result; the error lists every problem.
 func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
@@ -80,7 +83,7 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	masked("PERPGATE_DATABASE_URL", &c.DatabaseURL)
 	str("PERPGATE_DATA_DIR", &c.DataDir)
 	str("PERPGATE_NATS_URL", &c.NATSURL)
-	str("PERPGATE_ADMIN_ADDR", &c.AdminAddr)
+	str(adminAddrVar, &c.AdminAddr)
 	masked("PERPGATE_ADMIN_TOKEN", &c.AdminToken)
 	masked("PERPGATE_MASTER_KEY", &c.MasterKey)
 	str("PERPGATE_SUBJECT_PREFIX", &c.SubjectPrefix)

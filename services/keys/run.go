@@ -52,7 +52,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		var lc net.ListenConfig
 		ln, err := lc.Listen(ctx, "tcp", s.cfg.AdminAddr)
 		if err != nil {
-			return fmt.Errorf("start keys service: admin api: %w", err)
+			return fmt.Errorf("start keys service: admin api on %s (set by %s): %w", s.cfg.AdminAddr, adminAddrVar, err)
 		}
 		srv := &http.Server{
 			Handler:           s.AdminHandler(),

@@ -141,11 +141,11 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) (contract.KeyInfo
 // INVALID_API_KEY when no key has this hash.
 func (s *Service) LookupKey(ctx context.Context, hash string) (contract.KeyInfo, error) {
 	if !isHash(hash) {
-		return contract.KeyInfo{}, contract.Errorf(contract.CodeInvalidAPIKey, "api key is not valid")
+		return contract.KeyInfo{}, contract.Errorf(contract.CodeInvalidAPIKey, "API key not recognized")
 	}
 	k, err := s.store.KeyByHash(ctx, hash)
 	if errors.Is(err, ErrKeyNotFound) {
-		return contract.KeyInfo{}, contract.Errorf(contract.CodeInvalidAPIKey, "api key is not valid")
+		return contract.KeyInfo{}, contract.Errorf(contract.CodeInvalidAPIKey, "API key not recognized")
 	}
 	if err != nil {
 		return contract.KeyInfo{}, fmt.Errorf("look up key: %w", err)

@@ -2,10 +2,13 @@ package standalone
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"syscall"
 
 	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/services/keys/admin"
@@ -24,9 +27,22 @@ Usage:
   perpgate credential create --account ID --exchange X --env mainnet|testnet [--label L] --secret-file F|-
   perpgate credential list --account ID
   perpgate credential delete ID
-  perpgate version
+  perpgate version | --version
 
-Settings are PERPGATE_* environment variables; see the README.
+Every command takes --help. Settings are PERPGATE_* environment variables;
+see the README.
+`
+
+const serveUsage = `usage: perpgate serve
+
+Runs the whole gateway in one process: HTTP API on PERPGATE_LISTEN_ADDR
+(default :8080: /v1, /mcp, /healthz, /readyz, /metrics), admin API on
+PERPGATE_ADMIN_ADDR (default 127.0.0.1:8081), embedded NATS, in-process
+limits and the paper exchange. State is kept in PERPGATE_DATA_DIR (default
+./.perpgate); on first start it creates an account, a paper credential and
+a test key and writes them to bootstrap.json there. PERPGATE_NATS_URL,
+PERPGATE_REDIS_URL and PERPGATE_DATABASE_URL switch to external
+infrastructure. The README lists every setting.
 `
 
 // Main runs the perpgate command line and returns the exit status.
@@ -37,29 +53,44 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	switch args[0] {
 	case "serve":
+		if len(args) > 1 {
+			if slices.ContainsFunc(args[1:], isHelp) {
+				fmt.Fprint(stdout, serveUsage)
+				return 0
+			}
+			fmt.Fprintf(stderr, "perpgate serve: unexpected argument %q: serve takes no arguments, settings are environment variables\n\n%s", args[1], serveUsage)
+			return 2
+		}
 		return exit(stderr, serve(ctx, stdout, stderr, lookup))
 	case "bench":
+		opts := DefaultBenchOptions()
+		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		fs.Usage = func() {} // help goes to stdout below; errors print their line to stderr
+		fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the gateway run to this file")
+		fs.DurationVar(&opts.Duration, "duration", opts.Duration, "length of each throughput run")
+		fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "workers of the throughput runs")
+		if err := fs.Parse(args[1:]); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintln(stdout, "usage: perpgate bench [flags]\n\nflags:")
+				fs.SetOutput(stdout)
+				fs.PrintDefaults()
+				return 0
+			}
+			return 2
+		}
 		dir, err := os.MkdirTemp("", "perpgate-bench-")
 		if err != nil {
 			return exit(stderr, err)
 		}
 		defer os.RemoveAll(dir)
-		opts := DefaultBenchOptions()
-		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the gateway run to this file")
-		fs.DurationVar(&opts.Duration, "duration", opts.Duration, "length of each throughput run")
-		fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "workers of the throughput runs")
-		if err := fs.Parse(args[1:]); err != nil {
-			return 2
-		}
 		return exit(stderr, Bench(ctx, stdout, opts, dir))
 	case "account", "key", "credential":
 		return admin.RunCLI(ctx, args, stdin, stdout, stderr, lookup)
-	case "version":
+	case "version", "--version", "-version", "-v":
 		fmt.Fprintln(stdout, version)
 		return 0
-	case "help", "-h", "--help":
+	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
@@ -86,10 +117,18 @@ func serve(ctx context.Context, stdout, stderr io.Writer, lookup func(string) (s
 	return gw.Run(ctx)
 }
 
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}
+
 func exit(stderr io.Writer, err error) int {
 	if err == nil {
 		return 0
 	}
 	fmt.Fprintln(stderr, "perpgate:", err)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		fmt.Fprintln(stderr, "perpgate: another program is listening on that address: stop it, or set the variable named above to a free address")
+	}
 	return 1
 }

@@ -121,7 +121,7 @@ func TestErrorTable(t *testing.T) {
 	}
 
 	cases := []errorCase{
-		{name: "no key", body: mp(paperCred), code: contract.CodeMissingAPIKey, msg: "X-API-Key"},
+		{name: "no key", body: mp(paperCred), code: contract.CodeMissingAPIKey, msg: "Authorization: Bearer <key>"},
 		{name: "key without prefix", key: "sk_live_abcdef", body: mp(paperCred), code: contract.CodeInvalidKeyFormat, msg: "mt_live_"},
 		{name: "unknown key", key: unknownKey, body: mp(paperCred), code: contract.CodeInvalidAPIKey},
 		{name: "short key", key: "mt_live_abc", body: mp(paperCred), code: contract.CodeInvalidAPIKey},
@@ -138,6 +138,7 @@ func TestErrorTable(t *testing.T) {
 		{name: "deeply nested", key: builderKey, body: nested, code: contract.CodeInvalidJSON, limited: true},
 		{name: "no operation", key: builderKey, body: `{"credentialId":"` + paperCred + `"}`, code: contract.CodeMissingOperation, limited: true},
 		{name: "unknown operation", key: builderKey, body: op("getEverything", paperCred, ""), code: contract.CodeUnknownOperation, msg: "getEverything", limited: true},
+		{name: "misspelt operation", key: builderKey, body: op("getMarkprice", paperCred, ""), code: contract.CodeUnknownOperation, msg: `did you mean "getMarkPrice"?`, limited: true},
 		{name: "free key places", key: freeKey, body: op("placeLimitOrder", freeCred, `"market":"BTC","side":"BUY","size":"0.01","price":"1000"`),
 			code: contract.CodeTierInsufficient, msg: "builder", limited: true},
 		{name: "operation outside scope", key: opScoped, body: op("getBalance", paperCred, ""), code: contract.CodeOperationNotAllowed, msg: "getBalance", limited: true},
@@ -314,6 +315,9 @@ func checkError(t *testing.T, r response, tc errorCase) {
 	msg, _ := r.body["error"].(string)
 	if r.body["success"] != false || msg == "" || !strings.Contains(msg, tc.msg) {
 		t.Errorf("envelope %s: want success:false and a message containing %q", r.raw, tc.msg)
+	}
+	if bytes.Contains(r.raw, []byte(`\u003c`)) || bytes.Contains(r.raw, []byte(`\u003e`)) {
+		t.Errorf("envelope %s escapes < or > for HTML; clients read it as JSON", r.raw)
 	}
 	if tc.reason != "" && r.body["reason"] != string(tc.reason) {
 		t.Errorf("reason = %v, want %s", r.body["reason"], tc.reason)

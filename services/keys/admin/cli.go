@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,9 +51,11 @@ func usagef(format string, args ...any) error {
 // cli is one run of the command line.
 type cli struct {
 	client *Client
+	token  string
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	fs     *flag.FlagSet // the command's flags, for its --help
 }
 
 // RunCLI runs one admin command (args without the program name, e.g.
@@ -67,18 +70,34 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		baseURL = v
 	}
 	token, _ := lookup("PERPGATE_ADMIN_TOKEN")
-	c := &cli{client: NewClient(baseURL, token), stdin: stdin, stdout: stdout, stderr: stderr}
+	c := &cli{client: NewClient(baseURL, token), token: token, stdin: stdin, stdout: stdout, stderr: stderr}
 
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+	if len(args) > 0 && isHelp(args[0]) {
 		fmt.Fprint(stdout, cliUsage)
 		return ExitOK
 	}
-	out, err := c.run(ctx, args, token)
+	if len(args) == 1 || len(args) > 1 && isHelp(args[1]) {
+		usage := groupUsage(args[0])
+		if usage == "" {
+			fmt.Fprintf(stderr, "perpgate: unknown command %q\n\n%s", truncate(args[0]), cliUsage)
+			return ExitUsage
+		}
+		if len(args) == 1 {
+			fmt.Fprintf(stderr, "perpgate: %s needs a subcommand\n\n%s", args[0], usage)
+			return ExitUsage
+		}
+		fmt.Fprint(stdout, usage)
+		return ExitOK
+	}
+	if len(args) > 2 && slices.ContainsFunc(args[2:], isHelp) {
+		args = []string{args[0], args[1], "--help"} // help wins wherever it is, with no side effect
+	}
+	out, err := c.run(ctx, args)
 	var ue *usageError
 	var ce *contract.Error
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(stdout, cliUsage)
+		c.printHelp(args[0] + " " + args[1])
 		return ExitOK
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "perpgate: %s\n\n%s", ue.msg, cliUsage)
@@ -100,8 +119,53 @@ func writeJSON(w io.Writer, v any) {
 	_ = enc.Encode(v)
 }
 
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}
+
+// groupUsage returns the usage lines of one command group ("key"), or ""
+// when there is no such group.
+func groupUsage(group string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(cliUsage, "\n") {
+		if strings.HasPrefix(line, "  perpgate "+group+" ") {
+			b.WriteString(line + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "usage:\n" + b.String() + "\nRun `perpgate " + group + " <command> --help` for a command's flags.\n"
+}
+
+// printHelp prints one command's usage line and flags to stdout.
+func (c *cli) printHelp(cmd string) {
+	fmt.Fprint(c.stdout, "usage:\n")
+	for _, line := range strings.Split(cliUsage, "\n") {
+		if strings.HasPrefix(line, "  perpgate "+cmd+" ") || line == "  perpgate "+cmd {
+			fmt.Fprintln(c.stdout, line)
+		}
+	}
+	if c.fs != nil {
+		fmt.Fprintln(c.stdout, "\nflags:")
+		c.fs.SetOutput(c.stdout)
+		c.fs.PrintDefaults()
+	}
+	fmt.Fprintf(c.stdout, "\nIt talks to the admin API at PERPGATE_ADMIN_URL (default %s) with PERPGATE_ADMIN_TOKEN.\n", DefaultURL)
+}
+
+// ready reports a missing admin token; commands call it after their flags
+// parsed, so --help needs no token.
+func (c *cli) ready() error {
+	if c.token == "" {
+		return usagef("PERPGATE_ADMIN_TOKEN is not set: export the admin token (perpgate serve writes it to .perpgate/bootstrap.json)")
+	}
+	return nil
+}
+
 // run dispatches one command and returns the response to print.
-func (c *cli) run(ctx context.Context, args []string, token string) (any, error) {
+func (c *cli) run(ctx context.Context, args []string) (any, error) {
 	if len(args) < 2 {
 		return nil, usagef("expected a command such as `key create`")
 	}
@@ -118,9 +182,6 @@ func (c *cli) run(ctx context.Context, args []string, token string) (any, error)
 	if !ok {
 		return nil, usagef("unknown command %q", truncate(cmd))
 	}
-	if token == "" {
-		return nil, usagef("PERPGATE_ADMIN_TOKEN is not set")
-	}
 	return run(ctx, rest)
 }
 
@@ -128,6 +189,7 @@ func (c *cli) run(ctx context.Context, args []string, token string) (any, error)
 func (c *cli) flags(cmd string) *flag.FlagSet {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	c.fs = fs
 	return fs
 }
 
@@ -171,6 +233,9 @@ func (c *cli) accountCreate(ctx context.Context, args []string) (any, error) {
 	if err := required(fs, "tier"); err != nil {
 		return nil, err
 	}
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
 	return c.client.CreateAccount(ctx, contract.Tier(*tier), *name)
 }
 
@@ -186,6 +251,9 @@ func (c *cli) keyCreate(ctx context.Context, args []string) (any, error) {
 		return nil, err
 	}
 	if err := required(fs, "account", "env"); err != nil {
+		return nil, err
+	}
+	if err := c.ready(); err != nil {
 		return nil, err
 	}
 	req := KeyRequest{
@@ -215,12 +283,18 @@ func (c *cli) keyList(ctx context.Context, args []string) (any, error) {
 	if err := required(fs, "account"); err != nil {
 		return nil, err
 	}
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
 	return c.client.ListKeys(ctx, *account)
 }
 
 func (c *cli) keyRevoke(ctx context.Context, args []string) (any, error) {
 	pos, err := parse(c.flags("key revoke"), args, "key ID")
 	if err != nil {
+		return nil, err
+	}
+	if err := c.ready(); err != nil {
 		return nil, err
 	}
 	return c.client.RevokeKey(ctx, pos[0])
@@ -237,6 +311,9 @@ func (c *cli) credentialCreate(ctx context.Context, args []string) (any, error) 
 		return nil, err
 	}
 	if err := required(fs, "account", "exchange", "env", "secret-file"); err != nil {
+		return nil, err
+	}
+	if err := c.ready(); err != nil {
 		return nil, err
 	}
 	secret, err := c.readSecret(*secretFile)
@@ -286,12 +363,18 @@ func (c *cli) credentialList(ctx context.Context, args []string) (any, error) {
 	if err := required(fs, "account"); err != nil {
 		return nil, err
 	}
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
 	return c.client.ListCredentials(ctx, *account)
 }
 
 func (c *cli) credentialDelete(ctx context.Context, args []string) (any, error) {
 	pos, err := parse(c.flags("credential delete"), args, "credential ID")
 	if err != nil {
+		return nil, err
+	}
+	if err := c.ready(); err != nil {
 		return nil, err
 	}
 	return c.client.DeleteCredential(ctx, pos[0])

@@ -185,6 +185,33 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("help: exit %d, %q", r.code, r.stdout)
 		}
 	})
+	// Help needs no token and sends nothing: the admin URL is unreachable.
+	noToken := map[string]string{"PERPGATE_ADMIN_URL": "http://127.0.0.1:1"}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"key", "--help"}, "perpgate key revoke ID"},
+		{[]string{"account", "-h"}, "perpgate account create"},
+		{[]string{"key", "create", "--help"}, "-expires-at"},
+		{[]string{"key", "create", "-h"}, "-operations"},
+		{[]string{"credential", "create", "--account", "x", "--help"}, "-secret-file"},
+		{[]string{"key", "revoke", "abc", "--help"}, "perpgate key revoke ID"},
+		{[]string{"credential", "list", "help"}, "-account"},
+	} {
+		t.Run("help "+strings.Join(tt.args, " "), func(t *testing.T) {
+			r := runCLI(t, noToken, "", tt.args...)
+			if r.code != admin.ExitOK || r.stderr != "" || !strings.Contains(r.stdout, tt.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 0 and %q", r.code, r.stdout, r.stderr, tt.want)
+			}
+		})
+	}
+	t.Run("group without subcommand", func(t *testing.T) {
+		r := runCLI(t, noToken, "", "credential")
+		if r.code != admin.ExitUsage || !strings.Contains(r.stderr, "needs a subcommand") || !strings.Contains(r.stderr, "perpgate credential delete ID") {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
 	t.Run("unreachable", func(t *testing.T) {
 		r := runCLI(t, map[string]string{"PERPGATE_ADMIN_URL": "http://127.0.0.1:1", "PERPGATE_ADMIN_TOKEN": testToken}, "", "key", "list", "--account", acctID)
 		if r.code != admin.ExitError || !strings.Contains(r.stderr, "127.0.0.1:1") {
