@@ -10,7 +10,7 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 15s
 COMPOSE  ?= docker compose
 
-.PHONY: run test unit fuzz bench lint build clean openapi compose-env compose-up compose-down
+.PHONY: run test unit fuzz bench lint build clean openapi docs compose-env compose-up compose-down
 
 run: build
 	$(BIN)/perpgate serve
@@ -50,6 +50,10 @@ clean:
 # Regenerate the checked-in OpenAPI document after changing the operation table.
 openapi:
 	$(GO) test ./pkg/contract -run '^TestOpenAPIUpToDate$$' -update
+
+# Regenerate docs/api.md, the API reference, from the operation table.
+docs:
+	$(GO) test ./pkg/contract -run '^TestReferenceUpToDate$$' -update
 
 # docker-compose.yml: every service in its own container (README, "Operating
 # perpgate"). compose-env writes .env with fresh secrets unless it exists.
