@@ -79,6 +79,11 @@ func redactURL(list string) string {
 // ErrNoResponders and a passed deadline is context.DeadlineExceeded, both
 // wrapped so callers map them with errors.Is.
 func Request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header, req, resp any) error {
+	// While reconnecting, nats.go would buffer the request and wait out the
+	// whole deadline; a caller should hear at once that the bus is down.
+	if !nc.IsConnected() {
+		return fmt.Errorf("request %s: %w", subject, ErrDisconnected)
+	}
 	data, err := encode(req)
 	if err != nil {
 		return fmt.Errorf("encode request for %s: %w", subject, err)
@@ -195,6 +200,16 @@ func Deadline(h micro.Headers) (time.Time, bool) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	return t, err == nil
+}
+
+// ErrDisconnected means the connection to NATS is down (reconnecting or
+// closed), so a request was not sent.
+var ErrDisconnected = errors.New("not connected to nats")
+
+// IsDisconnected reports whether err means the bus itself was unreachable.
+func IsDisconnected(err error) bool {
+	return errors.Is(err, ErrDisconnected) || errors.Is(err, nats.ErrConnectionClosed) ||
+		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrConnectionReconnecting)
 }
 
 // IsNoResponders reports whether err means no service listens on the subject.

@@ -31,9 +31,21 @@ func NATSCheck(nc *nats.Conn) Check {
 	}
 }
 
-// Handler answers /healthz, /readyz (running every check, 2 s bound) and,
-// when metrics is not nil, /metrics.
+// Handler answers /healthz, /readyz (running every check, 2 s bound, and
+// naming each failed check with its error) and, when metrics is not nil,
+// /metrics. It is for the health port, which only operators reach.
 func Handler(checks map[string]Check, metrics http.Handler) http.Handler {
+	return handler(checks, metrics, true)
+}
+
+// PublicHandler answers /healthz and /readyz for a port clients reach:
+// ready or not ready, without the names, addresses or errors of the
+// checks (those are on the health port).
+func PublicHandler(checks map[string]Check) http.Handler {
+	return handler(checks, nil, false)
+}
+
+func handler(checks map[string]Check, metrics http.Handler, detail bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"success": true, "status": "ok"})
@@ -43,7 +55,11 @@ func Handler(checks map[string]Check, metrics http.Handler) http.Handler {
 		defer cancel()
 		failed := run(ctx, checks)
 		if len(failed) > 0 {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"success": false, "code": "NOT_READY", "error": failed})
+			var detailOrNot any = "not ready"
+			if detail {
+				detailOrNot = failed
+			}
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"success": false, "code": "NOT_READY", "error": detailOrNot})
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"success": true, "status": "ready"})

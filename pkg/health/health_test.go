@@ -36,3 +36,21 @@ func TestHandler(t *testing.T) {
 		})
 	}
 }
+
+// TestPublicHandler: clients learn ready or not, never which dependency or
+// address failed.
+func TestPublicHandler(t *testing.T) {
+	down := func(context.Context) error { return errors.New("dial tcp 10.0.0.7:6379: connection refused") }
+	h := PublicHandler(map[string]Check{"redis": down})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	body := rec.Body.String()
+	if rec.Code != 503 || !strings.Contains(body, "not ready") || strings.Contains(body, "redis") || strings.Contains(body, "10.0.0.7") {
+		t.Fatalf("got %d %s", rec.Code, body)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != 404 {
+		t.Fatalf("public handler serves /metrics: %d", rec.Code)
+	}
+}

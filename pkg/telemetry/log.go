@@ -57,3 +57,17 @@ type redisLogger struct{ log *slog.Logger }
 func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
 	l.log.WarnContext(ctx, "redis client", "detail", fmt.Sprintf(format, v...))
 }
+
+type requestIDKey struct{}
+
+// WithRequestID returns ctx carrying the request id the client sees, so
+// that a fault logged deep in a request names it.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestID returns the request id WithRequestID stored, or "".
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}

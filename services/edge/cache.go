@@ -45,13 +45,37 @@ func newDirectory(nc *nats.Conn, s contract.Subjects, ttl time.Duration, now fun
 }
 
 // subscribe listens for change events; it returns once the subscription is
-// registered on the server, so a revocation after it is never missed.
+// registered on the server, so a revocation after it is never missed. An
+// event published while this edge was cut off from NATS never reaches it,
+// so after every reconnect the cache starts over.
 func (d *directory) subscribe() (*nats.Subscription, error) {
 	sub, err := d.nc.Subscribe(d.subjects.Events(), d.onEvent)
 	if err != nil {
 		return nil, err
 	}
+	prev := d.nc.Opts.ReconnectedCB
+	d.nc.SetReconnectHandler(func(nc *nats.Conn) {
+		d.reset()
+		if prev != nil {
+			prev(nc)
+		}
+	})
 	return sub, d.nc.Flush()
+}
+
+// reset drops every cached entry; look-ups in flight do not store theirs.
+func (d *directory) reset() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.gen++
+	for k := range d.keys {
+		d.flight.Forget("key:" + k)
+	}
+	for id := range d.creds {
+		d.flight.Forget("cred:" + id)
+	}
+	d.keys = map[string]cached[contract.KeyInfo]{}
+	d.creds = map[string]cached[contract.CredentialInfo]{}
 }
 
 func (d *directory) onEvent(m *nats.Msg) {

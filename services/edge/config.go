@@ -14,6 +14,7 @@ import (
 // Config configures the edge service.
 type Config struct {
 	ListenAddr     string        // PERPGATE_LISTEN_ADDR
+	HealthAddr     string        // PERPGATE_HEALTH_ADDR: /readyz with details and /metrics; empty serves none
 	NATSURL        string        // PERPGATE_NATS_URL
 	NATSAuth       bus.Auth      // PERPGATE_NATS_USER, PERPGATE_NATS_PASSWORD, PERPGATE_NATS_INBOX_PREFIX
 	RedisURL       string        // PERPGATE_REDIS_URL
@@ -31,6 +32,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		ListenAddr:     ":8080",
+		HealthAddr:     ":8082",
 		NATSURL:        "nats://127.0.0.1:4222",
 		RedisURL:       "redis://127.0.0.1:6379/0",
 		SubjectPrefix:  "perpgate",
@@ -85,6 +87,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		}
 	}
 	str(listenAddrVar, &c.ListenAddr)
+	if v, ok := lookup("PERPGATE_HEALTH_ADDR"); ok {
+		c.HealthAddr = v
+	}
 	str("PERPGATE_NATS_URL", &c.NATSURL)
 	str("PERPGATE_REDIS_URL", &c.RedisURL)
 	str("PERPGATE_SUBJECT_PREFIX", &c.SubjectPrefix)

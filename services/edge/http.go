@@ -49,7 +49,7 @@ func (s *Server) routes() *echo.Echo {
 	e.HTTPErrorHandler = s.errorHandler
 	e.Use(s.stamp)
 	e.Any("/v1", s.handleV1)
-	ops := echo.WrapHandler(health.Handler(s.checks, nil))
+	ops := echo.WrapHandler(health.PublicHandler(s.checks))
 	e.GET("/healthz", ops)
 	e.GET("/readyz", ops)
 	if s.metrics != nil {
@@ -77,7 +77,7 @@ func (s *Server) stamp(next echo.HandlerFunc) echo.HandlerFunc {
 		ctx, span := telemetry.Tracer().Start(telemetry.Extract(req.Context(), req.Header), "edge "+req.URL.Path,
 			trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attribute.String("perpgate.request_id", id)))
 		defer span.End()
-		c.SetRequest(req.WithContext(ctx))
+		c.SetRequest(req.WithContext(telemetry.WithRequestID(ctx, id)))
 		res := c.Response()
 		res.Header().Set(HeaderRequestID, id)
 		res.Before(func() {
@@ -162,7 +162,7 @@ func (s *Server) fail(c echo.Context, ce *contract.Error) error {
 	switch ce.Code {
 	case contract.CodeMethodNotAllowed:
 		h.Set("Allow", http.MethodPost)
-	case contract.CodeRateLimited:
+	case contract.CodeRateLimited, contract.CodeServiceUnavailable:
 		h.Set("Retry-After", strconv.Itoa(max(ce.RetryAfterSeconds, 1)))
 	}
 	return c.JSONBlob(ce.Status(), envelopeJSON(ce))

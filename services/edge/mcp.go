@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/telemetry"
 )
 
 // The MCP front end (SPEC §4, DESIGN §10): the 20 operations as tools, over
@@ -84,6 +85,7 @@ func (s *Server) toolHandler(op *contract.Operation, keyOf keySource) mcp.ToolHa
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 		defer cancel()
 		rid := uuid.NewString()
+		ctx = telemetry.WithRequestID(ctx, rid)
 		result, ce := s.callTool(ctx, rid, keyOf(req), op, req.Params.Arguments)
 		s.log.Info("tool call done", "request_id", rid, "operation", op.Name, "code", codeOf(ce))
 		if ce != nil {

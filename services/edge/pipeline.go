@@ -15,6 +15,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
+	"github.com/perpgate/perpgate/pkg/telemetry"
 )
 
 // authenticate is step 3: the key's format, existence, revocation and expiry.
@@ -36,7 +37,7 @@ func (s *Server) authenticate(ctx context.Context, raw string) (contract.KeyInfo
 		if errors.As(err, &ce) && ce.Code == contract.CodeInvalidAPIKey {
 			return key, ce
 		}
-		return key, s.internal(ctx, "key look-up", err)
+		return key, s.lookupFailed(ctx, "API keys cannot be checked", err)
 	}
 	now := s.now()
 	switch {
@@ -57,7 +58,8 @@ func (s *Server) rateLimit(ctx context.Context, h http.Header, key contract.KeyI
 	}
 	d, err := s.limiter.Allow(ctx, key.ID, ratelimit.Limits{PerMinute: lim.PerMinute, PerDay: lim.PerDay})
 	if err != nil {
-		return s.internal(ctx, "rate limiter", err)
+		return s.unavailable(ctx, "rate limiter", err,
+			"the rate limiter's store (Redis) is not answering, so requests cannot be counted; retry shortly")
 	}
 	setLimitHeaders(h, d)
 	if !d.Allowed {
@@ -167,7 +169,7 @@ func (s *Server) credential(ctx context.Context, key contract.KeyInfo, fields ma
 		if errors.As(err, &ce) && ce.Code == contract.CodeCredentialNotFound {
 			return cred, contract.Errorf(contract.CodeCredentialNotFound, "credential %s not found", id)
 		}
-		return cred, s.internal(ctx, "credential look-up", err)
+		return cred, s.lookupFailed(ctx, "credentials cannot be checked", err)
 	}
 	if cred.AccountID != key.AccountID {
 		return contract.CredentialInfo{}, contract.Errorf(contract.CodeCredentialNotFound, "credential %s not found", id)
@@ -234,6 +236,8 @@ func (s *Server) routeError(ctx context.Context, op *contract.Operation, x contr
 	switch {
 	case errors.As(err, &ce):
 		return ce
+	case bus.IsDisconnected(err):
+		return s.unavailable(ctx, "nats", err, busDown)
 	case bus.IsNoResponders(err):
 		return contract.Errorf(contract.CodeExchangeUnavailable, "no %s connector is running; try again shortly", x)
 	case bus.IsTimeout(err):
@@ -247,8 +251,38 @@ func (s *Server) routeError(ctx context.Context, op *contract.Operation, x contr
 	return s.internal(ctx, fmt.Sprintf("route %s to %s", op.Name, x), err)
 }
 
-// internal logs a gateway fault and returns the fixed INTERNAL_ERROR.
+// internal logs a gateway fault with the request id the client sees and
+// returns the fixed INTERNAL_ERROR.
 func (s *Server) internal(ctx context.Context, what string, err error) *contract.Error {
-	s.log.ErrorContext(ctx, "internal fault", "during", what, "err", err)
+	s.log.ErrorContext(ctx, "internal fault", "request_id", telemetry.RequestID(ctx), "during", what, "err", err)
 	return &contract.Error{Code: contract.CodeInternal, Message: contract.InternalMessage}
+}
+
+// busDown is the message of SERVICE_UNAVAILABLE while NATS is unreachable.
+const busDown = "the gateway's message bus (NATS) is unreachable; retry shortly"
+
+// retryAfterUnavailable is the Retry-After of SERVICE_UNAVAILABLE: long
+// enough for a restarting dependency, short enough not to idle clients.
+const retryAfterUnavailable = 2
+
+// unavailable logs that a dependency of the gateway failed and returns
+// SERVICE_UNAVAILABLE with msg, which names the dependency for the client.
+func (s *Server) unavailable(ctx context.Context, dependency string, err error, msg string) *contract.Error {
+	s.log.WarnContext(ctx, "dependency unavailable", "request_id", telemetry.RequestID(ctx), "dependency", dependency, "err", err)
+	ce := contract.Errorf(contract.CodeServiceUnavailable, "%s", msg)
+	ce.RetryAfterSeconds = retryAfterUnavailable
+	return ce
+}
+
+// lookupFailed maps a failed key or credential look-up: the bus or the
+// keys service being down is SERVICE_UNAVAILABLE, anything else a fault.
+func (s *Server) lookupFailed(ctx context.Context, what string, err error) *contract.Error {
+	switch {
+	case bus.IsDisconnected(err):
+		return s.unavailable(ctx, "nats", err, busDown)
+	case bus.IsNoResponders(err), bus.IsTimeout(err):
+		return s.unavailable(ctx, "keys service", err,
+			"the keys service is not answering, so "+what+"; retry shortly")
+	}
+	return s.internal(ctx, "look-up", err)
 }

@@ -79,6 +79,16 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	return s, nil
 }
 
+// HealthHandler serves /healthz, /readyz with each failed check named and
+// /metrics, for the health port that only operators reach.
+func (s *Server) HealthHandler() http.Handler {
+	var metrics http.Handler
+	if s.metrics != nil {
+		metrics = s.metrics.Handler()
+	}
+	return health.Handler(s.checks, metrics)
+}
+
 // Handler is the edge's HTTP handler (for tests and embedding).
 func (s *Server) Handler() http.Handler { return s.echo }
 

@@ -224,24 +224,55 @@ func (s *Service) ReleaseSecret(ctx context.Context, x contract.Exchange, creden
 	return contract.SecretResponse{Credential: c.Info, Secret: contract.Secret(plain)}, nil
 }
 
-// publish sends a change event and flushes it so it leaves at once. A
-// failure is logged, not returned: the change is stored, and edges also
-// expire cached entries on their own.
+// publish sends a change event and flushes it so it leaves at once. While
+// NATS is down the client buffers the event and sends it on reconnect
+// (edges also drop their caches when they reconnect); when it cannot even
+// buffer it, the event is retried in the background until sent or the
+// service closes. A failure is logged, not returned: the change is stored.
 func (s *Service) publish(ctx context.Context, ev contract.ChangeEvent) {
 	if s.nc == nil {
 		return
 	}
 	data, err := json.Marshal(ev)
-	if err == nil {
-		err = s.nc.Publish(s.subjects.Events(), data)
-	}
-	if err == nil {
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		err = s.nc.FlushWithContext(fctx)
-		cancel()
-	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "publish change event", "kind", ev.Kind, "key_id", ev.KeyID, "credential_id", ev.CredentialID, "err", err)
+		s.log.ErrorContext(ctx, "encode change event", "kind", ev.Kind, "err", err)
+		return
+	}
+	if err := s.nc.Publish(s.subjects.Events(), data); err != nil {
+		s.log.WarnContext(ctx, "change event not sent; retrying", "kind", ev.Kind, "key_id", ev.KeyID, "credential_id", ev.CredentialID, "err", err)
+		go s.retryPublish(ev, data)
+		return
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := s.nc.FlushWithContext(fctx); err != nil {
+		s.log.WarnContext(ctx, "change event buffered until nats is back", "kind", ev.Kind, "key_id", ev.KeyID, "credential_id", ev.CredentialID, "err", err)
+	}
+}
+
+// publishRetry is the pause between attempts to send a change event.
+const publishRetry = 250 * time.Millisecond
+
+func (s *Service) retryPublish(ev contract.ChangeEvent, data []byte) {
+	s.mu.Lock()
+	lifetime := s.lifetime
+	s.mu.Unlock()
+	if lifetime == nil {
+		lifetime = context.Background()
+	}
+	t := time.NewTicker(publishRetry)
+	defer t.Stop()
+	for {
+		select {
+		case <-lifetime.Done():
+			s.log.Error("change event lost at shutdown; edges expire the entry on their own", "kind", ev.Kind, "key_id", ev.KeyID, "credential_id", ev.CredentialID)
+			return
+		case <-t.C:
+		}
+		if s.nc.Publish(s.subjects.Events(), data) == nil {
+			s.log.Info("change event sent after retry", "kind", ev.Kind, "key_id", ev.KeyID, "credential_id", ev.CredentialID)
+			return
+		}
 	}
 }
 

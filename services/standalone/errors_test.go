@@ -37,8 +37,8 @@ type errorCase struct {
 // TestErrorTable produces every error code of SPEC §7 and DESIGN §4 through
 // the real HTTP server and checks status, code, message and the headers
 // every answer carries: X-Request-Id (a UUID) and X-Request-Duration-Ms
-// always, X-RateLimit-* from step 4 on, Retry-After only on 429 and
-// Allow: POST only on 405.
+// always, X-RateLimit-* from step 4 on, Retry-After only on 429 and 503
+// SERVICE_UNAVAILABLE, and Allow: POST only on 405.
 func TestErrorTable(t *testing.T) {
 	g := startGateway(t, func(c *Config) {
 		c.Edge.RequestTimeout = time.Second
@@ -223,19 +223,24 @@ func TestErrorTable(t *testing.T) {
 	}
 }
 
-// TestLimiterDown: a gateway fault (Redis unreachable) is a 500
-// INTERNAL_ERROR with the fixed message; the cause is logged, not returned.
+// TestLimiterDown: Redis unreachable is 503 SERVICE_UNAVAILABLE with
+// Retry-After and a message naming the rate limiter's store, not its
+// address; the cause is logged with the request id.
 func TestLimiterDown(t *testing.T) {
 	g := startGateway(t, func(c *Config) { c.RedisURL = "redis://127.0.0.1:1/0" })
-	tc := errorCase{key: g.Bootstrap().APIKey, code: contract.CodeInternal, msg: contract.InternalMessage,
+	tc := errorCase{key: g.Bootstrap().APIKey, code: contract.CodeServiceUnavailable, msg: "rate limiter's store (Redis)",
 		body: `{"operation":"getMarkPrice","credentialId":"` + g.Bootstrap().CredentialID + `","market":"BTC"}`}
 	r := g.send(tc)
 	checkError(t, r, tc)
-	if strings.Contains(string(r.raw), "127.0.0.1") || strings.Contains(string(r.raw), "redis") {
-		t.Errorf("the response leaks the cause: %s", r.raw)
+	if r.header.Get("Retry-After") == "" {
+		t.Error("SERVICE_UNAVAILABLE without Retry-After")
 	}
-	if !strings.Contains(g.logs.String(), "rate limiter") {
-		t.Error("the fault is not logged")
+	if strings.Contains(string(r.raw), "127.0.0.1") {
+		t.Errorf("the response leaks the address: %s", r.raw)
+	}
+	if !strings.Contains(g.logs.String(), `"request_id":"`+r.header.Get("X-Request-Id")+`"`) ||
+		!strings.Contains(g.logs.String(), "dependency unavailable") {
+		t.Error("the outage is not logged with the request id the client saw")
 	}
 }
 
@@ -334,7 +339,8 @@ func checkError(t *testing.T, r response, tc errorCase) {
 			t.Errorf("%s = %q on a request refused before the rate limit", h, v)
 		}
 	}
-	if ra := r.header.Get("Retry-After"); (tc.code == contract.CodeRateLimited) != (ra != "") {
+	retries := tc.code == contract.CodeRateLimited || tc.code == contract.CodeServiceUnavailable
+	if ra := r.header.Get("Retry-After"); retries != (ra != "") {
 		t.Errorf("Retry-After = %q on %s", ra, tc.code)
 	} else if ra != "" {
 		if n, err := strconv.Atoi(ra); err != nil || n < 1 || n > 60 {

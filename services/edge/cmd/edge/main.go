@@ -63,5 +63,10 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	stopHealth, err := health.Serve(ctx, cfg.HealthAddr, srv.HealthHandler(), log)
+	if err != nil {
+		return err
+	}
+	defer stopHealth()
 	return srv.Run(ctx)
 }

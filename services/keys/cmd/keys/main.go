@@ -53,6 +53,9 @@ func run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer store.Close()
+	if cfg.NATSAuth.User == "" {
+		log.Warn("NATS WITHOUT A USER: PERPGATE_NATS_USER is unset, so any client of this NATS server can ask for decrypted exchange secrets; run NATS with deploy/nats.conf and set PERPGATE_NATS_USER and PERPGATE_NATS_PASSWORD")
+	}
 	nc, err := bus.Connect(cfg.NATSURL, "perpgate-keys", cfg.NATSAuth, log)
 	if err != nil {
 		return err
