@@ -109,6 +109,14 @@ type Adapter interface {
 	CancelAllOrders(ctx context.Context, c Credential, m Market) (int, error)
 	CloseAllPositions(ctx context.Context, c Credential, m Market) (contract.CloseAllResult, error)
 	SetLeverage(ctx context.Context, c Credential, m Market, leverage int) (int, error)
+
+	// FindOrder looks an order up by the clientOrderId the gateway placed it
+	// with (the client's id, before any venue-specific mapping), open or not
+	// (FILLED, CANCELLED, REJECTED too). found is false when the venue does
+	// not know it; err only when the venue could not be asked. The runtime
+	// calls it to learn the outcome of a placement that timed out, failed
+	// upstream or whose connector died, before it answers or places again.
+	FindOrder(ctx context.Context, c Credential, m Market, clientOrderID string) (o FoundOrder, found bool, err error)
 }
 
 // FoundOrder is an order the venue knows, found by the client order id it

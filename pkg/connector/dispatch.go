@@ -192,8 +192,8 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string) (
 	if err := d.prepare(ctx, &o, market); err != nil {
 		return nil, err
 	}
-	return d.once(ctx, o.ClientOrderID, func() (any, error) {
-		a, c := d.r.adapter, d.cred
+	a, c := d.r.adapter, d.cred
+	place := func(ctx context.Context) (any, error) {
 		switch o.Type {
 		case Limit:
 			res, err := a.PlaceLimitOrder(ctx, c, o)
@@ -208,56 +208,152 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string) (
 			res.ClientOrderID = o.ClientOrderID
 			return res, err
 		}
-	})
+	}
+	find := func(ctx context.Context) (any, bool, error) {
+		f, found, err := a.FindOrder(ctx, c, o.Market, o.ClientOrderID)
+		if err != nil || !found {
+			return nil, false, err
+		}
+		res, ok := foundResult(o, f)
+		if !ok {
+			return nil, false, contract.Upstream(contract.ReasonInvalidOrder, "", "",
+				"the exchange rejected order %s (clientOrderId %s)", f.ID, o.ClientOrderID)
+		}
+		return res, true, nil
+	}
+	return d.once(ctx, o.ClientOrderID, orderFingerprint(o), place, find)
 }
 
 // once places at most once per (credential, clientOrderId) within
-// IdempotencyTTL: a repeat gets the stored result of the first placement.
-func (d dispatch) once(ctx context.Context, clientID string, place func() (any, error)) (any, error) {
+// IdempotencyTTL: a repeat gets the stored result of the first placement,
+// a repeat with other parameters IDEMPOTENCY_CONFLICT. A placement whose
+// outcome is unknown (timeout, upstream 5xx, a connector that died) is
+// looked up at the venue with find before the client is told or anything
+// is placed again.
+func (d dispatch) once(ctx context.Context, clientID string, fp map[string]string,
+	place func(context.Context) (any, error), find func(context.Context) (any, bool, error)) (any, error) {
 	key := d.cred.ID + ":" + clientID
-	prior, claimed, err := d.claim(ctx, key, clientID)
+	rec, err := d.claim(ctx, key, clientID, fp, find)
+	if err != nil || rec.Result != nil {
+		return rec.Result, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, time.Until(deadlineOf(ctx))-reconcileReserve(ctx, time.Now()))
+	res, err := place(pctx)
+	cancel()
+	if err != nil && Ambiguous(err) {
+		if found, ok, ferr := find(ctx); ferr == nil && ok {
+			d.r.log.Info("placement reconciled after an ambiguous failure", "client_order_id", clientID, "err", err)
+			res, err = found, nil
+		} else if ferr != nil && !Ambiguous(ferr) {
+			err = ferr // the venue says it rejected the order
+		} else {
+			// The claim stays: once its deadline passes, a retry looks the
+			// order up instead of placing a second one.
+			return nil, unknownOutcome(clientID, err)
+		}
+	}
+	if err != nil {
+		_ = d.r.idem.Release(context.WithoutCancel(ctx), key) // nothing was placed
+		return nil, err
+	}
+	return d.complete(ctx, key, clientID, fp, res)
+}
+
+// complete stores a placement's result and returns it as raw JSON.
+func (d dispatch) complete(ctx context.Context, key, clientID string, fp map[string]string, res any) (any, error) {
+	body, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
 	}
-	if !claimed {
-		return json.RawMessage(prior), nil
-	}
-	res, err := place()
-	if err != nil {
-		// Nothing was placed (or the venue dedupes by client id): let a retry try again.
-		_ = d.r.idem.Release(context.WithoutCancel(ctx), key)
-		return nil, err
-	}
-	body, mErr := json.Marshal(res)
-	if mErr != nil {
-		return nil, mErr
-	}
-	if err := d.r.idem.Complete(context.WithoutCancel(ctx), key, body); err != nil {
+	if err := d.r.idem.Complete(context.WithoutCancel(ctx), key, Record{Result: body, Fingerprint: fp}); err != nil {
 		d.r.log.Warn("idempotent result not stored", "err", err, "client_order_id", clientID)
 	}
 	return json.RawMessage(body), nil
 }
 
-// claim waits while another replica places the same clientOrderId, so the
-// repeat answers with that result instead of placing twice.
-func (d dispatch) claim(ctx context.Context, key, clientID string) ([]byte, bool, error) {
+// unknownOutcome keeps an ambiguous failure's code but says that the
+// order's state is unknown and how to find out.
+func unknownOutcome(clientID string, err error) error {
+	ce, ok := contract.AsError(err)
+	if !ok || errors.Is(err, context.DeadlineExceeded) {
+		ce = contract.Errorf(contract.CodeExchangeTimeout, "the exchange did not answer in time")
+	}
+	out := *ce
+	out.Message = fmt.Sprintf("%s; the order's state is unknown and it was not found at the exchange yet: "+
+		"repeat the call with clientOrderId %s (it will not place twice) or look it up with getOrders", ce.Message, clientID)
+	return &out
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	if dl, ok := ctx.Deadline(); ok {
+		return dl
+	}
+	return time.Now().Add(10 * time.Second)
+}
+
+// claim returns an empty record when this request may place (it holds the
+// claim), or the record that answers it: a stored result, or the result
+// of a stale claim resolved at the venue. It waits while another request
+// places the same clientOrderId within its deadline.
+func (d dispatch) claim(ctx context.Context, key, clientID string, fp map[string]string,
+	find func(context.Context) (any, bool, error)) (Record, error) {
+	mine := Record{Fingerprint: fp, Deadline: deadlineOf(ctx)}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		prior, claimed, err := d.r.idem.Claim(ctx, key)
-		if !errors.Is(err, ErrInFlight) {
-			if err != nil {
-				return nil, false, fmt.Errorf("idempotency claim: %w", err)
+		existing, claimed, err := d.r.idem.Claim(ctx, key, mine)
+		if err != nil {
+			return Record{}, d.storeDown(err)
+		}
+		if claimed {
+			return Record{}, nil
+		}
+		if err := conflict(clientID, existing.Fingerprint, fp); err != nil {
+			return Record{}, err
+		}
+		if !existing.Pending() {
+			return existing, nil
+		}
+		if existing.Stale(time.Now()) {
+			res, found, err := find(ctx)
+			switch {
+			case err != nil && !Ambiguous(err):
+				return Record{}, err
+			case err != nil:
+				return Record{}, unknownOutcome(clientID, err)
+			case found:
+				d.r.log.Info("stale placement resolved at the exchange", "client_order_id", clientID)
+				out, err := d.complete(ctx, key, clientID, existing.Fingerprint, res)
+				if err != nil {
+					return Record{}, err
+				}
+				return Record{Result: out.(json.RawMessage)}, nil
 			}
-			return prior, claimed, nil
+			// The venue does not know it: the earlier request placed nothing.
+			if err := d.r.idem.TakeOver(ctx, key, existing, mine); err == nil {
+				return Record{}, nil
+			} else if !errors.Is(err, ErrClaimLost) {
+				return Record{}, d.storeDown(err)
+			}
+			continue
 		}
 		select {
 		case <-ctx.Done():
-			return nil, false, contract.Errorf(contract.CodeExchangeTimeout,
+			return Record{}, contract.Errorf(contract.CodeExchangeTimeout,
 				"an order with clientOrderId %q is still being placed; its state is unknown, look it up with getOrders", clientID)
 		case <-tick.C:
 		}
 	}
+}
+
+// storeDown is SERVICE_UNAVAILABLE for an idempotency store that cannot be
+// reached: without it a retry could place twice, so nothing is placed.
+func (d dispatch) storeDown(err error) error {
+	d.r.log.Warn("idempotency store unavailable", "err", err)
+	ce := contract.Errorf(contract.CodeServiceUnavailable,
+		"the gateway cannot record placements (its idempotency store is unreachable), so nothing was placed; retry shortly")
+	ce.RetryAfterSeconds = 2
+	return ce
 }
 
 func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) (any, error) {
@@ -272,54 +368,109 @@ func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) 
 		if err := d.prepare(ctx, &o, item.Market); err != nil {
 			ce, _ := contract.AsError(err)
 			if ce.Code == contract.CodeInternal || ce.Code == contract.CodeExchangeError {
+				d.releaseAll(ctx, keys)
 				return nil, err // the venue is unreachable; nothing placed
 			}
 			results[i] = contract.BatchOrderResult{Status: contract.StatusRejected, ClientOrderID: o.ClientOrderID, Error: ce}
 			continue
 		}
 		if seen[o.ClientOrderID] {
+			d.releaseAll(ctx, keys)
 			return nil, contract.Errorf(contract.CodeInvalidRequest, "orders[%d].clientOrderId %q repeats an earlier order of the batch", i, o.ClientOrderID)
 		}
 		seen[o.ClientOrderID] = true
 		key := d.cred.ID + ":" + o.ClientOrderID
-		prior, claimed, err := d.claim(ctx, key, o.ClientOrderID)
+		rec, err := d.claim(ctx, key, o.ClientOrderID, orderFingerprint(o), d.findBatchOrder(o))
+		if ce, ok := contract.AsError(err); err != nil && ok && ce.Code == contract.CodeIdempotencyConflict {
+			results[i] = contract.BatchOrderResult{Status: contract.StatusRejected, ClientOrderID: o.ClientOrderID, Error: ce}
+			continue
+		}
 		if err != nil {
 			d.releaseAll(ctx, keys)
 			return nil, err
 		}
-		if !claimed {
-			var r contract.BatchOrderResult
-			if json.Unmarshal(prior, &r) != nil {
-				var lr contract.LimitOrderResult
-				_ = json.Unmarshal(prior, &lr)
-				r = contract.BatchOrderResult{OrderID: lr.OrderID, Status: lr.Status, ClientOrderID: o.ClientOrderID}
-			}
-			results[i] = r
+		if rec.Result != nil {
+			results[i] = batchResultOf(rec.Result, o.ClientOrderID)
 			continue
 		}
 		todo, todoIdx, keys = append(todo, o), append(todoIdx, i), append(keys, key)
 	}
-	if len(todo) > 0 {
-		placed, err := d.r.adapter.PlaceBatchOrder(ctx, d.cred, todo)
-		if err != nil || len(placed) != len(todo) {
-			d.releaseAll(ctx, keys)
-			if err == nil {
-				err = fmt.Errorf("adapter returned %d batch results for %d orders", len(placed), len(todo))
-			}
-			return nil, err
+	if len(todo) == 0 {
+		return contract.BatchResult{Results: results}, nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, time.Until(deadlineOf(ctx))-reconcileReserve(ctx, time.Now()))
+	placed, err := d.r.adapter.PlaceBatchOrder(pctx, d.cred, todo)
+	cancel()
+	if err == nil && len(placed) != len(todo) {
+		err = fmt.Errorf("adapter returned %d batch results for %d orders", len(placed), len(todo))
+	}
+	if err != nil && !Ambiguous(err) {
+		d.releaseAll(ctx, keys)
+		return nil, err
+	}
+	if err != nil { // the whole call may or may not have reached the venue
+		ce, _ := contract.AsError(err)
+		placed = make([]contract.BatchOrderResult, len(todo))
+		for j := range placed {
+			placed[j] = contract.BatchOrderResult{Status: contract.StatusUnknown, Error: ce}
 		}
-		for j, res := range placed {
-			res.ClientOrderID = todo[j].ClientOrderID
-			results[todoIdx[j]] = res
-			if res.Status == contract.StatusRejected {
-				_ = d.r.idem.Release(context.WithoutCancel(ctx), keys[j])
-				continue
-			}
+	}
+	for j, res := range placed {
+		o := todo[j]
+		res.ClientOrderID = o.ClientOrderID
+		if res.Status == contract.StatusUnknown {
+			res = d.reconcileBatchOrder(ctx, o, res)
+		}
+		results[todoIdx[j]] = res
+		switch res.Status {
+		case contract.StatusRejected:
+			_ = d.r.idem.Release(context.WithoutCancel(ctx), keys[j])
+		case contract.StatusUnknown: // the claim stays until its deadline; a retry looks it up
+		default:
 			body, _ := json.Marshal(res)
-			_ = d.r.idem.Complete(context.WithoutCancel(ctx), keys[j], body)
+			_ = d.r.idem.Complete(context.WithoutCancel(ctx), keys[j], Record{Result: body, Fingerprint: orderFingerprint(o)})
 		}
 	}
 	return contract.BatchResult{Results: results}, nil
+}
+
+// findBatchOrder looks one order of a batch up at the venue.
+func (d dispatch) findBatchOrder(o OrderRequest) func(context.Context) (any, bool, error) {
+	return func(ctx context.Context) (any, bool, error) {
+		f, found, err := d.r.adapter.FindOrder(ctx, d.cred, o.Market, o.ClientOrderID)
+		if err != nil || !found {
+			return nil, false, err
+		}
+		return contract.BatchOrderResult{OrderID: f.ID, Status: f.Status, ClientOrderID: o.ClientOrderID}, true, nil
+	}
+}
+
+// reconcileBatchOrder replaces an UNKNOWN batch result with the order's
+// state at the venue when the venue knows it.
+func (d dispatch) reconcileBatchOrder(ctx context.Context, o OrderRequest, res contract.BatchOrderResult) contract.BatchOrderResult {
+	found, ok, err := d.findBatchOrder(o)(ctx)
+	if err != nil || !ok {
+		if res.Error == nil {
+			res.Error = contract.Errorf(contract.CodeExchangeTimeout, "the exchange did not answer in time")
+		}
+		e := *res.Error
+		e.Message += "; the order's state is unknown: repeat it with the same clientOrderId or look it up with getOrders"
+		res.Error = &e
+		return res
+	}
+	return found.(contract.BatchOrderResult)
+}
+
+// batchResultOf reads a stored result as a batch entry; it may be the
+// result of a single placement with the same clientOrderId.
+func batchResultOf(stored json.RawMessage, clientID string) contract.BatchOrderResult {
+	var r contract.BatchOrderResult
+	if json.Unmarshal(stored, &r) == nil && r.Status != "" {
+		return r
+	}
+	var lr contract.LimitOrderResult
+	_ = json.Unmarshal(stored, &lr)
+	return contract.BatchOrderResult{OrderID: lr.OrderID, Status: lr.Status, ClientOrderID: clientID}
 }
 
 func (d dispatch) releaseAll(ctx context.Context, keys []string) {
@@ -360,7 +511,26 @@ func (d dispatch) placeProtection(ctx context.Context, p *contract.ProtectionPar
 		}
 		req.StopLoss = &sl
 	}
-	return d.once(ctx, req.ClientOrderID, func() (any, error) {
+	place := func(ctx context.Context) (any, error) {
 		return d.r.adapter.PlaceProtectionOrders(ctx, d.cred, req)
-	})
+	}
+	find := func(ctx context.Context) (any, bool, error) {
+		var res contract.ProtectionResult
+		for _, leg := range []struct {
+			want bool
+			id   *string
+			sfx  string
+		}{{req.TakeProfit != nil, &res.TPOrderID, "-tp"}, {req.StopLoss != nil, &res.SLOrderID, "-sl"}} {
+			if !leg.want {
+				continue
+			}
+			f, found, err := d.r.adapter.FindOrder(ctx, d.cred, m, req.ClientOrderID+leg.sfx)
+			if err != nil || !found || f.Status == contract.StatusRejected {
+				return nil, false, err
+			}
+			*leg.id = f.ID
+		}
+		return res, true, nil
+	}
+	return d.once(ctx, req.ClientOrderID, protectionFingerprint(req), place, find)
 }

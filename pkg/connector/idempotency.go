@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,41 +11,85 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// IdempotencyTTL is how long a placement's result answers repeats of its
+// IdempotencyTTL is how long a placement's record answers repeats of its
 // (credential, clientOrderId) (DESIGN §6).
 const IdempotencyTTL = 24 * time.Hour
 
-// ErrInFlight means another placement with the same key has not finished.
+// ErrInFlight means another placement with the same key has not finished
+// and its deadline has not passed.
 var ErrInFlight = errors.New("placement with this clientOrderId is in flight")
 
-// IdempotencyStore remembers placement results by key. Implementations must
-// be safe across connector replicas when shared (Redis) and within one
-// process (Memory).
+// ErrClaimLost means a stale claim was taken over by someone else first.
+var ErrClaimLost = errors.New("stale placement claim taken over by another request")
+
+// Record is what the store keeps per (credential, clientOrderId): a
+// pending claim until the placement's outcome is known, then its result.
+// Fingerprint describes the order's parameters, so a repeat with other
+// parameters can be told from a retry.
+type Record struct {
+	// Result is the stored result; nil while pending.
+	Result json.RawMessage `json:"r,omitempty"`
+	// Fingerprint maps each order parameter to its value as placed.
+	Fingerprint map[string]string `json:"f,omitempty"`
+	// Deadline of a pending claim: after it the placement is over, and its
+	// outcome must be looked up at the venue before anything is placed.
+	Deadline time.Time `json:"d,omitzero"`
+}
+
+// Pending reports whether the record is a claim without a result.
+func (r Record) Pending() bool { return r.Result == nil }
+
+// Stale reports whether a pending claim's deadline has passed at now.
+func (r Record) Stale(now time.Time) bool { return r.Pending() && !now.Before(r.Deadline) }
+
+// IdempotencyStore remembers placements by key. Implementations must be
+// safe across connector replicas when shared (Redis) and within one
+// process (Memory, File), and should survive a restart (Redis with
+// persistence, File).
 type IdempotencyStore interface {
-	// Claim reserves key for a new placement. When a result is already
-	// stored it returns it and claimed=false; when another claim is in
-	// flight it returns ErrInFlight.
-	Claim(ctx context.Context, key string) (result []byte, claimed bool, err error)
-	// Complete stores the result of a claimed placement.
-	Complete(ctx context.Context, key string, result []byte) error
-	// Release drops a claim whose placement failed, so a retry may place.
+	// Claim reserves key with a pending record when there is none and
+	// returns claimed=true. Otherwise it returns the existing record
+	// (a result, a live claim, or a stale claim) and claimed=false.
+	Claim(ctx context.Context, key string, rec Record) (existing Record, claimed bool, err error)
+	// TakeOver replaces the stale claim old with rec, atomically: it
+	// returns ErrClaimLost when the record is no longer old.
+	TakeOver(ctx context.Context, key string, old, rec Record) error
+	// Complete stores the result of a placement.
+	Complete(ctx context.Context, key string, rec Record) error
+	// Release drops a claim whose placement certainly placed nothing.
 	Release(ctx context.Context, key string) error
 }
 
-// pendingMark is stored while a claim is in flight; results are JSON
-// objects and never equal it.
-const pendingMark = "\x00pending"
+func encodeRecord(r Record) ([]byte, error) { return json.Marshal(r) }
 
-// MemoryIdempotency is an in-process IdempotencyStore for standalone.
+// decodeRecord reads a stored record. Values written before records had a
+// shape are a bare result object: a completed placement without a
+// fingerprint.
+func decodeRecord(b []byte) (Record, error) {
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Record{}, fmt.Errorf("decode idempotency record: %w", err)
+	}
+	if r.Result == nil && r.Deadline.IsZero() {
+		return Record{Result: append(json.RawMessage(nil), b...)}, nil
+	}
+	return r, nil
+}
+
+// MemoryIdempotency is an in-process IdempotencyStore; NewFileIdempotency
+// adds a log on disk to it.
 type MemoryIdempotency struct {
 	mu      sync.Mutex
 	now     func() time.Time
 	entries map[string]memEntry
 	sweepAt time.Time
+	// persist, when set, is called under mu with each change before it
+	// takes effect (a nil record is a removal).
+	persist func(key string, rec *Record, expires time.Time) error
 }
 
 type memEntry struct {
-	value   []byte
+	rec     Record
 	expires time.Time
 }
 
@@ -56,34 +101,56 @@ func NewMemoryIdempotency(now func() time.Time) *MemoryIdempotency {
 	return &MemoryIdempotency{now: now, entries: map[string]memEntry{}}
 }
 
+func (s *MemoryIdempotency) set(key string, rec Record) error {
+	expires := s.now().Add(IdempotencyTTL)
+	if s.persist != nil {
+		if err := s.persist(key, &rec, expires); err != nil {
+			return err
+		}
+	}
+	s.entries[key] = memEntry{rec: rec, expires: expires}
+	return nil
+}
+
 // Claim implements IdempotencyStore.
-func (s *MemoryIdempotency) Claim(_ context.Context, key string) ([]byte, bool, error) {
+func (s *MemoryIdempotency) Claim(_ context.Context, key string, rec Record) (Record, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	s.sweep(now)
 	if e, ok := s.entries[key]; ok && now.Before(e.expires) {
-		if string(e.value) == pendingMark {
-			return nil, false, ErrInFlight
-		}
-		return e.value, false, nil
+		return e.rec, false, nil
 	}
-	s.entries[key] = memEntry{value: []byte(pendingMark), expires: now.Add(IdempotencyTTL)}
-	return nil, true, nil
+	return Record{}, true, s.set(key, rec)
+}
+
+// TakeOver implements IdempotencyStore.
+func (s *MemoryIdempotency) TakeOver(_ context.Context, key string, old, rec Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries[key]
+	if !ok || !sameRecord(e.rec, old) {
+		return ErrClaimLost
+	}
+	return s.set(key, rec)
 }
 
 // Complete implements IdempotencyStore.
-func (s *MemoryIdempotency) Complete(_ context.Context, key string, result []byte) error {
+func (s *MemoryIdempotency) Complete(_ context.Context, key string, rec Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.entries[key] = memEntry{value: append([]byte(nil), result...), expires: s.now().Add(IdempotencyTTL)}
-	return nil
+	return s.set(key, rec)
 }
 
 // Release implements IdempotencyStore.
 func (s *MemoryIdempotency) Release(_ context.Context, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.persist != nil {
+		if err := s.persist(key, nil, time.Time{}); err != nil {
+			return err
+		}
+	}
 	delete(s.entries, key)
 	return nil
 }
@@ -101,7 +168,15 @@ func (s *MemoryIdempotency) sweep(now time.Time) {
 	}
 }
 
+func sameRecord(a, b Record) bool {
+	x, _ := encodeRecord(a)
+	y, _ := encodeRecord(b)
+	return string(x) == string(y)
+}
+
 // RedisIdempotency is an IdempotencyStore shared by connector replicas.
+// Records outlive a Redis restart only when Redis persists them
+// (appendonly; see the README's Failure behaviour).
 type RedisIdempotency struct {
 	rdb    redis.UniversalClient
 	prefix string
@@ -113,31 +188,68 @@ func NewRedisIdempotency(rdb redis.UniversalClient, prefix string) *RedisIdempot
 }
 
 // Claim implements IdempotencyStore.
-func (s *RedisIdempotency) Claim(ctx context.Context, key string) ([]byte, bool, error) {
+func (s *RedisIdempotency) Claim(ctx context.Context, key string, rec Record) (Record, bool, error) {
 	k := s.prefix + key
-	ok, err := s.rdb.SetNX(ctx, k, pendingMark, IdempotencyTTL).Result()
+	val, err := encodeRecord(rec)
 	if err != nil {
-		return nil, false, fmt.Errorf("claim idempotency key: %w", err)
+		return Record{}, false, err
 	}
-	if ok {
-		return nil, true, nil
+	for range 3 {
+		ok, err := s.rdb.SetNX(ctx, k, val, IdempotencyTTL).Result()
+		if err != nil {
+			return Record{}, false, fmt.Errorf("claim idempotency key: %w", err)
+		}
+		if ok {
+			return Record{}, true, nil
+		}
+		v, err := s.rdb.Get(ctx, k).Bytes()
+		if errors.Is(err, redis.Nil) { // released between the two calls: try again
+			continue
+		}
+		if err != nil {
+			return Record{}, false, fmt.Errorf("read idempotency key: %w", err)
+		}
+		existing, err := decodeRecord(v)
+		return existing, false, err
 	}
-	v, err := s.rdb.Get(ctx, k).Bytes()
-	if errors.Is(err, redis.Nil) { // released between the two calls: try once more
-		return s.Claim(ctx, key)
-	}
+	return Record{}, false, fmt.Errorf("claim idempotency key: released and taken repeatedly")
+}
+
+// takeOverScript replaces KEYS[1] with ARGV[2] only while it holds ARGV[1].
+var takeOverScript = redis.NewScript(`
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+  redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
+  return 1
+end
+return 0`)
+
+// TakeOver implements IdempotencyStore.
+func (s *RedisIdempotency) TakeOver(ctx context.Context, key string, old, rec Record) error {
+	o, err := encodeRecord(old)
 	if err != nil {
-		return nil, false, fmt.Errorf("read idempotency key: %w", err)
+		return err
 	}
-	if string(v) == pendingMark {
-		return nil, false, ErrInFlight
+	n, err := encodeRecord(rec)
+	if err != nil {
+		return err
 	}
-	return v, false, nil
+	ok, err := takeOverScript.Run(ctx, s.rdb, []string{s.prefix + key}, o, n, IdempotencyTTL.Milliseconds()).Int()
+	if err != nil {
+		return fmt.Errorf("take over idempotency key: %w", err)
+	}
+	if ok != 1 {
+		return ErrClaimLost
+	}
+	return nil
 }
 
 // Complete implements IdempotencyStore.
-func (s *RedisIdempotency) Complete(ctx context.Context, key string, result []byte) error {
-	if err := s.rdb.Set(ctx, s.prefix+key, result, IdempotencyTTL).Err(); err != nil {
+func (s *RedisIdempotency) Complete(ctx context.Context, key string, rec Record) error {
+	val, err := encodeRecord(rec)
+	if err != nil {
+		return err
+	}
+	if err := s.rdb.Set(ctx, s.prefix+key, val, IdempotencyTTL).Err(); err != nil {
 		return fmt.Errorf("store idempotent result: %w", err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -179,9 +180,17 @@ func (g *Gateway) redis() (*redis.Client, error) {
 // startConnectors runs one connector runtime per exchange adapter (see
 // connectors.go), all sharing one idempotency store.
 func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb *redis.Client) error {
-	var idem connector.IdempotencyStore = connector.NewMemoryIdempotency(nil)
+	var idem connector.IdempotencyStore
 	if rdb != nil {
 		idem = connector.NewRedisIdempotency(rdb, g.cfg.Edge.SubjectPrefix+":idem:")
+	} else {
+		// Kept in the data dir, so a restart keeps the 24 h promise.
+		file, err := connector.NewFileIdempotency(filepath.Join(g.cfg.DataDir, "idempotency.log"), nil)
+		if err != nil {
+			return err
+		}
+		g.onClose(file.Close)
+		idem = file
 	}
 	adapters, err := g.adapters(rdb)
 	if err != nil {

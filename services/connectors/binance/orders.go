@@ -271,8 +271,12 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, o
 				return nil, err
 			}
 			ce, _ := contract.AsError(err)
+			status := contract.StatusRejected
+			if connector.Ambiguous(err) { // a 5xx or timeout: the chunk may have been placed
+				status = contract.StatusUnknown
+			}
 			for _, i := range chunk {
-				out[i] = contract.BatchOrderResult{Status: contract.StatusRejected, Error: ce}
+				out[i] = contract.BatchOrderResult{Status: status, Error: ce}
 			}
 			continue
 		}
@@ -473,4 +477,37 @@ func (a *Adapter) SetLeverage(ctx context.Context, c connector.Credential, m con
 		return 0, err
 	}
 	return res.Leverage, nil
+}
+
+// FindOrder implements connector.Adapter: Query Order by origClientOrderId
+// for limit and market orders, then Query Algo Order by clientAlgoId for
+// stop and protection orders (the two id spaces are separate); -2013 from
+// both means Binance does not know the id.
+func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, m connector.Market, clientOrderID string) (connector.FoundOrder, bool, error) {
+	if err := checkClientID(clientOrderID); err != nil {
+		return connector.FoundOrder{}, false, nil // never sent: Binance would have refused it
+	}
+	var o order
+	err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/order", symbolParam(m).add("origClientOrderId", clientOrderID), 1, &o)
+	if err == nil {
+		found := connector.FoundOrder{Order: orderFromWire(o), AvgPrice: o.AvgPrice, Fee: decimal.Zero}
+		if o.ExecutedQty.IsPositive() {
+			if f, ferr := a.fillOf(ctx, c, m, o); ferr == nil {
+				found.AvgPrice, found.Fee = orDefault(f.price(m), o.AvgPrice), f.fee
+			}
+		}
+		return found, true, nil
+	}
+	if !isCode(err, -2013) {
+		return connector.FoundOrder{}, false, err
+	}
+	var algo algoOrder
+	err = a.signed(ctx, c, http.MethodGet, "/fapi/v1/algoOrder", params{}.add("clientAlgoId", clientOrderID), 1, &algo)
+	if isCode(err, -2013) {
+		return connector.FoundOrder{}, false, nil
+	}
+	if err != nil {
+		return connector.FoundOrder{}, false, err
+	}
+	return connector.FoundOrder{Order: algoFromWire(algo), AvgPrice: decimal.Zero, Fee: decimal.Zero}, true, nil
 }

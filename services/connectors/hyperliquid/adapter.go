@@ -962,3 +962,62 @@ func (a *Adapter) SetLeverage(ctx context.Context, c connector.Credential, m con
 	}
 	return leverage, nil
 }
+
+// FindOrder implements connector.Adapter: orderStatus by the order's cloid
+// (derived from the clientOrderId as at placement) answers any state; a
+// filled order's price and fee come from its fills.
+func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, _ connector.Market, clientOrderID string) (connector.FoundOrder, bool, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return connector.FoundOrder{}, false, err
+	}
+	var st OrderStatusResponse
+	cloid := Cloid(c.ID, clientOrderID)
+	if err := a.info(ctx, c, map[string]any{"type": "orderStatus", "user": acct.user, "oid": cloid}, &st); err != nil {
+		return connector.FoundOrder{}, false, err
+	}
+	if st.Status != "order" || st.Order == nil {
+		return connector.FoundOrder{}, false, nil
+	}
+	o := orderFromWire(st.Order.Order)
+	o.ClientOrderID = clientOrderID
+	o.Status = statusFromOrderStatus(st.Order.Status, o.Status)
+	found := connector.FoundOrder{Order: o, AvgPrice: decimal.Zero, Fee: decimal.Zero}
+	if o.Status == contract.StatusFilled || o.FilledSize.IsPositive() {
+		var fs []UserFill
+		if err := a.info(ctx, c, map[string]any{"type": "userFills", "user": acct.user}, &fs); err != nil {
+			return found, true, nil // the state is known; price and fee stay unknown
+		}
+		size, notional := decimal.Zero, decimal.Zero
+		for _, f := range fs {
+			if f.Oid == st.Order.Order.Oid {
+				size, notional = size.Add(dec(f.Sz)), notional.Add(dec(f.Sz).Mul(dec(f.Px)))
+				found.Fee = found.Fee.Add(dec(f.Fee))
+			}
+		}
+		if size.IsPositive() {
+			found.AvgPrice = notional.DivRound(size, 8)
+			found.FilledSize = size
+		}
+	}
+	return found, true, nil
+}
+
+// statusFromOrderStatus maps orderStatus's status: open, triggered, filled,
+// canceled and its *Canceled reasons, rejected and its *Rejected reasons
+// (https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/info-endpoint#query-order-status-by-oid-or-cloid).
+func statusFromOrderStatus(s, open string) string {
+	switch {
+	case s == "open":
+		return open // OPEN, or PENDING for a trigger order
+	case s == "triggered":
+		return contract.StatusOpen
+	case s == "filled":
+		return contract.StatusFilled
+	case strings.HasSuffix(strings.ToLower(s), "rejected"):
+		return contract.StatusRejected
+	case strings.HasSuffix(strings.ToLower(s), "canceled"), s == "scheduledCancel":
+		return contract.StatusCancelled
+	}
+	return contract.StatusUnknown
+}

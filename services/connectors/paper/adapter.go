@@ -2,6 +2,7 @@ package paper
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/perpgate/perpgate/pkg/connector"
@@ -342,4 +343,22 @@ func native(m *connector.Market) string {
 		return ""
 	}
 	return m.Native
+}
+
+// FindOrder implements connector.Adapter: the venue keeps every order of
+// an account with its client order id, in any state.
+func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, _ connector.Market, clientOrderID string) (connector.FoundOrder, bool, error) {
+	acct, err := a.account(ctx, c)
+	if err != nil {
+		return connector.FoundOrder{}, false, err
+	}
+	o, err := a.venue.OrderByClientID(ctx, acct, clientOrderID)
+	var ve *venue.Error
+	if errors.As(err, &ve) && ve.Kind == venue.KindOrderNotFound {
+		return connector.FoundOrder{}, false, nil
+	}
+	if err != nil {
+		return connector.FoundOrder{}, false, mapError(err)
+	}
+	return connector.FoundOrder{Order: orderFromVenue(o), AvgPrice: o.AvgFillPrice, Fee: o.Fee}, true, nil
 }

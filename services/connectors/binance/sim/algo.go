@@ -208,3 +208,28 @@ func (s *Server) marginType(q *req) (any, *apiErr) {
 	s.mu.Unlock()
 	return map[string]any{"code": 200, "msg": "success"}, nil
 }
+
+// queryAlgo is Query Algo Order (GET /fapi/v1/algoOrder, by algoId or
+// clientAlgoId, any status). Binance answers an unknown algo order like an
+// unknown regular one, -2013 "Order does not exist." (fact sheet §4; the
+// query mirrors Query Order: https://developers.binance.com/docs/derivatives/usds-margined-futures/trade/rest-api/Query-Order).
+func (s *Server) queryAlgo(q *req) (any, *apiErr) {
+	id, _ := strconv.ParseInt(q.get("algoId"), 10, 64)
+	cid := q.get("clientAlgoId")
+	if id == 0 && cid == "" {
+		return nil, errf(400, -1102, "Either algoId or clientAlgoId must be sent.")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var found *algo
+	for _, a := range s.algos {
+		if a.Key == q.key && ((id != 0 && a.ID == id) || (id == 0 && a.ClientID == cid)) && (found == nil || a.ID > found.ID) {
+			found = a
+		}
+	}
+	if found == nil {
+		return nil, errf(400, -2013, "Order does not exist.")
+	}
+	s.refresh(found)
+	return found.wire(), nil
+}

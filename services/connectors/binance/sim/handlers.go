@@ -59,6 +59,7 @@ func (s *Server) table() map[string]route {
 		"DELETE /fapi/v1/allOpenOrders":  sig(w(1), s.cancelAll),
 		"POST /fapi/v1/algoOrder":        sig(w(0), s.newAlgo),
 		"DELETE /fapi/v1/algoOrder":      sig(w(1), s.cancelAlgo),
+		"GET /fapi/v1/algoOrder":         sig(w(1), s.queryAlgo),
 		"DELETE /fapi/v1/algoOpenOrders": sig(w(1), s.cancelAllAlgos),
 		"GET /fapi/v1/openAlgoOrders":    sig(bySymbol(1, 40), s.openAlgos),
 		"POST /fapi/v1/leverage":         sig(w(1), s.leverage),

@@ -1,0 +1,121 @@
+package connector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/testenv"
+)
+
+// TestIdempotencyStores runs one suite against every store.
+func TestIdempotencyStores(t *testing.T) {
+	stores := map[string]func(t *testing.T) IdempotencyStore{
+		"memory": func(t *testing.T) IdempotencyStore { return NewMemoryIdempotency(nil) },
+		"file": func(t *testing.T) IdempotencyStore {
+			s, err := NewFileIdempotency(filepath.Join(t.TempDir(), "idem.log"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		"redis": func(t *testing.T) IdempotencyStore {
+			rdb, prefix := testenv.RedisPrefix(t)
+			return NewRedisIdempotency(rdb, prefix)
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) { storeSuite(t, open(t)) })
+	}
+}
+
+func storeSuite(t *testing.T, s IdempotencyStore) {
+	ctx := context.Background()
+	fp := map[string]string{"side": "BUY", "size": "1"}
+	claim := Record{Fingerprint: fp, Deadline: time.Now().Add(time.Hour)}
+	if _, claimed, err := s.Claim(ctx, "k1", claim); err != nil || !claimed {
+		t.Fatalf("first claim: claimed=%v err=%v", claimed, err)
+	}
+	got, claimed, err := s.Claim(ctx, "k1", claim)
+	if err != nil || claimed || !got.Pending() || got.Stale(time.Now()) || got.Fingerprint["size"] != "1" {
+		t.Fatalf("repeat of a live claim: %+v claimed=%v err=%v", got, claimed, err)
+	}
+	done := Record{Result: json.RawMessage(`{"orderId":"7"}`), Fingerprint: fp}
+	if err := s.Complete(ctx, "k1", done); err != nil {
+		t.Fatal(err)
+	}
+	got, claimed, err = s.Claim(ctx, "k1", claim)
+	if err != nil || claimed || got.Pending() || string(got.Result) != `{"orderId":"7"}` {
+		t.Fatalf("repeat of a completed placement: %+v claimed=%v err=%v", got, claimed, err)
+	}
+
+	// A stale claim is taken over once: the second taker loses.
+	stale := Record{Fingerprint: fp, Deadline: time.Now().Add(-time.Second)}
+	if _, claimed, _ := s.Claim(ctx, "k2", stale); !claimed {
+		t.Fatal("claim k2")
+	}
+	got, _, _ = s.Claim(ctx, "k2", claim)
+	if !got.Stale(time.Now()) {
+		t.Fatalf("k2 not stale: %+v", got)
+	}
+	if err := s.TakeOver(ctx, "k2", got, claim); err != nil {
+		t.Fatalf("take over: %v", err)
+	}
+	if err := s.TakeOver(ctx, "k2", got, claim); !errors.Is(err, ErrClaimLost) {
+		t.Fatalf("second take over: %v, want ErrClaimLost", err)
+	}
+	if err := s.Release(ctx, "k2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, claimed, _ := s.Claim(ctx, "k2", claim); !claimed {
+		t.Fatal("released key not claimable")
+	}
+}
+
+// TestFileIdempotencySurvivesRestart: records written before a restart
+// answer after it; expired ones are gone.
+func TestFileIdempotencySurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "idem.log")
+	clock := testenv.NewClock(time.Now())
+	s, err := NewFileIdempotency(path, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, k := range []string{"old", "kept"} {
+		if _, claimed, err := s.Claim(ctx, k, Record{Deadline: clock.Now().Add(time.Second)}); !claimed || err != nil {
+			t.Fatal(k, err)
+		}
+		clock.Advance(12 * time.Hour)
+		if err := s.Complete(ctx, k, Record{Result: json.RawMessage(`{"orderId":"` + k + `"}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = s.Release(ctx, "nothing-there")
+	s.Close()
+	clock.Advance(18 * time.Hour) // "old" completed 30 h ago, "kept" 18 h ago
+	again, err := NewFileIdempotency(path, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if got, claimed, _ := again.Claim(ctx, "kept", Record{Deadline: clock.Now()}); claimed || string(got.Result) != `{"orderId":"kept"}` {
+		t.Fatalf("kept: %+v claimed=%v", got, claimed)
+	}
+	if _, claimed, _ := again.Claim(ctx, "old", Record{Deadline: clock.Now()}); !claimed {
+		t.Fatal("a record older than 24 h survived the restart")
+	}
+}
+
+// TestLegacyRecord: a value stored before records had a shape (a bare
+// result object) still answers as a completed placement.
+func TestLegacyRecord(t *testing.T) {
+	r, err := decodeRecord([]byte(`{"orderId":"1","status":"OPEN"}`))
+	if err != nil || r.Pending() || string(r.Result) != `{"orderId":"1","status":"OPEN"}` {
+		t.Fatalf("%+v %v", r, err)
+	}
+}
