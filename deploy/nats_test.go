@@ -78,12 +78,12 @@ func TestNATSPermissions(t *testing.T) {
 		"PERPGATE_REDIS_URL":   redisURL(rdb.Options()),
 	}))
 	connProc := testenv.Start(t, "connector-paper", filepath.Join(bins, "connector-paper"), env("connector-paper", map[string]string{
-		"PERPGATE_PAPER_VENUE_URL": "http://" + field(t, venueProc, "paper venue started", "addr"),
+		"PERPGATE_PAPER_VENUE_URL": "http://" + venueProc.Field(t, "paper venue started", "addr"),
 	}))
 	procs := []*testenv.Process{keysProc, venueProc, edgeProc, connProc}
 
 	ctx := context.Background()
-	adm := admin.NewClient("http://"+field(t, keysProc, "keys service started", "admin_addr"), adminToken)
+	adm := admin.NewClient("http://"+keysProc.Field(t, "keys service started", "admin_addr"), adminToken)
 	var acct admin.AccountResponse
 	testenv.Poll(t, "admin API answers", 10*time.Second, func() (err error) {
 		acct, err = adm.CreateAccount(ctx, contract.TierBuilder, "nats-permissions")
@@ -110,7 +110,7 @@ func TestNATSPermissions(t *testing.T) {
 		t.Fatalf("create key: %v", err)
 	}
 	t.Cleanup(func() { deleteKeys(t, rdb, "perpgate:rl:{"+key.ID+"}*") })
-	edgeURL := "http://" + field(t, edgeProc, "edge listening", "addr")
+	edgeURL := "http://" + edgeProc.Field(t, "edge listening", "addr")
 	getMark := func() (int, string) {
 		body := `{"operation":"getMarkPrice","market":"BTC","credentialId":"` + creds[contract.Paper] + `"}`
 		req, _ := http.NewRequest(http.MethodPost, edgeURL+"/v1", strings.NewReader(body))

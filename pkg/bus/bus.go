@@ -233,6 +233,12 @@ func Drain(nc *nats.Conn, timeout time.Duration) error {
 		if errors.Is(err, nats.ErrConnectionClosed) {
 			return nil
 		}
+		if errors.Is(err, nats.ErrConnectionReconnecting) {
+			// Nothing can be flushed to a server that is not there; a
+			// service stopping during a NATS outage still exits cleanly.
+			nc.Close()
+			return nil
+		}
 		return fmt.Errorf("drain nats connection: %w", err)
 	}
 	select {

@@ -3,6 +3,8 @@ package testenv
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,6 +93,8 @@ type Process struct {
 	Output *Output
 
 	t        testing.TB
+	bin      string
+	env      map[string]string
 	cmd      *exec.Cmd
 	done     chan struct{} // closed once the process has exited
 	err      error         // Wait's result; read only after done
@@ -114,7 +118,7 @@ func Start(t testing.TB, name, bin string, env map[string]string) *Process {
 		vars = append(vars, k+"="+v)
 	}
 	sort.Strings(vars)
-	p := &Process{Name: name, Output: &Output{}, t: t, done: make(chan struct{})}
+	p := &Process{Name: name, Output: &Output{}, t: t, bin: bin, env: env, done: make(chan struct{})}
 	p.cmd = exec.Command(bin)
 	p.cmd.Env = vars
 	p.cmd.Stdout, p.cmd.Stderr = p.Output, p.Output
@@ -154,6 +158,7 @@ func (p *Process) Stop() {
 			return
 		default:
 		}
+		_ = p.cmd.Process.Signal(syscall.SIGCONT) // a paused process cannot act on SIGTERM
 		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			p.t.Errorf("%s: SIGTERM: %v", p.Name, err)
 		}
@@ -169,6 +174,57 @@ func (p *Process) Stop() {
 			p.t.Errorf("%s exited with %v after SIGTERM; output:\n%s", p.Name, p.err, p.Output)
 		}
 	})
+}
+
+// Kill ends the process with SIGKILL, as a crash would, and waits for it;
+// the exit is not a test failure.
+func (p *Process) Kill() {
+	p.stopOnce.Do(func() {
+		p.stopping.Store(true)
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	})
+}
+
+// Pause stops the process with SIGSTOP: its connections stay open but it
+// does nothing, like a hung service. Resume undoes it.
+func (p *Process) Pause() { _ = p.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process.
+func (p *Process) Resume() { _ = p.cmd.Process.Signal(syscall.SIGCONT) }
+
+// Restart starts the same binary with the same environment again, as a
+// new Process; p must have been stopped or killed.
+func (p *Process) Restart(t testing.TB) *Process {
+	t.Helper()
+	select {
+	case <-p.done:
+	default:
+		t.Fatalf("testenv: restart %s while it runs", p.Name)
+	}
+	return Start(t, p.Name, p.bin, p.env)
+}
+
+// Field waits for the process's first JSON log line with message msg and
+// returns its string field key (services listen on port 0 and log the
+// address). It fails t if the process exits meanwhile or the line lacks
+// the field.
+func (p *Process) Field(t testing.TB, msg, key string) string {
+	t.Helper()
+	var v string
+	Poll(t, fmt.Sprintf("%s logs %q", p.Name, msg), 15*time.Second, func() error {
+		p.Check(t)
+		for _, rec := range p.Records() {
+			if rec["msg"] == msg {
+				if v, _ = rec[key].(string); v != "" {
+					return nil
+				}
+				t.Fatalf("%s: %q line has no %s", p.Name, msg, key)
+			}
+		}
+		return errors.New("no such line yet")
+	})
+	return v
 }
 
 // Check fails t at once if p has exited though the test did not stop it.

@@ -155,17 +155,19 @@ func (d *directory) credential(ctx context.Context, id string) (contract.Credent
 	})
 }
 
-// lookupTimeout bounds a shared look-up whose first caller had no deadline.
-const lookupTimeout = 5 * time.Second
+// lookupTimeout bounds a shared look-up. The keys service answers in
+// milliseconds; one that takes a second is hung, and the client hears 503
+// SERVICE_UNAVAILABLE at once instead of waiting out its whole deadline.
+const lookupTimeout = time.Second
 
 // shared runs lookup once for all concurrent callers of key. The look-up
-// keeps the first caller's deadline but not its cancellation (one client
+// keeps the first caller's deadline (at most lookupTimeout) but not its cancellation (one client
 // hanging up must not fail the others); each caller waits on its own ctx.
 func shared[T any](ctx context.Context, g *singleflight.Group, key string, lookup func(context.Context) (T, error)) (T, error) {
 	ch := g.DoChan(key, func() (any, error) {
-		deadline, ok := ctx.Deadline()
-		if !ok {
-			deadline = time.Now().Add(lookupTimeout)
+		deadline := time.Now().Add(lookupTimeout)
+		if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+			deadline = dl
 		}
 		lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 		defer cancel()

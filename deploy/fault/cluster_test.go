@@ -1,0 +1,224 @@
+package fault
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/testenv"
+	"github.com/perpgate/perpgate/services/keys/admin"
+)
+
+// binaries are built once per test binary and shared by every cluster.
+var (
+	buildOnce sync.Once
+	binDir    string
+)
+
+func binaries(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "perpgate-fault-bin-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		binDir = dir
+		built := testenv.Build(t, "./services/keys/cmd/keys", "./services/edge/cmd/edge",
+			"./services/connectors/paper/cmd/paper-venue", "./services/connectors/paper/cmd/connector-paper")
+		for _, name := range []string{"keys", "edge", "paper-venue", "connector-paper"} {
+			if err := os.Rename(filepath.Join(built, name), filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if binDir == "" {
+		t.Fatal("service binaries were not built")
+	}
+	return binDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// cluster is one distributed deployment: its own NATS and Redis, and the
+// four services as processes.
+type cluster struct {
+	t         *testing.T
+	NATS      *testenv.Daemon
+	Redis     *testenv.Daemon
+	Keys      *testenv.Process
+	Edge      *testenv.Process
+	Venue     *testenv.Process
+	Connector *testenv.Process
+
+	EdgeURL string
+	Admin   *admin.Client
+	Account string
+	APIKey  string
+	KeyID   string
+	Cred    string
+}
+
+// clusterOptions tune a cluster.
+type clusterOptions struct {
+	PersistRedis   bool          // Redis writes every change to disk, as compose runs it
+	RequestTimeout time.Duration // the edge's request deadline
+}
+
+func newCluster(t *testing.T, opt clusterOptions) *cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs nats-server, redis-server and four service processes; skipped with -short")
+	}
+	if opt.RequestTimeout == 0 {
+		opt.RequestTimeout = 3 * time.Second
+	}
+	bins := binaries(t)
+	c := &cluster{t: t, NATS: testenv.NATSDaemon(t), Redis: testenv.RedisDaemon(t, opt.PersistRedis)}
+	base := map[string]string{
+		"PERPGATE_NATS_URL":        c.NATS.URL,
+		"PERPGATE_LOG_FORMAT":      "json",
+		"PERPGATE_HEALTH_ADDR":     "127.0.0.1:0",
+		"PERPGATE_REQUEST_TIMEOUT": opt.RequestTimeout.String(),
+	}
+	env := func(more map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for k, v := range more {
+			m[k] = v
+		}
+		return m
+	}
+	token := randomHex(t, 24)
+	master := make([]byte, 32)
+	_, _ = rand.Read(master)
+	c.Keys = testenv.Start(t, "keys", filepath.Join(bins, "keys"), env(map[string]string{
+		"PERPGATE_DATA_DIR": t.TempDir(), "PERPGATE_ADMIN_ADDR": "127.0.0.1:0",
+		"PERPGATE_ADMIN_TOKEN": token, "PERPGATE_MASTER_KEY": base64.StdEncoding.EncodeToString(master),
+	}))
+	c.Venue = testenv.Start(t, "paper-venue", filepath.Join(bins, "paper-venue"), env(map[string]string{
+		"PERPGATE_PAPER_VENUE_ADDR": "127.0.0.1:0",
+	}))
+	c.Edge = testenv.Start(t, "edge", filepath.Join(bins, "edge"), env(map[string]string{
+		"PERPGATE_LISTEN_ADDR": "127.0.0.1:0", "PERPGATE_REDIS_URL": c.Redis.URL,
+	}))
+	c.Connector = testenv.Start(t, "connector-paper", filepath.Join(bins, "connector-paper"), env(map[string]string{
+		"PERPGATE_PAPER_VENUE_URL": "http://" + c.Venue.Field(t, "paper venue started", "addr"),
+		"PERPGATE_REDIS_URL":       c.Redis.URL,
+	}))
+	c.EdgeURL = "http://" + c.Edge.Field(t, "edge listening", "addr")
+	c.Admin = admin.NewClient("http://"+c.Keys.Field(t, "keys service started", "admin_addr"), token)
+	ctx := context.Background()
+	var acct admin.AccountResponse
+	testenv.Poll(t, "admin API answers", 10*time.Second, func() (err error) {
+		acct, err = c.Admin.CreateAccount(ctx, contract.TierBuilder, "fault")
+		return err
+	})
+	c.Account = acct.ID
+	cred, err := c.Admin.CreateCredential(ctx, acct.ID, admin.CredentialRequest{
+		Exchange: contract.Paper, Env: contract.Testnet, Label: "fault", Secret: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Cred = cred.ID
+	c.APIKey, c.KeyID = c.newKey()
+	testenv.Poll(t, "getMarkPrice through the cluster", 15*time.Second, func() error {
+		if r := c.Call(c.APIKey, map[string]any{"operation": "getMarkPrice", "market": "BTC"}); r.Status != 200 {
+			return fmt.Errorf("%d %s", r.Status, r.Raw)
+		}
+		return nil
+	})
+	return c
+}
+
+func (c *cluster) newKey() (key, id string) {
+	c.t.Helper()
+	k, err := c.Admin.CreateKey(context.Background(), c.Account, admin.KeyRequest{Env: contract.KeyEnvTest})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return k.Key, k.ID
+}
+
+// reply is one /v1 answer.
+type reply struct {
+	Status int
+	Header http.Header
+	Raw    string
+	Body   map[string]any
+	Took   time.Duration
+}
+
+func (r reply) code() string { s, _ := r.Body["code"].(string); return s }
+
+// Call posts body (with the cluster's credential unless it names one) to
+// the edge with key; a transport failure is status 0.
+func (c *cluster) Call(key string, body map[string]any) reply {
+	if _, ok := body["credentialId"]; !ok {
+		body["credentialId"] = c.Cred
+	}
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, c.EdgeURL+"/v1", bytes.NewReader(b))
+	req.Header.Set("X-API-Key", key)
+	start := time.Now()
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return reply{Raw: err.Error(), Took: time.Since(start)}
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	r := reply{Status: resp.StatusCode, Header: resp.Header, Raw: buf.String(), Took: time.Since(start)}
+	_ = json.Unmarshal(buf.Bytes(), &r.Body)
+	return r
+}
+
+// openOrders returns the open orders with clientOrderId id.
+func (c *cluster) openOrders(id string) []map[string]any {
+	c.t.Helper()
+	r := c.Call(c.APIKey, map[string]any{"operation": "getOrders", "market": "BTC"})
+	if r.Status != 200 {
+		c.t.Fatalf("getOrders: %d %s", r.Status, r.Raw)
+	}
+	var out []map[string]any
+	orders, _ := r.Body["orders"].([]any)
+	for _, o := range orders {
+		if m, _ := o.(map[string]any); m["clientOrderId"] == id {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func randomHex(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// restingBuy is a limit order far below the paper mark, so it stays open.
+func restingBuy(id, size string) map[string]any {
+	return map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": size,
+		"price": "30000", "clientOrderId": id}
+}

@@ -1,0 +1,172 @@
+package fault
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/testenv"
+)
+
+// TestRevocationAfterNATSOutage (case 1): a key revoked while NATS is down
+// is refused within a second of NATS being back, though the edge had it
+// cached and may have missed the event.
+func TestRevocationAfterNATSOutage(t *testing.T) {
+	c := newCluster(t, clusterOptions{})
+	for range 3 { // the edge caches the key
+		if r := c.Call(c.APIKey, map[string]any{"operation": "getBalance"}); r.Status != 200 {
+			t.Fatalf("before: %d %s", r.Status, r.Raw)
+		}
+	}
+	c.NATS.Stop()
+	if _, err := c.Admin.RevokeKey(context.Background(), c.KeyID); err != nil {
+		t.Fatalf("revoke while NATS is down: %v", err)
+	}
+	c.NATS.Start()
+	back := time.Now()
+	testenv.Poll(t, "revoked key refused after NATS is back", 5*time.Second, func() error {
+		if r := c.Call(c.APIKey, map[string]any{"operation": "getBalance"}); r.code() != string(contract.CodeKeyRevoked) {
+			return errorf("%d %s", r.Status, r.Raw)
+		}
+		return nil
+	})
+	if took := time.Since(back); took > time.Second {
+		t.Errorf("revocation reached the edge %s after NATS was back, want within 1 s", took)
+	}
+}
+
+// TestDependencyOutages (case 6): Redis, the keys service and NATS down
+// are 503 SERVICE_UNAVAILABLE with Retry-After, named, and fast.
+func TestDependencyOutages(t *testing.T) {
+	c := newCluster(t, clusterOptions{RequestTimeout: 5 * time.Second})
+	unavailable := func(t *testing.T, key, what string) {
+		t.Helper()
+		r := c.Call(key, map[string]any{"operation": "getBalance"})
+		if r.Status != http.StatusServiceUnavailable || r.code() != string(contract.CodeServiceUnavailable) {
+			t.Fatalf("got %d %s, want 503 SERVICE_UNAVAILABLE", r.Status, r.Raw)
+		}
+		if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 {
+			t.Errorf("Retry-After = %q", r.Header.Get("Retry-After"))
+		}
+		if msg, _ := r.Body["error"].(string); !contains(msg, what) {
+			t.Errorf("message %q does not name %q", msg, what)
+		}
+		if r.Took > 2*time.Second {
+			t.Errorf("answered after %s, want well under 2 s", r.Took)
+		}
+	}
+	t.Run("redis", func(t *testing.T) {
+		c.Redis.Kill()
+		defer c.Redis.Start()
+		unavailable(t, c.APIKey, "Redis")
+	})
+	t.Run("keys service", func(t *testing.T) {
+		fresh, _ := c.newKey() // not cached by the edge
+		c.Keys.Pause()
+		defer c.Keys.Resume()
+		unavailable(t, fresh, "keys service")
+	})
+	t.Run("nats", func(t *testing.T) {
+		c.NATS.Stop()
+		defer c.NATS.Start()
+		unavailable(t, c.APIKey, "NATS")
+	})
+	t.Run("public readyz says no more than not ready", func(t *testing.T) {
+		c.Redis.Kill()
+		defer c.Redis.Start()
+		resp, err := http.Get(c.EdgeURL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b [512]byte
+		n, _ := resp.Body.Read(b[:])
+		if body := string(b[:n]); resp.StatusCode != 503 || contains(body, "redis") || contains(body, "127.0.0.1") {
+			t.Fatalf("public /readyz: %d %s", resp.StatusCode, body)
+		}
+	})
+}
+
+// TestConnectorKilledMidPlacement (case 2): the connector dies while a
+// placement is in flight; after the request's deadline a retry with the
+// same clientOrderId answers at once with the one order, never a second.
+func TestConnectorKilledMidPlacement(t *testing.T) {
+	c := newCluster(t, clusterOptions{RequestTimeout: 2 * time.Second})
+	c.Venue.Pause() // the placement hangs at the venue
+	var first reply
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); first = c.Call(c.APIKey, restingBuy("killed-1", "0.01")) }()
+	time.Sleep(500 * time.Millisecond) // the connector holds the claim and waits on the venue
+	c.Connector.Kill()
+	c.Venue.Resume()
+	c.Connector = c.Connector.Restart(t)
+	wg.Wait()
+	if first.Status == 200 {
+		t.Fatalf("the placement answered though its connector was killed: %s", first.Raw)
+	}
+	var retry reply
+	testenv.Poll(t, "retry after the deadline", 10*time.Second, func() error {
+		retry = c.Call(c.APIKey, restingBuy("killed-1", "0.01"))
+		if retry.Status != 200 {
+			return errorf("%d %s", retry.Status, retry.Raw)
+		}
+		return nil
+	})
+	if retry.Took > 2*time.Second {
+		t.Errorf("the retry took %s", retry.Took)
+	}
+	if n := len(c.openOrders("killed-1")); n != 1 {
+		t.Fatalf("%d open orders with clientOrderId killed-1, want exactly 1", n)
+	}
+}
+
+// TestIdempotencyAcrossRedisRestart (case 3): with Redis persisting
+// every write (as compose runs it), a retry after a Redis crash returns
+// the first order and places nothing.
+func TestIdempotencyAcrossRedisRestart(t *testing.T) {
+	c := newCluster(t, clusterOptions{PersistRedis: true})
+	first := c.Call(c.APIKey, restingBuy("redis-1", "0.01"))
+	if first.Status != 200 {
+		t.Fatalf("place: %d %s", first.Status, first.Raw)
+	}
+	c.Redis.Kill()
+	c.Redis.Start()
+	var again reply
+	testenv.Poll(t, "retry after the Redis restart", 10*time.Second, func() error {
+		again = c.Call(c.APIKey, restingBuy("redis-1", "0.01"))
+		if again.Status != 200 {
+			return errorf("%d %s", again.Status, again.Raw)
+		}
+		return nil
+	})
+	if again.Body["orderId"] != first.Body["orderId"] {
+		t.Fatalf("retry answered order %v, first was %v", again.Body["orderId"], first.Body["orderId"])
+	}
+	if n := len(c.openOrders("redis-1")); n != 1 {
+		t.Fatalf("%d open orders with clientOrderId redis-1, want 1", n)
+	}
+}
+
+// TestSameClientOrderIDOtherOrder (case 4): 409 IDEMPOTENCY_CONFLICT
+// naming the field, nothing placed.
+func TestSameClientOrderIDOtherOrder(t *testing.T) {
+	c := newCluster(t, clusterOptions{})
+	if r := c.Call(c.APIKey, restingBuy("conflict-1", "0.01")); r.Status != 200 {
+		t.Fatalf("place: %d %s", r.Status, r.Raw)
+	}
+	r := c.Call(c.APIKey, restingBuy("conflict-1", "0.02"))
+	if r.Status != http.StatusConflict || r.code() != string(contract.CodeIdempotencyConflict) {
+		t.Fatalf("got %d %s, want 409 IDEMPOTENCY_CONFLICT", r.Status, r.Raw)
+	}
+	if msg, _ := r.Body["error"].(string); !contains(msg, "size 0.02 (first 0.01)") {
+		t.Errorf("message %q does not name the size", msg)
+	}
+	if n := len(c.openOrders("conflict-1")); n != 1 {
+		t.Fatalf("%d open orders, want 1", n)
+	}
+}

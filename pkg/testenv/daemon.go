@@ -1,0 +1,190 @@
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Daemon is a dependency (nats-server, redis-server) run by the test as
+// its own process on a fixed port, so a fault test can stop, kill or pause
+// it and start it again where its clients reconnect. It never touches the
+// machine's shared services. The process is killed when the test ends.
+type Daemon struct {
+	// Name names the daemon in messages.
+	Name string
+	// URL is how clients reach it.
+	URL string
+	// Port is its TCP port on 127.0.0.1.
+	Port int
+
+	t    testing.TB
+	bin  string
+	args []string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{}
+	output *Output
+}
+
+func newDaemon(t testing.TB, name, bin string, port int, url string, args []string) *Daemon {
+	d := &Daemon{Name: name, URL: url, Port: port, t: t, bin: bin, args: args}
+	t.Cleanup(func() {
+		d.Kill()
+		if t.Failed() {
+			t.Logf("output of %s:\n%s", name, d.Output())
+		}
+	})
+	d.Start()
+	return d
+}
+
+// Start starts the daemon and waits until its port accepts connections.
+func (d *Daemon) Start() {
+	d.t.Helper()
+	d.mu.Lock()
+	if d.cmd != nil {
+		d.mu.Unlock()
+		d.t.Fatalf("testenv: %s is already running", d.Name)
+	}
+	out := &Output{}
+	cmd := exec.Command(d.bin, d.args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		d.mu.Unlock()
+		d.t.Fatalf("testenv: start %s: %v", d.Name, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	d.cmd, d.done, d.output = cmd, done, out
+	d.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(d.Port), 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-done:
+			d.t.Fatalf("testenv: %s exited at start:\n%s", d.Name, out)
+		default:
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("testenv: %s not listening on %d within 10s:\n%s", d.Name, d.Port, out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop ends the daemon with SIGTERM, as an orderly restart would.
+func (d *Daemon) Stop() { d.end(syscall.SIGTERM) }
+
+// Kill ends the daemon with SIGKILL, as a crash would. It is a no-op when
+// the daemon is not running.
+func (d *Daemon) Kill() { d.end(syscall.SIGKILL) }
+
+func (d *Daemon) end(sig syscall.Signal) {
+	d.mu.Lock()
+	cmd, done := d.cmd, d.done
+	d.cmd = nil
+	d.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT) // a paused daemon cannot act on SIGTERM
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Pause stops the daemon with SIGSTOP: it keeps its connections open but
+// answers nothing, like a hung server. Resume undoes it.
+func (d *Daemon) Pause() { d.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused daemon.
+func (d *Daemon) Resume() { d.signal(syscall.SIGCONT) }
+
+func (d *Daemon) signal(sig syscall.Signal) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cmd != nil {
+		_ = d.cmd.Process.Signal(sig)
+	}
+}
+
+// Output is what the current (or last) run of the daemon wrote.
+func (d *Daemon) Output() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.output == nil {
+		return ""
+	}
+	return d.output.String()
+}
+
+func findBinary(t testing.TB, name, install string) string {
+	t.Helper()
+	if bin, err := exec.LookPath(name); err == nil {
+		return bin
+	}
+	for _, dir := range []string{"/usr/sbin", "/usr/bin", "/usr/local/bin"} {
+		if _, err := os.Stat(dir + "/" + name); err == nil {
+			return dir + "/" + name
+		}
+	}
+	Unavailable(t, "the "+name+" binary", errors.New("not found in PATH, /usr/sbin or /usr/bin"), install)
+	return ""
+}
+
+// NATSDaemon runs a nats-server of the test's own (JetStream on, files in
+// a temporary directory kept across restarts, no authentication) on a
+// free port.
+func NATSDaemon(t testing.TB) *Daemon {
+	t.Helper()
+	bin := findBinary(t, "nats-server", natsServerInstall)
+	port := FreePort(t)
+	return newDaemon(t, "nats-server", bin, port, fmt.Sprintf("nats://127.0.0.1:%d", port),
+		[]string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", t.TempDir()})
+}
+
+// RedisDaemon runs a redis-server of the test's own on a free port. With
+// persist it writes every change to an append-only file (fsync always) in
+// a temporary directory that restarts keep; without it, it keeps nothing
+// on disk, like a cache.
+func RedisDaemon(t testing.TB, persist bool) *Daemon {
+	t.Helper()
+	bin := findBinary(t, "redis-server", "apt-get install redis-server")
+	port := FreePort(t)
+	aof := "no"
+	if persist {
+		aof = "yes"
+	}
+	return newDaemon(t, "redis-server", bin, port, fmt.Sprintf("redis://127.0.0.1:%d/0", port),
+		[]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "", "--appendonly", aof,
+			"--appendfsync", "always", "--dir", t.TempDir()})
+}
