@@ -347,6 +347,17 @@ func TestHyperliquidAllOperations(t *testing.T) {
 	// Protection: both legs in one action grouped positionTpsl.
 	prot := e.do(map[string]any{"operation": "placeProtectionOrders", "market": btc, "side": "LONG", "size": "0.01", "entryPrice": "60000", "tpPercent": 10, "slPercent": 10})
 	requireFields(t, "placeProtectionOrders", prot, map[string]kind{"tpOrderId": str, "slOrderId": str})
+	// The venue acknowledges position TP/SL legs with "waitingForTrigger"
+	// and no oid: the ids are resolved by cloid, and are the listed orders.
+	open := map[any]bool{}
+	for _, o := range objects(t, e.do(map[string]any{"operation": "getOrders", "market": btc})["orders"]) {
+		open[o["id"]] = o["status"] == "PENDING"
+	}
+	for _, leg := range []string{"tpOrderId", "slOrderId"} {
+		if id, _ := prot[leg].(string); id == "" || !open[id] {
+			t.Errorf("%s = %q, want the id of a pending order (open orders: %v)", leg, id, open)
+		}
+	}
 	pa := e.lastOrders()
 	if pa.Grouping != "positionTpsl" || len(pa.Orders) != 2 {
 		t.Fatalf("protection action: grouping %q with %d orders, want positionTpsl with 2", pa.Grouping, len(pa.Orders))
@@ -750,5 +761,26 @@ func TestHyperliquidStopTriggersOnMark(t *testing.T) {
 	}
 	if ps := objects(t, e.do(map[string]any{"operation": "getPositions"})["positions"]); len(ps) != 0 {
 		t.Fatalf("the stop closed the position: %v", ps)
+	}
+}
+
+// TestHyperliquidHalfBracketRolledBack: when the venue takes the TP leg
+// (acknowledged "waitingForTrigger", no oid) and refuses the SL leg, the
+// TP leg is cancelled by its cloid: no half bracket is left behind.
+func TestHyperliquidHalfBracketRolledBack(t *testing.T) {
+	e := startHyperliquid(t)
+	e.do(map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "BUY", "size": "0.01"})
+	// An SL above the mark of a long would trigger at once: the venue refuses that leg.
+	body := map[string]any{"operation": "placeProtectionOrders", "market": "BTC", "side": "LONG", "size": "0.01",
+		"entryPrice": "80000", "tpPercent": 50, "slPercent": 1}
+	body["credentialId"] = e.testCred
+	if r := e.call(e.Bootstrap().APIKey, body); r.status == http.StatusOK {
+		t.Fatalf("half-refused bracket answered success: %s", r.raw)
+	}
+	if _, ok := e.lastAction().Action.(*hyperliquid.CancelByCloidAction); !ok {
+		t.Fatalf("last action %T, want the TP leg cancelled by cloid", e.lastAction().Action)
+	}
+	if os := objects(t, e.do(map[string]any{"operation": "getOrders", "market": "BTC"})["orders"]); len(os) != 0 {
+		t.Fatalf("orders left behind: %v", os)
 	}
 }

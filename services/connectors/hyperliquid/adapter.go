@@ -792,7 +792,7 @@ func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credent
 	}
 	var res contract.ProtectionResult
 	var firstErr error
-	var placedOids []CancelWire
+	var placedLegs []CancelByCloidWire
 	for i, st := range sts {
 		oid, _, err := placed(st)
 		if err != nil {
@@ -801,8 +801,13 @@ func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credent
 			}
 			continue
 		}
-		if n, perr := strconv.ParseUint(oid, 10, 64); perr == nil {
-			placedOids = append(placedOids, CancelWire{Asset: info.index, Oid: n})
+		placedLegs = append(placedLegs, CancelByCloidWire{Asset: info.index, Cloid: wires[i].Cloid})
+		if oid == "" {
+			// Position TP/SL legs are acknowledged with a bare
+			// "waitingForTrigger" and no oid; the oid is found by cloid.
+			if oid, err = a.oidByCloid(ctx, c, acct, wires[i].Cloid); err != nil && firstErr == nil {
+				firstErr = err
+			}
 		}
 		if legs[i] == "tp" {
 			res.TPOrderID = oid
@@ -811,12 +816,25 @@ func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credent
 		}
 	}
 	if firstErr != nil {
-		if len(placedOids) > 0 { // do not leave half a bracket behind
-			_, _ = a.send(context.WithoutCancel(ctx), c, acct, CancelAction{Type: ActionCancel, Cancels: placedOids}, len(placedOids))
+		if len(placedLegs) > 0 { // do not leave half a bracket behind; cloids need no oid
+			_, _ = a.send(context.WithoutCancel(ctx), c, acct, CancelByCloidAction{Type: ActionCancelByCloid, Cancels: placedLegs}, len(placedLegs))
 		}
 		return contract.ProtectionResult{}, firstErr
 	}
 	return res, nil
+}
+
+// oidByCloid finds the oid of an order the venue acknowledged without one.
+func (a *Adapter) oidByCloid(ctx context.Context, c connector.Credential, acct *account, cloid string) (string, error) {
+	var st OrderStatusResponse
+	if err := a.info(ctx, c, map[string]any{"type": "orderStatus", "user": acct.user, "oid": cloid}, &st); err != nil {
+		return "", err
+	}
+	if st.Status != "order" || st.Order == nil {
+		return "", contract.Upstream(contract.ReasonUnknown, "", st.Status,
+			"hyperliquid acknowledged protection leg %s but does not list it", cloid)
+	}
+	return strconv.FormatUint(st.Order.Order.Oid, 10), nil
 }
 
 // CancelOrder implements connector.Adapter. orderId is the venue's oid, a

@@ -389,6 +389,12 @@ func (s *Sim) placeOne(user string, o hl.OrderWire, positionTpsl bool) any {
 	if ioc {
 		return orderError("Order could not immediately match against any resting orders." + suffix)
 	}
+	if positionTpsl && req.TriggerPrice.IsPositive() {
+		// Position TP/SL legs are acknowledged with the bare string
+		// "waitingForTrigger" and no oid (the Python SDK's order statuses;
+		// github.com/MetaMask/core/pull/9995, github.com/nktkas/hyperliquid/pull/96).
+		return "waitingForTrigger"
+	}
 	return map[string]any{"resting": withCloid(map[string]any{"oid": oid})}
 }
 
