@@ -8,6 +8,7 @@ require (
 	github.com/perpgate/perpgate/pkg v0.0.0
 	github.com/perpgate/perpgate/services/keys v0.0.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/shopspring/decimal v1.6.0
 	go.yaml.in/yaml/v3 v3.0.6
 )
 
@@ -47,7 +48,6 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.1 // indirect
-	github.com/shopspring/decimal v1.6.0 // indirect
 	github.com/sirupsen/logrus v1.10.1 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect

@@ -114,8 +114,11 @@ func newCluster(t *testing.T, opt clusterOptions) *cluster {
 		"PERPGATE_DATA_DIR": t.TempDir(), "PERPGATE_ADMIN_ADDR": "127.0.0.1:0",
 		"PERPGATE_ADMIN_TOKEN": token, "PERPGATE_MASTER_KEY": base64.StdEncoding.EncodeToString(master),
 	}))
+	// A fixed port, so a restarted venue is where the connector looks;
+	// its journal in a data dir, so a restart keeps its state.
 	c.Venue = testenv.Start(t, "paper-venue", filepath.Join(bins, "paper-venue"), env(map[string]string{
-		"PERPGATE_PAPER_VENUE_ADDR": "127.0.0.1:0",
+		"PERPGATE_PAPER_VENUE_ADDR": fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)),
+		"PERPGATE_DATA_DIR":         t.TempDir(),
 	}))
 	c.Edge = testenv.Start(t, "edge", filepath.Join(bins, "edge"), env(map[string]string{
 		"PERPGATE_LISTEN_ADDR": "127.0.0.1:0", "PERPGATE_REDIS_URL": c.Redis.URL,

@@ -2,6 +2,8 @@ package fault
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/testenv"
+	"github.com/perpgate/perpgate/services/keys/admin"
+	"github.com/shopspring/decimal"
 )
 
 // TestRevocationAfterNATSOutage (case 1): a key revoked while NATS is down
@@ -168,5 +172,68 @@ func TestSameClientOrderIDOtherOrder(t *testing.T) {
 	}
 	if n := len(c.openOrders("conflict-1")); n != 1 {
 		t.Fatalf("%d open orders, want 1", n)
+	}
+}
+
+// TestPaperVenueKilled (case 7): the paper venue killed with -9 comes back
+// with the same balance, open orders and position, and its order ids go on
+// from where they were.
+func TestPaperVenueKilled(t *testing.T) {
+	c := newCluster(t, clusterOptions{})
+	ctx := context.Background()
+	cred, err := c.Admin.CreateCredential(ctx, c.Account, admin.CredentialRequest{
+		Exchange: contract.Paper, Env: contract.Testnet, Label: "rich", Secret: json.RawMessage(`{"startingBalance":"25000"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(body map[string]any) reply {
+		body["credentialId"] = cred.ID
+		return c.Call(c.APIKey, body)
+	}
+	if r := call(map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "BUY", "size": "0.01"}); r.Status != 200 {
+		t.Fatalf("market order: %d %s", r.Status, r.Raw)
+	}
+	resting := call(restingBuy("venue-1", "0.01"))
+	if resting.Status != 200 {
+		t.Fatalf("limit order: %d %s", resting.Status, resting.Raw)
+	}
+	snapshot := func() (string, string, any) {
+		orders := call(map[string]any{"operation": "getOrders"})
+		pos := call(map[string]any{"operation": "getPositions"})
+		bal := call(map[string]any{"operation": "getBalance"})
+		p, _ := pos.Body["positions"].([]any)
+		var size any
+		if len(p) == 1 {
+			size = p[0].(map[string]any)["size"]
+		}
+		return orders.Raw, fmt.Sprint(bal.Body["equity"] != nil), size
+	}
+	ordersBefore, _, sizeBefore := snapshot()
+	c.Venue.Kill()
+	c.Venue = c.Venue.Restart(t)
+	c.Venue.Field(t, "paper venue started", "addr")
+	var ordersAfter string
+	var sizeAfter any
+	testenv.Poll(t, "the venue answers again", 10*time.Second, func() error {
+		if r := call(map[string]any{"operation": "getBalance"}); r.Status != 200 {
+			return errorf("%d %s", r.Status, r.Raw)
+		}
+		return nil
+	})
+	ordersAfter, _, sizeAfter = snapshot()
+	if ordersAfter != ordersBefore {
+		t.Errorf("open orders changed across the restart:\nbefore %s\nafter  %s", ordersBefore, ordersAfter)
+	}
+	if sizeBefore == nil || sizeAfter != sizeBefore {
+		t.Errorf("position size before %v, after %v", sizeBefore, sizeAfter)
+	}
+	bal := call(map[string]any{"operation": "getBalance"})
+	eq, err := decimal.NewFromString(fmt.Sprint(bal.Body["equity"]))
+	if err != nil || eq.LessThan(decimal.NewFromInt(24000)) || eq.GreaterThan(decimal.NewFromInt(26000)) {
+		t.Errorf("equity %v after the restart: want about the 25000 the credential started with", bal.Body["equity"])
+	}
+	next := call(restingBuy("venue-2", "0.01"))
+	if id, _ := next.Body["orderId"].(string); id <= resting.Body["orderId"].(string) {
+		t.Errorf("order id %v after the restart does not follow %v", next.Body["orderId"], resting.Body["orderId"])
 	}
 }

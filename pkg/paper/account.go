@@ -55,6 +55,9 @@ func (e *Engine) createAccount(id string, balance decimal.Decimal) (*account, er
 	if strings.TrimSpace(id) == "" || len(id) > maxAccountID {
 		return nil, fmt.Errorf("account id %q: must be 1 to %d characters: %w", id, maxAccountID, ErrInvalidRequest)
 	}
+	if err := e.write(record{Op: opAccount, Account: id, Balance: balance}); err != nil {
+		return nil, err
+	}
 	a := &account{
 		id:        id,
 		wallet:    balance,
@@ -247,6 +250,9 @@ func (e *Engine) SetLeverage(id, market string, leverage int) (int, error) {
 	}
 	if leverage < 1 || leverage > m.spec.MaxLeverage {
 		return 0, fmt.Errorf("set leverage %d on %s: must be 1 to %d: %w", leverage, m.spec.Symbol, m.spec.MaxLeverage, ErrInvalidOrder)
+	}
+	if err := e.write(record{Op: opLeverage, Account: id, Market: market, Leverage: leverage}); err != nil {
+		return 0, fmt.Errorf("set leverage: %w", err)
 	}
 	old, had := a.leverage[m.spec.Symbol]
 	a.leverage[m.spec.Symbol] = leverage

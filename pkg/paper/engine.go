@@ -27,6 +27,9 @@ type Engine struct {
 	lastStep int64 // Unix second of the last walk step
 	orderSeq uint64
 	fillSeq  uint64
+
+	journal   Journal // nil: nothing is recorded
+	replaying bool    // Reopen is replaying the journal
 }
 
 // New returns an engine with cfg's defaults filled in. Markets with an empty

@@ -200,6 +200,9 @@ func (e *Engine) SetMarkPrice(symbol string, price decimal.Decimal) (Prices, err
 	if p.Sign() <= 0 {
 		return Prices{}, fmt.Errorf("set mark price %s: price must be at least the tick %s: %w", price, m.spec.TickSize, ErrInvalidRequest)
 	}
+	if err := e.write(record{Op: opMark, Market: symbol, Price: price}); err != nil {
+		return Prices{}, fmt.Errorf("set mark price: %w", err)
+	}
 	m.mark, m.index = p, p
 	m.record(now.Unix(), p, decimal.Zero)
 	e.checkOrders(m, now.Unix())

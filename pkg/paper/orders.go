@@ -38,6 +38,9 @@ func (e *Engine) PlaceOrder(id string, req OrderRequest) (Order, error) {
 	if err != nil {
 		return Order{}, fmt.Errorf("place order: %w", err)
 	}
+	if err := e.write(record{Op: opPlace, Account: id, Order: &req}); err != nil {
+		return Order{}, fmt.Errorf("place order: %w", err)
+	}
 	o, err := e.place(a, req, now.Unix())
 	if err != nil {
 		return Order{}, fmt.Errorf("place order: %w", err)
@@ -427,6 +430,9 @@ func (e *Engine) CancelOrder(id, orderID string) (Order, error) {
 	if !o.live() {
 		return Order{}, fmt.Errorf("cancel order %s: it is %s: %w: %w", orderID, o.Status, ErrOrderNotFound, ErrOrderClosed)
 	}
+	if err := e.write(record{Op: opCancel, Account: id, ID: orderID}); err != nil {
+		return Order{}, fmt.Errorf("cancel order: %w", err)
+	}
 	e.cancel(o, now.Unix())
 	return o.Order, nil
 }
@@ -453,6 +459,9 @@ func (e *Engine) CancelAll(id, market string) (int, error) {
 	}
 	sym, err := e.symbolFilter(market)
 	if err != nil {
+		return 0, fmt.Errorf("cancel all: %w", err)
+	}
+	if err := e.write(record{Op: opCancelAl, Account: id, Market: market}); err != nil {
 		return 0, fmt.Errorf("cancel all: %w", err)
 	}
 	n := 0
@@ -483,6 +492,9 @@ func (e *Engine) ClosePosition(id, market string) (Close, error) {
 	p := a.positions[m.spec.Symbol]
 	if p == nil || p.size.IsZero() {
 		return res, nil
+	}
+	if err := e.write(record{Op: opClose, Account: id, Market: market}); err != nil {
+		return Close{}, fmt.Errorf("close position: %w", err)
 	}
 	side := Sell
 	if p.size.Sign() < 0 {

@@ -1,6 +1,8 @@
 package standalone
 
 import (
+	"path/filepath"
+
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/paper"
 	binanceconn "github.com/perpgate/perpgate/services/connectors/binance"
@@ -18,7 +20,16 @@ import (
 func (g *Gateway) adapters(rdb *redis.Client) ([]connector.Adapter, error) {
 	// The paper venue runs in process, served through its HTTP handler
 	// without a socket; the adapter speaks its HTTP API like any other.
-	g.paper = paper.New(paper.Config{Seed: g.cfg.PaperSeed})
+	// Paper state survives restarts: every change is journaled in the data
+	// dir and replayed at start.
+	journal, records, err := paper.OpenFileJournal(filepath.Join(g.cfg.DataDir, "paper.journal"))
+	if err != nil {
+		return nil, err
+	}
+	g.onClose(journal.Close)
+	if g.paper, err = paper.Reopen(paper.Config{Seed: g.cfg.PaperSeed}, journal, records); err != nil {
+		return nil, err
+	}
 	client := venue.NewClient("http://paper-venue.internal", venue.InProcessClient(venue.NewHandler(g.paper)))
 	var hlOpts []hyperliquid.Option
 	if rdb != nil {

@@ -5,8 +5,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 
@@ -49,14 +51,51 @@ func run(ctx context.Context) error {
 	if !ok {
 		healthAddr = ":8082"
 	}
-	stopHealth, err := health.Serve(ctx, healthAddr, health.Handler(nil, telemetry.NewMetrics().Handler()), log)
+	checks := map[string]health.Check{}
+	journal, records, closeJournal, err := openJournal(ctx, log, checks)
+	if err != nil {
+		return err
+	}
+	defer closeJournal()
+	engine, err := paper.Reopen(paper.Config{Seed: seed}, journal, records)
+	if err != nil {
+		return err
+	}
+	log.Info("paper state restored", "records", len(records))
+	stopHealth, err := health.Serve(ctx, healthAddr, health.Handler(checks, telemetry.NewMetrics().Handler()), log)
 	if err != nil {
 		return err
 	}
 	defer stopHealth()
-	v, err := venue.New(cfg, paper.New(paper.Config{Seed: seed}), log)
+	v, err := venue.New(cfg, engine, log)
 	if err != nil {
 		return err
 	}
 	return v.Run(ctx)
+}
+
+// openJournal keeps the paper state in Postgres (PERPGATE_DATABASE_URL,
+// schema paper) or in PERPGATE_DATA_DIR; with neither it lives in memory
+// and is lost at every restart.
+func openJournal(ctx context.Context, log *slog.Logger, checks map[string]health.Check) (paper.Journal, [][]byte, func(), error) {
+	if url := os.Getenv("PERPGATE_DATABASE_URL"); url != "" {
+		j, records, err := venue.OpenPostgresJournal(ctx, url, "paper")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		checks["postgres"] = j.Ping
+		return j, records, j.Close, nil
+	}
+	if dir := os.Getenv("PERPGATE_DATA_DIR"); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, nil, nil, fmt.Errorf("PERPGATE_DATA_DIR: %w", err)
+		}
+		j, records, err := paper.OpenFileJournal(filepath.Join(dir, "paper.journal"))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return j, records, func() { j.Close() }, nil
+	}
+	log.Warn("paper state is kept in memory only and lost at every restart: set PERPGATE_DATABASE_URL or PERPGATE_DATA_DIR")
+	return nil, nil, func() {}, nil
 }
