@@ -127,3 +127,12 @@ type FoundOrder struct {
 	AvgPrice decimal.Decimal
 	Fee      decimal.Decimal
 }
+
+// ProtectionLinker is implemented by adapters of venues that tie a
+// protection pair to its position: when one leg fires the venue cancels the
+// other, and when the position closes it cancels both (position TP/SL). For
+// adapters that do not implement it, or answer false, the runtime watches
+// every pair it places and cancels what is left itself.
+type ProtectionLinker interface {
+	LinksProtection() bool
+}

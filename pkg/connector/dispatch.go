@@ -512,7 +512,11 @@ func (d dispatch) placeProtection(ctx context.Context, p *contract.ProtectionPar
 		req.StopLoss = &sl
 	}
 	place := func(ctx context.Context) (any, error) {
-		return d.r.adapter.PlaceProtectionOrders(ctx, d.cred, req)
+		res, err := d.r.adapter.PlaceProtectionOrders(ctx, d.cred, req)
+		if err == nil {
+			d.r.watchProtection(ctx, d.cred, m, req.ClientOrderID, res)
+		}
+		return res, err
 	}
 	find := func(ctx context.Context) (any, bool, error) {
 		var res contract.ProtectionResult

@@ -29,6 +29,12 @@ type Config struct {
 	MarketTTL      time.Duration
 	Now            func() time.Time
 	Metrics        *telemetry.Metrics // optional
+	// Protections holds the protection pairs the runtime watches on venues
+	// that do not link them (ProtectionLinker); shared by replicas when in
+	// Redis. Nil keeps them in memory.
+	Protections ProtectionStore
+	// ProtectionCheck is how often watched pairs are checked; default 2 s.
+	ProtectionCheck time.Duration
 }
 
 // DefaultConfig returns the runtime defaults.
@@ -67,21 +73,31 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = d.Now
 	}
+	if c.Protections == nil {
+		c.Protections = NewMemoryProtections()
+	}
+	if c.ProtectionCheck <= 0 {
+		c.ProtectionCheck = 2 * time.Second
+	}
 	return c
 }
 
 // Runtime serves one exchange's operations on NATS through an Adapter.
 type Runtime struct {
-	cfg      Config
-	adapter  Adapter
-	nc       *nats.Conn
-	idem     IdempotencyStore
-	log      *slog.Logger
-	secrets  *secretCache
-	markets  *marketCache
-	jobs     chan job
-	inflight sync.WaitGroup
-	workers  sync.WaitGroup
+	cfg     Config
+	adapter Adapter
+	nc      *nats.Conn
+	idem    IdempotencyStore
+	log     *slog.Logger
+	secrets *secretCache
+	markets *marketCache
+	jobs    chan job
+
+	protections ProtectionStore
+	stopWatch   context.CancelFunc
+	watching    sync.WaitGroup
+	inflight    sync.WaitGroup
+	workers     sync.WaitGroup
 
 	// gate orders handlers before the close of jobs: an endpoint drained
 	// by micro's Stop still delivers the messages it had buffered.
@@ -105,6 +121,8 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 		log:     log.With("exchange", string(x)),
 		secrets: newSecretCache(nc, cfg.Subjects.Secret(x), cfg.SecretTTL, cfg.Now),
 		markets: newMarketCache(cfg.MarketTTL, cfg.Now),
+
+		protections: cfg.Protections,
 	}
 }
 
@@ -153,8 +171,13 @@ func (r *Runtime) Start() error {
 		r.stopWorkers()
 		return fmt.Errorf("subscribe to key events: %w", err)
 	}
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	if !r.linksProtection() {
+		r.watching.Add(1)
+		go func() { defer r.watching.Done(); r.watchLoop(watchCtx, r.cfg.ProtectionCheck) }()
+	}
 	r.mu.Lock()
-	r.svc, r.events = svc, sub
+	r.svc, r.events, r.stopWatch = svc, sub, stopWatch
 	r.mu.Unlock()
 	r.log.Info("connector started", "subject", r.cfg.Subjects.ExchangeRoot(x)+".>")
 	return nil
@@ -164,9 +187,13 @@ func (r *Runtime) Start() error {
 // It is safe to call twice and after a failed Start.
 func (r *Runtime) Stop() error {
 	r.mu.Lock()
-	svc, sub := r.svc, r.events
-	r.svc, r.events = nil, nil
+	svc, sub, stopWatch := r.svc, r.events, r.stopWatch
+	r.svc, r.events, r.stopWatch = nil, nil, nil
 	r.mu.Unlock()
+	if stopWatch != nil {
+		stopWatch()
+		r.watching.Wait()
+	}
 	var errs []error
 	if sub != nil {
 		errs = append(errs, sub.Unsubscribe())

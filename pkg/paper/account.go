@@ -303,6 +303,7 @@ func (e *Engine) applyFill(a *account, m *market, o *order, qty, price, fee deci
 	}
 	if p.size.IsZero() {
 		delete(a.positions, sym)
+		e.dropLinked(a, m, o, t)
 	}
 	a.wallet = a.wallet.Add(realized).Sub(fee)
 	a.realized = a.realized.Add(realized)
@@ -362,4 +363,15 @@ func (e *Engine) Fills(id, market string, limit int) ([]Fill, error) {
 		}
 	}
 	return out, nil
+}
+
+// dropLinked cancels the account's position-linked orders on m once its
+// position there is closed, except the order whose fill closed it: a
+// protection pair does not outlive its position.
+func (e *Engine) dropLinked(a *account, m *market, closing *order, t int64) {
+	for _, o := range a.orderLog {
+		if o != closing && o.PositionLinked && o.live() && o.Market == m.spec.Symbol {
+			e.finish(o, Cancelled, "position closed", t)
+		}
+	}
 }

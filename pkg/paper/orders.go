@@ -83,6 +83,8 @@ func (e *Engine) place(a *account, req OrderRequest, t int64) (*order, error) {
 		Size:          size,
 		PostOnly:      req.PostOnly,
 		ReduceOnly:    req.ReduceOnly,
+		PositionLinked: req.PositionLinked && req.ReduceOnly &&
+			(req.Type == StopMarket || req.Type == TakeProfitMarket),
 	}}
 	switch req.Type {
 	case Limit:

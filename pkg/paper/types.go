@@ -69,27 +69,32 @@ type OrderRequest struct {
 	PostOnly      bool
 	ReduceOnly    bool
 	ClientOrderID string
+	// PositionLinked ties a reduce-only trigger order to the position it
+	// protects: it is cancelled when that position closes, as venues treat
+	// position TP/SL (so a fired take-profit takes its stop-loss with it).
+	PositionLinked bool
 }
 
 // Order is a snapshot of an order.
 type Order struct {
-	ID            string
-	ClientOrderID string
-	Market        string
-	Side          Side
-	Type          OrderType
-	Size          decimal.Decimal // after any reduce-only cap
-	Price         decimal.Decimal // zero for market and stop orders
-	TriggerPrice  decimal.Decimal // zero unless a stop or take-profit
-	FilledSize    decimal.Decimal
-	AvgFillPrice  decimal.Decimal // zero until something filled
-	Fee           decimal.Decimal // fees paid so far
-	PostOnly      bool
-	ReduceOnly    bool
-	Status        OrderStatus
-	Reason        string // why it was cancelled or rejected, when not by the owner
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	ID             string
+	ClientOrderID  string
+	Market         string
+	Side           Side
+	Type           OrderType
+	Size           decimal.Decimal // after any reduce-only cap
+	Price          decimal.Decimal // zero for market and stop orders
+	TriggerPrice   decimal.Decimal // zero unless a stop or take-profit
+	FilledSize     decimal.Decimal
+	AvgFillPrice   decimal.Decimal // zero until something filled
+	Fee            decimal.Decimal // fees paid so far
+	PostOnly       bool
+	ReduceOnly     bool
+	PositionLinked bool
+	Status         OrderStatus
+	Reason         string // why it was cancelled or rejected, when not by the owner
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // Fill is one execution of an order.

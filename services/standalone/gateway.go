@@ -201,7 +201,12 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 		if err != nil {
 			return err
 		}
-		rt := connector.New(connector.Config{Subjects: contract.NewSubjects(g.cfg.Edge.SubjectPrefix), Metrics: g.metrics}, a, nc, idem,
+		var protections connector.ProtectionStore // in memory without Redis
+		if rdb != nil {
+			protections = connector.NewRedisProtections(rdb, g.cfg.Edge.SubjectPrefix+":protect:"+string(a.Exchange())+":")
+		}
+		rt := connector.New(connector.Config{Subjects: contract.NewSubjects(g.cfg.Edge.SubjectPrefix), Metrics: g.metrics,
+			Protections: protections}, a, nc, idem,
 			g.log.With("service", "connector"))
 		if err := rt.Start(); err != nil {
 			return err

@@ -758,6 +758,11 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, o
 	return out, nil
 }
 
+// LinksProtection implements connector.ProtectionLinker: position TP/SL
+// (grouping positionTpsl) belong to the position on Hyperliquid, which
+// cancels the sibling when one fires and both when the position closes.
+func (a *Adapter) LinksProtection() bool { return true }
+
 // PlaceProtectionOrders implements connector.Adapter: the TP and SL legs
 // go in one action grouped positionTpsl, reduce-only, opposite the position.
 func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credential, p connector.ProtectionRequest) (contract.ProtectionResult, error) {

@@ -262,8 +262,13 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, o
 	return out, nil
 }
 
+// LinksProtection implements connector.ProtectionLinker: the paper venue
+// cancels a protection pair's legs when their position closes, so a fired
+// take-profit takes its stop-loss with it.
+func (a *Adapter) LinksProtection() bool { return true }
+
 // PlaceProtectionOrders implements connector.Adapter: a take-profit and a
-// stop-loss, both reduce-only and triggered on mark.
+// stop-loss, both reduce-only and triggered on mark, linked to the position.
 func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credential, p connector.ProtectionRequest) (contract.ProtectionResult, error) {
 	side := contract.Sell
 	if p.PositionSide == contract.Short {
@@ -276,8 +281,14 @@ func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credent
 		}
 		o := connector.OrderRequest{Market: p.Market, Side: side, Size: p.Size, TriggerPrice: *trigger,
 			ReduceOnly: true, ClientOrderID: p.ClientOrderID + suffix}
-		placed, err := a.place(ctx, c, o, typ)
-		return placed.ID, err
+		acct, err := a.account(ctx, c)
+		if err != nil {
+			return "", err
+		}
+		req := orderToVenue(o, typ)
+		req.PositionLinked = true // the venue cancels the pair when the position closes
+		placed, err := a.venue.PlaceOrder(ctx, acct, req)
+		return placed.ID, mapError(err)
 	}
 	var err error
 	if res.TPOrderID, err = leg(p.TakeProfit, "TAKE_PROFIT_MARKET", "-tp"); err != nil {

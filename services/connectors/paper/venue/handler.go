@@ -273,15 +273,16 @@ func (h *handler) placeOrder(r *http.Request) (any, error) {
 		return nil, err
 	}
 	o, err := h.e.PlaceOrder(r.PathValue("account"), paper.OrderRequest{
-		Market:        req.Market,
-		Side:          paper.Side(req.Side),
-		Type:          paper.OrderType(req.Type),
-		Size:          req.Size,
-		Price:         req.Price,
-		TriggerPrice:  req.TriggerPrice,
-		PostOnly:      req.PostOnly,
-		ReduceOnly:    req.ReduceOnly,
-		ClientOrderID: req.ClientOrderID,
+		Market:         req.Market,
+		Side:           paper.Side(req.Side),
+		Type:           paper.OrderType(req.Type),
+		Size:           req.Size,
+		Price:          req.Price,
+		TriggerPrice:   req.TriggerPrice,
+		PostOnly:       req.PostOnly,
+		ReduceOnly:     req.ReduceOnly,
+		ClientOrderID:  req.ClientOrderID,
+		PositionLinked: req.PositionLinked,
 	})
 	if err != nil {
 		return nil, err

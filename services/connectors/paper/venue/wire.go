@@ -128,6 +128,9 @@ type OrderRequest struct {
 	PostOnly      bool            `json:"postOnly,omitempty"`
 	ReduceOnly    bool            `json:"reduceOnly,omitempty"`
 	ClientOrderID string          `json:"clientOrderId,omitempty"`
+	// PositionLinked: a reduce-only trigger order cancelled when the
+	// position it protects closes (protection legs).
+	PositionLinked bool `json:"positionLinked,omitempty"`
 }
 
 // Order is an order; Status is OPEN, PENDING, FILLED, CANCELLED or REJECTED.
