@@ -237,3 +237,71 @@ func TestPaperVenueKilled(t *testing.T) {
 		t.Errorf("order id %v after the restart does not follow %v", next.Body["orderId"], resting.Body["orderId"])
 	}
 }
+
+// TestPlacementTimeoutReconciled (case 5): the venue hangs; the connector
+// answers before the edge's deadline that the order's state is unknown
+// (never REJECTED), and a retry once the venue is back answers the one
+// order it holds.
+func TestPlacementTimeoutReconciled(t *testing.T) {
+	c := newCluster(t, clusterOptions{RequestTimeout: 2 * time.Second})
+	c.Venue.Pause()
+	r := c.Call(c.APIKey, restingBuy("slow-1", "0.01"))
+	c.Venue.Resume()
+	msg, _ := r.Body["error"].(string)
+	if r.Status != http.StatusGatewayTimeout || !contains(msg, "not found at the exchange yet") || !contains(msg, "slow-1") {
+		t.Fatalf("got %d %s, want 504 saying the state of slow-1 is unknown", r.Status, r.Raw)
+	}
+	if r.Took >= 2*time.Second {
+		t.Errorf("answered after %s: the connector should answer before the edge's 2 s deadline", r.Took)
+	}
+	var retry reply
+	testenv.Poll(t, "retry once the venue is back", 10*time.Second, func() error {
+		retry = c.Call(c.APIKey, restingBuy("slow-1", "0.01"))
+		if retry.Status != 200 {
+			return errorf("%d %s", retry.Status, retry.Raw)
+		}
+		return nil
+	})
+	if n := len(c.openOrders("slow-1")); n != 1 {
+		t.Fatalf("%d open orders with clientOrderId slow-1, want 1", n)
+	}
+}
+
+// TestTraceability (case 10): the keys service warns loudly without a NATS
+// user; an outage's log line carries the request id the client saw; the
+// public /readyz names nothing, the health port names the dependency.
+func TestTraceability(t *testing.T) {
+	c := newCluster(t, clusterOptions{})
+	warned := false
+	for _, rec := range c.Keys.Records() {
+		if rec["level"] == "WARN" && contains(fmt.Sprint(rec["msg"]), "NATS WITHOUT A USER") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Error("keys did not warn that NATS has no user")
+	}
+	c.Redis.Kill()
+	defer c.Redis.Start()
+	r := c.Call(c.APIKey, map[string]any{"operation": "getBalance"})
+	id := r.Header.Get("X-Request-Id")
+	testenv.Poll(t, "the outage logged with the request id", 5*time.Second, func() error {
+		for _, rec := range c.Edge.Records() {
+			if rec["msg"] == "dependency unavailable" && rec["request_id"] == id {
+				return nil
+			}
+		}
+		return errorf("no \"dependency unavailable\" line with request_id %s", id)
+	})
+	health := c.Edge.Field(t, "health endpoints listening", "addr")
+	resp, err := http.Get("http://" + health + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b [512]byte
+	n, _ := resp.Body.Read(b[:])
+	if resp.StatusCode != 503 || !contains(string(b[:n]), "redis") {
+		t.Fatalf("health port /readyz: %d %s, want 503 naming redis", resp.StatusCode, b[:n])
+	}
+}

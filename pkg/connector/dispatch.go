@@ -241,7 +241,10 @@ func (d dispatch) once(ctx context.Context, clientID string, fp map[string]strin
 	res, err := place(pctx)
 	cancel()
 	if err != nil && Ambiguous(err) {
-		if found, ok, ferr := find(ctx); ferr == nil && ok {
+		fctx, cancel := context.WithDeadline(ctx, deadlineOf(ctx).Add(-answerMargin))
+		found, ok, ferr := find(fctx)
+		cancel()
+		if ferr == nil && ok {
 			d.r.log.Info("placement reconciled after an ambiguous failure", "client_order_id", clientID, "err", err)
 			res, err = found, nil
 		} else if ferr != nil && !Ambiguous(ferr) {
@@ -415,11 +418,13 @@ func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) 
 			placed[j] = contract.BatchOrderResult{Status: contract.StatusUnknown, Error: ce}
 		}
 	}
+	rctx, cancelR := context.WithDeadline(ctx, deadlineOf(ctx).Add(-answerMargin))
+	defer cancelR()
 	for j, res := range placed {
 		o := todo[j]
 		res.ClientOrderID = o.ClientOrderID
 		if res.Status == contract.StatusUnknown {
-			res = d.reconcileBatchOrder(ctx, o, res)
+			res = d.reconcileBatchOrder(rctx, o, res)
 		}
 		results[todoIdx[j]] = res
 		switch res.Status {

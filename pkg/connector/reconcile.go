@@ -49,6 +49,10 @@ func reconcileReserve(ctx context.Context, now time.Time) time.Duration {
 	return min(dl.Sub(now)/4, 2*time.Second)
 }
 
+// answerMargin is kept back from the last look-up so that the connector's
+// answer reaches the edge before the edge's own deadline passes.
+const answerMargin = 150 * time.Millisecond
+
 // orderFingerprint describes an order by the parameters that make it that
 // order, as placed (after rounding).
 func orderFingerprint(o OrderRequest) map[string]string {
