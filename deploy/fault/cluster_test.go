@@ -35,8 +35,9 @@ func binaries(t *testing.T) string {
 		}
 		binDir = dir
 		built := testenv.Build(t, "./services/keys/cmd/keys", "./services/edge/cmd/edge",
-			"./services/connectors/paper/cmd/paper-venue", "./services/connectors/paper/cmd/connector-paper")
-		for _, name := range []string{"keys", "edge", "paper-venue", "connector-paper"} {
+			"./services/connectors/paper/cmd/paper-venue", "./services/connectors/paper/cmd/connector-paper",
+			"./services/connectors/binance/cmd/connector-binance", "./services/connectors/binance/cmd/binance-sim")
+		for _, name := range []string{"keys", "edge", "paper-venue", "connector-paper", "connector-binance", "binance-sim"} {
 			if err := os.Rename(filepath.Join(built, name), filepath.Join(dir, name)); err != nil {
 				t.Fatal(err)
 			}
@@ -66,6 +67,10 @@ type cluster struct {
 	Edge      *testenv.Process
 	Venue     *testenv.Process
 	Connector *testenv.Process
+
+	env     func(map[string]string) map[string]string
+	bins    string
+	Binance []*testenv.Process // connector-binance replicas, once binanceVenue ran
 
 	EdgeURL string
 	Admin   *admin.Client
@@ -107,6 +112,7 @@ func newCluster(t *testing.T, opt clusterOptions) *cluster {
 		}
 		return m
 	}
+	c.env, c.bins = env, bins
 	token := randomHex(t, 24)
 	master := make([]byte, 32)
 	_, _ = rand.Read(master)
@@ -224,4 +230,36 @@ func randomHex(t *testing.T, n int) string {
 func restingBuy(id, size string) map[string]any {
 	return map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": size,
 		"price": "30000", "clientOrderId": id}
+}
+
+// binanceVenue starts a Binance simulator process and replicas of
+// connector-binance on it (sharing the cluster's Redis), and returns a
+// testnet credential for the simulator's key.
+func (c *cluster) binanceVenue(replicas int) string {
+	c.t.Helper()
+	port := testenv.FreePort(c.t)
+	apiKey, secret := "fault-binance-key", "fault-binance-secret-"+randomHex(c.t, 8)
+	testenv.Start(c.t, "binance-sim", filepath.Join(c.bins, "binance-sim"), map[string]string{
+		"PERPGATE_BINANCE_SIM_ADDR": fmt.Sprintf("127.0.0.1:%d", port),
+		"PERPGATE_BINANCE_SIM_KEYS": apiKey + ":" + secret,
+	})
+	for i := range replicas {
+		c.Binance = append(c.Binance, testenv.Start(c.t, fmt.Sprintf("connector-binance-%d", i), filepath.Join(c.bins, "connector-binance"), c.env(map[string]string{
+			"PERPGATE_BINANCE_URL": fmt.Sprintf("http://127.0.0.1:%d", port),
+			"PERPGATE_REDIS_URL":   c.Redis.URL,
+		})))
+	}
+	cred, err := c.Admin.CreateCredential(context.Background(), c.Account, admin.CredentialRequest{
+		Exchange: contract.Binance, Env: contract.Testnet, Label: "fault-binance",
+		Secret: json.RawMessage(`{"apiKey":"` + apiKey + `","apiSecret":"` + secret + `"}`)})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	testenv.Poll(c.t, "getBalance on the Binance simulator", 15*time.Second, func() error {
+		if r := c.Call(c.APIKey, map[string]any{"operation": "getBalance", "credentialId": cred.ID}); r.Status != 200 {
+			return fmt.Errorf("%d %s", r.Status, r.Raw)
+		}
+		return nil
+	})
+	return cred.ID
 }

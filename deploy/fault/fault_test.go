@@ -305,3 +305,51 @@ func TestTraceability(t *testing.T) {
 		t.Fatalf("health port /readyz: %d %s, want 503 naming redis", resp.StatusCode, b[:n])
 	}
 }
+
+// TestProtectionPairWatchedAcrossReplicas (case 9): Binance does not link
+// a protection pair; with two connector-binance replicas sharing Redis,
+// closing the position by hand cancels both legs, each once.
+func TestProtectionPairWatchedAcrossReplicas(t *testing.T) {
+	c := newCluster(t, clusterOptions{})
+	cred := c.binanceVenue(2)
+	call := func(body map[string]any) reply {
+		body["credentialId"] = cred
+		r := c.Call(c.APIKey, body)
+		if r.Status != 200 {
+			t.Fatalf("%v: %d %s", body["operation"], r.Status, r.Raw)
+		}
+		return r
+	}
+	call(map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "BUY", "size": "0.01"})
+	mark := call(map[string]any{"operation": "getMarkPrice", "market": "BTC"}).Body["markPrice"]
+	prot := call(map[string]any{"operation": "placeProtectionOrders", "market": "BTC", "side": "LONG", "size": "0.01",
+		"entryPrice": mark, "tpPercent": 5, "slPercent": 30}).Body
+	call(map[string]any{"operation": "closeAllPositions", "market": "BTC"})
+	deadline := time.Now().Add(15 * time.Second)
+	for { // every 300 ms, within the key's rate limit
+		var left []any
+		for _, o := range call(map[string]any{"operation": "getOrders", "market": "BTC"}).Body["orders"].([]any) {
+			if id := o.(map[string]any)["id"]; id == prot["tpOrderId"] || id == prot["slOrderId"] {
+				left = append(left, id)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("protection legs %v still open 15 s after the position was closed", left)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	cancelled := map[any]int{}
+	for _, p := range c.Binance {
+		for _, rec := range p.Records() {
+			if rec["msg"] == "protection leg cancelled" {
+				cancelled[rec["order_id"]]++
+			}
+		}
+	}
+	if len(cancelled) != 2 || cancelled[prot["tpOrderId"]] != 1 || cancelled[prot["slOrderId"]] != 1 {
+		t.Fatalf("legs cancelled by the replicas: %v, want each of %v and %v once", cancelled, prot["tpOrderId"], prot["slOrderId"])
+	}
+}
