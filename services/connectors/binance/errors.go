@@ -90,7 +90,7 @@ var hints = map[contract.Reason]string{
 	contract.ReasonAuthenticationFailed: "; check the credential's apiKey and apiSecret (and the machine clock)",
 	contract.ReasonPermissionDenied:     "; check the API key's permissions (futures trading) and IP whitelist",
 	contract.ReasonInsufficientMargin:   "; reduce the size or add margin",
-	contract.ReasonUpstreamUnavailable:  "; Binance did not process the request normally, its outcome may be unknown: check getOrders before retrying",
+	contract.ReasonUpstreamUnavailable:  "; Binance did not process the request normally: retry shortly (a placement is looked up by its clientOrderId first)",
 }
 
 // upstreamError turns a Binance error answer into the contract error.
@@ -126,7 +126,7 @@ func rateLimited(code, msg string, retryAfter int, format string, args ...any) *
 // unreachable is UPSTREAM_UNAVAILABLE for a transport failure.
 func unreachable(path string, err error) *contract.Error {
 	return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "",
-		"Binance did not answer %s (%v); its outcome may be unknown: check getOrders before retrying", path, shortErr(err))
+		"Binance did not answer %s (%v); retry shortly (a placement is looked up by its clientOrderId first)", path, shortErr(err))
 }
 
 // shortErr drops the URL from a transport error: it carries the signed
