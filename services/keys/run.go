@@ -153,6 +153,15 @@ func (b adminBackend) CreateAccount(ctx context.Context, tier contract.Tier, nam
 	return admin.Account(a), err
 }
 
+func (b adminBackend) ListAccounts(ctx context.Context) ([]admin.Account, error) {
+	as, err := b.Service.ListAccounts(ctx)
+	out := make([]admin.Account, len(as))
+	for i, a := range as {
+		out[i] = admin.Account(a)
+	}
+	return out, err
+}
+
 func (b adminBackend) CreateKey(ctx context.Context, accountID string, req admin.KeyRequest) (admin.NewKey, error) {
 	k, err := b.Service.CreateKey(ctx, accountID, KeyRequest(req))
 	return admin.NewKey(k), err

@@ -92,6 +92,15 @@ func (s *Service) CreateAccount(ctx context.Context, tier contract.Tier, name st
 	return a, nil
 }
 
+// ListAccounts returns every account, oldest first.
+func (s *Service) ListAccounts(ctx context.Context) ([]Account, error) {
+	as, err := s.store.ListAccounts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list accounts: %w", err)
+	}
+	return as, nil
+}
+
 // Account returns an account, or ACCOUNT_NOT_FOUND.
 func (s *Service) Account(ctx context.Context, id string) (Account, error) {
 	id, ok := canonicalID(id)

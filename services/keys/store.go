@@ -54,6 +54,8 @@ type Store interface {
 	CreateAccount(ctx context.Context, a Account) error
 	// Account returns one account, or ErrAccountNotFound.
 	Account(ctx context.Context, id string) (Account, error)
+	// ListAccounts returns every account.
+	ListAccounts(ctx context.Context) ([]Account, error)
 
 	// CreateKey inserts a key for k.AccountID, atomically with checking the
 	// quota: ErrKeyLimit when the account already has

@@ -85,6 +85,14 @@ func testStore(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		if _, err := s.Account(ctx, uuid.NewString()); !errors.Is(err, keys.ErrAccountNotFound) {
 			t.Fatalf("unknown account: err = %v, want ErrAccountNotFound", err)
 		}
+		older := keys.Account{ID: uuid.NewString(), Name: "older", Tier: contract.TierFree, CreatedAt: at(-time.Hour)}
+		if err := s.CreateAccount(ctx, older); err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.ListAccounts(ctx)
+		if err != nil || len(all) != 2 || all[0] != older || all[1] != a {
+			t.Fatalf("ListAccounts = %+v, %v; want [older, acme]", all, err)
+		}
 	})
 
 	t.Run("keys", func(t *testing.T) {

@@ -20,6 +20,7 @@ Usage:
   perpgate serve                     run every service in one process
   perpgate bench                     benchmark the gateway against a bare Echo handler
   perpgate account create --tier T [--name N]
+  perpgate account list
   perpgate key create --account ID --env live|test [--operations a,b] [--exchanges x,y]
                       [--credentials id,..] [--expires-at RFC3339]
   perpgate key list --account ID

@@ -28,6 +28,7 @@ const (
 
 const cliUsage = `usage:
   perpgate account create --tier free|builder|pro [--name N]
+  perpgate account list
   perpgate key create --account ID --env live|test [--operations a,b] [--exchanges x,y] [--credentials id,..] [--expires-at RFC3339]
   perpgate key list --account ID
   perpgate key revoke ID
@@ -172,6 +173,7 @@ func (c *cli) run(ctx context.Context, args []string) (any, error) {
 	cmd, rest := args[0]+" "+args[1], args[2:]
 	run, ok := map[string]func(context.Context, []string) (any, error){
 		"account create":    c.accountCreate,
+		"account list":      c.accountList,
 		"key create":        c.keyCreate,
 		"key list":          c.keyList,
 		"key revoke":        c.keyRevoke,
@@ -237,6 +239,16 @@ func (c *cli) accountCreate(ctx context.Context, args []string) (any, error) {
 		return nil, err
 	}
 	return c.client.CreateAccount(ctx, contract.Tier(*tier), *name)
+}
+
+func (c *cli) accountList(ctx context.Context, args []string) (any, error) {
+	if _, err := parse(c.flags("account list"), args); err != nil {
+		return nil, err
+	}
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	return c.client.ListAccounts(ctx)
 }
 
 func (c *cli) keyCreate(ctx context.Context, args []string) (any, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,6 +59,9 @@ func TestCLI(t *testing.T) {
 	}
 
 	acct := ok(t, "", "account", "create", "--tier", "builder", "--name", "Acme")
+	if list := ok(t, "", "account", "list"); !strings.Contains(fmt.Sprint(list["accounts"]), acct["id"].(string)) {
+		t.Fatalf("account list: %v does not hold %v", list, acct["id"])
+	}
 	acctID := acct["id"].(string)
 	if acct["tier"] != "builder" || acct["name"] != "Acme" {
 		t.Fatalf("account = %v", acct)

@@ -40,6 +40,13 @@ func (c *Client) CreateAccount(ctx context.Context, tier contract.Tier, name str
 	return out, err
 }
 
+// ListAccounts calls GET /admin/v1/accounts.
+func (c *Client) ListAccounts(ctx context.Context) (AccountsResponse, error) {
+	var out AccountsResponse
+	err := c.do(ctx, http.MethodGet, "/admin/v1/accounts", nil, &out)
+	return out, err
+}
+
 // CreateKey calls POST /admin/v1/accounts/{id}/keys.
 func (c *Client) CreateKey(ctx context.Context, accountID string, req KeyRequest) (CreatedKeyResponse, error) {
 	var out CreatedKeyResponse

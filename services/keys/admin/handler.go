@@ -47,6 +47,7 @@ func NewHandler(b Backend, token string, log *slog.Logger) http.Handler {
 	e.Use(middleware.BodyLimit("64K"))
 
 	e.POST(pathAccounts, h.createAccount)
+	e.GET(pathAccounts, h.listAccounts)
 	e.POST(pathAccountKeys, h.createKey)
 	e.GET(pathAccountKeys, h.listKeys)
 	e.POST(pathRevokeKey, h.revokeKey)
@@ -69,6 +70,17 @@ func (h *handler) createAccount(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusCreated, AccountResponse{Success: true, Account: a})
+}
+
+func (h *handler) listAccounts(c echo.Context) error {
+	as, err := h.backend.ListAccounts(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if as == nil {
+		as = []Account{}
+	}
+	return c.JSON(http.StatusOK, AccountsResponse{Success: true, Accounts: as})
 }
 
 func (h *handler) createKey(c echo.Context) error {

@@ -160,7 +160,7 @@ func TestAdminErrors(t *testing.T) {
 		{name: "unknown route unauthenticated", call: call{method: "GET", path: "/nope", token: ptr("")}, status: 401, code: contract.CodeAdminUnauthorized},
 		{name: "unknown route", call: call{method: "GET", path: "/admin/v1/nope"}, status: 404, code: contract.CodeNotFound, msg: "/admin/v1/nope"},
 		{name: "wrong method", call: call{method: "PUT", path: acctKeys}, status: 405, code: contract.CodeMethodNotAllowed, msg: "PUT"},
-		{name: "get accounts", call: call{method: "GET", path: "/admin/v1/accounts"}, status: 405, code: contract.CodeMethodNotAllowed},
+		{name: "delete accounts", call: call{method: "DELETE", path: "/admin/v1/accounts"}, status: 405, code: contract.CodeMethodNotAllowed},
 		{name: "invalid json", call: call{method: "POST", path: "/admin/v1/accounts", body: `{"tier":`}, status: 400, code: contract.CodeInvalidJSON},
 		{name: "empty body", call: call{method: "POST", path: "/admin/v1/accounts"}, status: 400, code: contract.CodeInvalidJSON},
 		{name: "array body", call: call{method: "POST", path: "/admin/v1/accounts", body: `[1]`}, status: 400, code: contract.CodeInvalidJSON},

@@ -14,6 +14,7 @@ import (
 // answered INTERNAL_ERROR and logged.
 type Backend interface {
 	CreateAccount(ctx context.Context, tier contract.Tier, name string) (Account, error)
+	ListAccounts(ctx context.Context) ([]Account, error)
 	CreateKey(ctx context.Context, accountID string, req KeyRequest) (NewKey, error)
 	ListKeys(ctx context.Context, accountID string) ([]contract.KeyInfo, error)
 	RevokeKey(ctx context.Context, keyID string) (contract.KeyInfo, error)
@@ -96,6 +97,12 @@ func ViewOf(k contract.KeyInfo) KeyView {
 type AccountResponse struct {
 	Success bool `json:"success"`
 	Account
+}
+
+// AccountsResponse answers GET /admin/v1/accounts, oldest first.
+type AccountsResponse struct {
+	Success  bool      `json:"success"`
+	Accounts []Account `json:"accounts"`
 }
 
 // CreatedKeyResponse answers POST /admin/v1/accounts/{id}/keys (201). Key

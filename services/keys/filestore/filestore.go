@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -203,6 +204,24 @@ func (s *Store) CreateAccount(ctx context.Context, a keys.Account) error {
 		st.Accounts = append(st.Accounts, account{ID: a.ID, Name: a.Name, Tier: a.Tier, CreatedAt: a.CreatedAt.UTC()})
 		return nil
 	})
+}
+
+// ListAccounts implements keys.Store.
+func (s *Store) ListAccounts(ctx context.Context) ([]keys.Account, error) {
+	var out []keys.Account
+	err := s.view(ctx, func(st *state) error {
+		for _, a := range st.Accounts {
+			out = append(out, keys.Account{ID: a.ID, Name: a.Name, Tier: a.Tier, CreatedAt: a.CreatedAt})
+		}
+		return nil
+	})
+	slices.SortStableFunc(out, func(a, b keys.Account) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, err
 }
 
 // Account implements keys.Store.

@@ -81,6 +81,25 @@ func (s *Store) CreateAccount(ctx context.Context, a keys.Account) error {
 	return nil
 }
 
+// ListAccounts implements keys.Store.
+func (s *Store) ListAccounts(ctx context.Context) ([]keys.Account, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id::text, name, tier, created_at FROM accounts ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("select accounts: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (keys.Account, error) {
+		var a keys.Account
+		var tier string
+		err := r.Scan(&a.ID, &a.Name, &tier, &a.CreatedAt)
+		a.Tier, a.CreatedAt = contract.Tier(tier), a.CreatedAt.UTC()
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("select accounts: %w", err)
+	}
+	return out, nil
+}
+
 // Account implements keys.Store.
 func (s *Store) Account(ctx context.Context, id string) (keys.Account, error) {
 	var a keys.Account
