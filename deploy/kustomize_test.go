@@ -29,10 +29,11 @@ const kustomize = "sigs.k8s.io/kustomize/kustomize/v5@v5.7.1"
 // (/healthz) probes on a port it serves, resource requests and limits, and
 // runs as non-root; Services and budgets select their pods; no Secret
 // value is inlined (no Secret objects, secret settings only through
-// secretKeyRef, each Secret documented in the README).
+// secretKeyRef, each Secret documented in docs/operating.md).
 func TestKustomizeOverlays(t *testing.T) {
 	bin := installKustomize(t)
-	readme, err := os.ReadFile(filepath.Join(testenv.WorkspaceRoot(t), "README.md"))
+	// The operating guide says how to create every Secret.
+	readme, err := os.ReadFile(filepath.Join(testenv.WorkspaceRoot(t), "docs", "operating.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,9 +283,9 @@ func checkContainer(t *testing.T, where string, c container, configMaps map[stri
 		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
 			ref := e.ValueFrom.SecretKeyRef
 			env[e.Name] = "secret " + ref.Name + "/" + ref.Key
-			// The README says how to create every Secret and key.
+			// The operating guide says how to create every Secret and key.
 			if !strings.Contains(readme, "create secret generic "+ref.Name) || !strings.Contains(readme, "--from-literal="+ref.Key+"=") {
-				t.Errorf("%s: %s comes from Secret %s key %s, which the README does not say how to create", where, e.Name, ref.Name, ref.Key)
+				t.Errorf("%s: %s comes from Secret %s key %s, which docs/operating.md does not say how to create", where, e.Name, ref.Name, ref.Key)
 			}
 			continue
 		}

@@ -94,6 +94,7 @@ type Process struct {
 
 	t        testing.TB
 	bin      string
+	args     []string
 	env      map[string]string
 	cmd      *exec.Cmd
 	done     chan struct{} // closed once the process has exited
@@ -102,13 +103,13 @@ type Process struct {
 	stopOnce sync.Once
 }
 
-// Start runs bin as a process called name with env as its whole
+// Start runs bin with args as a process called name with env as its whole
 // environment, plus GORACE=atexit_sleep_ms=0 unless env sets GORACE (a
 // race-enabled binary otherwise sleeps 1 s on exit). The process is
 // stopped with Stop when the test ends, and its output is logged if the
 // test failed. A process that exits before the test stops it fails the
 // test: at once through Check, else when the test ends.
-func Start(t testing.TB, name, bin string, env map[string]string) *Process {
+func Start(t testing.TB, name, bin string, env map[string]string, args ...string) *Process {
 	t.Helper()
 	vars := []string{}
 	if _, ok := env["GORACE"]; !ok {
@@ -118,8 +119,8 @@ func Start(t testing.TB, name, bin string, env map[string]string) *Process {
 		vars = append(vars, k+"="+v)
 	}
 	sort.Strings(vars)
-	p := &Process{Name: name, Output: &Output{}, t: t, bin: bin, env: env, done: make(chan struct{})}
-	p.cmd = exec.Command(bin)
+	p := &Process{Name: name, Output: &Output{}, t: t, bin: bin, args: args, env: env, done: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = vars
 	p.cmd.Stdout, p.cmd.Stderr = p.Output, p.Output
 	p.cmd.WaitDelay = 5 * time.Second
@@ -202,7 +203,7 @@ func (p *Process) Restart(t testing.TB) *Process {
 	default:
 		t.Fatalf("testenv: restart %s while it runs", p.Name)
 	}
-	return Start(t, p.Name, p.bin, p.env)
+	return Start(t, p.Name, p.bin, p.env, p.args...)
 }
 
 // Field waits for the process's first JSON log line with message msg and

@@ -27,20 +27,42 @@ func readme(t *testing.T) string {
 	return string(b)
 }
 
-// readmeExamples returns the README's request examples: the lines that
-// are a JSON object starting with "operation".
+// documentation is the README, CONTRIBUTING and every file in docs/.
+func documentation(t *testing.T) string {
+	t.Helper()
+	var all strings.Builder
+	all.WriteString(readme(t))
+	files, _ := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	files = append(files, filepath.Join("..", "..", "CONTRIBUTING.md"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+	}
+	return all.String()
+}
+
+// exampleObject finds a request example in a line of the docs: a JSON
+// object starting with "operation", bare or quoted for the shell.
+var exampleObject = regexp.MustCompile(`\{"operation":.*\}`)
+
+// readmeExamples returns the request examples of the README and docs,
+// with the placeholders they use ($CRED, $CID, $ORDER_ID) filled in.
 func readmeExamples(t *testing.T) []map[string]any {
 	t.Helper()
+	fill := strings.NewReplacer("$CRED", "0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11", "$CID", "cid-1", "$ORDER_ID", "100000001")
 	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(readme(t)))
+	sc := bufio.NewScanner(strings.NewReader(documentation(t)))
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if !strings.HasPrefix(line, `{"operation":`) {
+		line := exampleObject.FindString(sc.Text())
+		if line == "" {
 			continue
 		}
 		var body map[string]any
-		if err := json.Unmarshal([]byte(line), &body); err != nil {
-			t.Fatalf("README example is not JSON: %s", line)
+		if err := json.Unmarshal([]byte(fill.Replace(line)), &body); err != nil {
+			t.Fatalf("request example is not JSON: %s", line)
 		}
 		out = append(out, body)
 	}
@@ -113,7 +135,7 @@ func resolveJSON(t *testing.T, name string, schema any) *jsonschema.Resolved {
 // TestREADMEListsEverything: every tool and every PERPGATE_* setting the
 // code reads is documented.
 func TestREADMEListsEverything(t *testing.T) {
-	doc := readme(t)
+	doc := documentation(t)
 	for _, op := range contract.Operations {
 		if !strings.Contains(doc, "`"+op.Tool+"`") {
 			t.Errorf("README does not list tool %s", op.Tool)
@@ -280,19 +302,15 @@ func TestOpenAPIDescribesResponses(t *testing.T) {
 	}
 }
 
-// TestREADMEMCPSection: the MCP section says how to connect a desktop
+// TestREADMEMCPSection: the MCP guide (docs/mcp.md) says how to connect a desktop
 // client (config snippets that parse and point at /mcp with the key),
 // mentions the SSE address, and lists every tool.
 func TestREADMEMCPSection(t *testing.T) {
-	doc := readme(t)
-	start := strings.Index(doc, "\n## MCP")
-	if start < 0 {
-		t.Fatal("README has no MCP section")
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "mcp.md"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	section := doc[start+1:]
-	if end := strings.Index(section, "\n## "); end > 0 {
-		section = section[:end]
-	}
+	section := string(b)
 	for _, op := range contract.Operations {
 		if !strings.Contains(section, "`"+op.Tool+"`") {
 			t.Errorf("MCP section does not list tool %s", op.Tool)
