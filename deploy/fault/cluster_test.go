@@ -36,8 +36,10 @@ func binaries(t *testing.T) string {
 		binDir = dir
 		built := testenv.Build(t, "./services/keys/cmd/keys", "./services/edge/cmd/edge",
 			"./services/connectors/paper/cmd/paper-venue", "./services/connectors/paper/cmd/connector-paper",
-			"./services/connectors/binance/cmd/connector-binance", "./services/connectors/binance/cmd/binance-sim")
-		for _, name := range []string{"keys", "edge", "paper-venue", "connector-paper", "connector-binance", "binance-sim"} {
+			"./services/connectors/binance/cmd/connector-binance", "./services/connectors/binance/cmd/binance-sim",
+			"./services/connectors/hyperliquid/cmd/connector-hyperliquid", "./services/connectors/hyperliquid/cmd/hyperliquid-sim")
+		for _, name := range []string{"keys", "edge", "paper-venue", "connector-paper", "connector-binance", "binance-sim",
+			"connector-hyperliquid", "hyperliquid-sim"} {
 			if err := os.Rename(filepath.Join(built, name), filepath.Join(dir, name)); err != nil {
 				t.Fatal(err)
 			}
@@ -256,6 +258,43 @@ func (c *cluster) binanceVenue(replicas int) string {
 		c.t.Fatal(err)
 	}
 	testenv.Poll(c.t, "getBalance on the Binance simulator", 15*time.Second, func() error {
+		if r := c.Call(c.APIKey, map[string]any{"operation": "getBalance", "credentialId": cred.ID}); r.Status != 200 {
+			return fmt.Errorf("%d %s", r.Status, r.Raw)
+		}
+		return nil
+	})
+	return cred.ID
+}
+
+// Made-up Hyperliquid keys for the simulator: the master account's and an
+// API wallet's, with their addresses.
+const (
+	hlMasterAddress = "0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a" // key 0x11…11
+	hlAgentKey      = "0x2222222222222222222222222222222222222222222222222222222222222222"
+	hlAgentAddress  = "0x1563915e194d8cfba1943570603f7606a3115508"
+)
+
+// hyperliquidVenue starts a Hyperliquid simulator process (the master
+// funded, the agent approved) and connector-hyperliquid on it, and returns
+// a testnet credential.
+func (c *cluster) hyperliquidVenue() string {
+	c.t.Helper()
+	port := testenv.FreePort(c.t)
+	testenv.Start(c.t, "hyperliquid-sim", filepath.Join(c.bins, "hyperliquid-sim"), map[string]string{
+		"HYPERLIQUID_SIM_ADDR": fmt.Sprintf("127.0.0.1:%d", port), "HYPERLIQUID_SIM_ACCOUNT": hlMasterAddress,
+		"HYPERLIQUID_SIM_AGENT": hlAgentAddress,
+	})
+	testenv.Start(c.t, "connector-hyperliquid", filepath.Join(c.bins, "connector-hyperliquid"), c.env(map[string]string{
+		"PERPGATE_HYPERLIQUID_URL": fmt.Sprintf("http://127.0.0.1:%d", port),
+		"PERPGATE_REDIS_URL":       c.Redis.URL,
+	}))
+	cred, err := c.Admin.CreateCredential(context.Background(), c.Account, admin.CredentialRequest{
+		Exchange: contract.Hyperliquid, Env: contract.Testnet, Label: "fault-hyperliquid",
+		Secret: json.RawMessage(`{"accountAddress":"` + hlMasterAddress + `","agentPrivateKey":"` + hlAgentKey + `"}`)})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	testenv.Poll(c.t, "getBalance on the Hyperliquid simulator", 15*time.Second, func() error {
 		if r := c.Call(c.APIKey, map[string]any{"operation": "getBalance", "credentialId": cred.ID}); r.Status != 200 {
 			return fmt.Errorf("%d %s", r.Status, r.Raw)
 		}

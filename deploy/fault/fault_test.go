@@ -353,3 +353,37 @@ func TestProtectionPairWatchedAcrossReplicas(t *testing.T) {
 		t.Fatalf("legs cancelled by the replicas: %v, want each of %v and %v once", cancelled, prot["tpOrderId"], prot["slOrderId"])
 	}
 }
+
+// TestHyperliquidProtectionIDs (case 8): the venue acknowledges position
+// TP/SL legs with "waitingForTrigger" and no oid; the connector answers
+// their ids (found by cloid), which getOrders lists, and the venue cancels
+// both with the position.
+func TestHyperliquidProtectionIDs(t *testing.T) {
+	c := newCluster(t, clusterOptions{})
+	cred := c.hyperliquidVenue()
+	call := func(body map[string]any) reply {
+		body["credentialId"] = cred
+		r := c.Call(c.APIKey, body)
+		if r.Status != 200 {
+			t.Fatalf("%v: %d %s", body["operation"], r.Status, r.Raw)
+		}
+		return r
+	}
+	call(map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "BUY", "size": "0.01"})
+	mark := call(map[string]any{"operation": "getMarkPrice", "market": "BTC"}).Body["markPrice"]
+	prot := call(map[string]any{"operation": "placeProtectionOrders", "market": "BTC", "side": "LONG", "size": "0.01",
+		"entryPrice": mark, "tpPercent": 5, "slPercent": 30}).Body
+	pending := map[any]bool{}
+	for _, o := range call(map[string]any{"operation": "getOrders", "market": "BTC"}).Body["orders"].([]any) {
+		pending[o.(map[string]any)["id"]] = o.(map[string]any)["status"] == "PENDING"
+	}
+	for _, leg := range []string{"tpOrderId", "slOrderId"} {
+		if id, _ := prot[leg].(string); id == "" || !pending[id] {
+			t.Errorf("%s = %q, want the id of a pending order (orders %v)", leg, id, pending)
+		}
+	}
+	call(map[string]any{"operation": "closeAllPositions", "market": "BTC"})
+	if orders := call(map[string]any{"operation": "getOrders", "market": "BTC"}).Body["orders"].([]any); len(orders) != 0 {
+		t.Fatalf("orders left after the position closed: %v", orders)
+	}
+}
