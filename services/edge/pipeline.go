@@ -240,6 +240,9 @@ func (s *Server) routeError(ctx context.Context, op *contract.Operation, x contr
 		return s.unavailable(ctx, "nats", err, busDown)
 	case bus.IsNoResponders(err):
 		return contract.Errorf(contract.CodeExchangeUnavailable, "no %s connector is running; try again shortly", x)
+	case errors.Is(err, context.Canceled):
+		// The client hung up: nobody reads the answer, and it is no fault.
+		return contract.Errorf(contract.CodeExchangeTimeout, "the client closed the request before %s answered", x)
 	case bus.IsTimeout(err):
 		if op.Places() {
 			return contract.Errorf(contract.CodeExchangeTimeout,

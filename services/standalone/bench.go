@@ -1,118 +1,235 @@
 package standalone
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"runtime/pprof"
-	"slices"
-	"sync"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/perpgate/perpgate/pkg/contract"
 )
 
 // BenchOptions sizes `perpgate bench`.
 type BenchOptions struct {
-	Concurrency int           // workers for the throughput runs
+	Concurrency int           // connections of the throughput runs
 	Duration    time.Duration // per throughput run
 	Warmup      time.Duration
 	C1Duration  time.Duration // the concurrency-1 latency run
-	CPUProfile  string        // when set, a CPU profile of the gateway run is written here
+	Rounds      int           // gateway and bare runs alternate this many times
+	CPUProfile  string        // when set, the gateway process writes a CPU profile here
+	// Exe is the perpgate binary run as the targets and the load generator;
+	// empty means this process's own executable.
+	Exe string
 }
 
-// DefaultBenchOptions keeps `make bench` well under two minutes.
+// DefaultBenchOptions keeps `make bench` around a minute.
 func DefaultBenchOptions() BenchOptions {
-	return BenchOptions{Concurrency: 32, Duration: 8 * time.Second, Warmup: time.Second, C1Duration: 3 * time.Second}
+	return BenchOptions{Concurrency: 64, Duration: 5 * time.Second, Warmup: time.Second, C1Duration: 3 * time.Second, Rounds: 2}
 }
 
-// loadResult is what one load run measured.
-type loadResult struct {
-	requests, failures int
-	elapsed            time.Duration
-	latencies          []time.Duration
+// benchResult is what one load generator run measured; it is the JSON
+// line `perpgate loadgen` prints.
+type benchResult struct {
+	Requests int     `json:"requests"`
+	Failures int     `json:"failures"`
+	RPS      float64 `json:"rps"`
+	P50      float64 `json:"p50Ms"`
+	P99      float64 `json:"p99Ms"`
 }
 
-func (r loadResult) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
-
-func (r loadResult) percentile(p float64) time.Duration {
-	if len(r.latencies) == 0 {
-		return 0
-	}
-	return r.latencies[min(len(r.latencies)-1, int(float64(len(r.latencies))*p))]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d.Microseconds())/1000) }
-
-// Bench drives the standalone gateway on the paper exchange and a bare Echo
-// JSON handler with the same load generator, and prints the comparison
-// ending with the DESIGN §11 line.
+// Bench measures the standalone gateway (a `perpgate serve` process on the
+// paper exchange) against a bare Echo JSON handler (a process of its own),
+// with load from separate load generator processes, so that no target
+// shares a Go runtime with what loads it. It prints the comparison and
+// ends with the DESIGN §11/§12 line.
 func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string) error {
-	cfg := DefaultConfig()
-	cfg.DataDir = dataDir
-	cfg.AdminAddr = "127.0.0.1:0"
-	cfg.Edge.ListenAddr = "127.0.0.1:0"
-	// The limiter still runs on every request; the bench key just never hits it.
-	cfg.Edge.TierLimits[contract.TierBuilder] = contract.TierLimits{PerMinute: 1 << 30, PerDay: 1 << 30, MaxKeys: 10}
-	gw, err := New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), io.Discard)
+	exe := opts.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return fmt.Errorf("bench: find own binary: %w", err)
+		}
+	}
+	gwAddr, adminAddr, bareAddr, err := freeAddrs()
 	if err != nil {
 		return err
 	}
-	if err := gw.Start(ctx); err != nil {
-		return err
+	env := append(os.Environ(), "PERPGATE_DATA_DIR="+dataDir, "PERPGATE_LISTEN_ADDR="+gwAddr, "PERPGATE_ADMIN_ADDR="+adminAddr,
+		// The limiter still runs on every request; the bench key never hits it.
+		"PERPGATE_TIER_LIMITS_BUILDER=1000000000/1000000000", "PERPGATE_LOG_LEVEL=warn", "PERPGATE_NATS_URL=",
+		"PERPGATE_REDIS_URL=", "PERPGATE_DATABASE_URL=")
+	if opts.CPUProfile != "" {
+		env = append(env, "PERPGATE_CPU_PROFILE="+opts.CPUProfile)
 	}
-	defer gw.Close()
-	bare, bareURL, err := startBare()
+	stopServe, err := startChild(ctx, exe, env, "serve")
 	if err != nil {
 		return err
 	}
-	defer bare.Close()
+	defer stopServe()
+	stopBare, err := startChild(ctx, exe, os.Environ(), "bench-target", "--addr", bareAddr)
+	if err != nil {
+		return err
+	}
+	defer stopBare()
+	for _, addr := range []string{gwAddr, bareAddr} {
+		if err := waitReady(ctx, "http://"+addr+"/healthz"); err != nil {
+			return err
+		}
+	}
+	var boot Bootstrap
+	b, err := os.ReadFile(filepath.Join(dataDir, "bootstrap.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &boot)
+	}
+	if err != nil {
+		return fmt.Errorf("bench: read the gateway's bootstrap.json: %w", err)
+	}
+	read := fmt.Sprintf(`{"operation":"getMarkPrice","credentialId":%q,"market":"BTC-USD-PERP"}`, boot.CredentialID)
+	gw := loadTarget{url: "http://" + gwAddr + "/v1", key: boot.APIKey, body: read}
+	bare := loadTarget{url: "http://" + bareAddr + "/v1", key: boot.APIKey, body: read}
+	load := func(t loadTarget, n int, d time.Duration, mode string) (benchResult, error) {
+		return runLoadgen(ctx, exe, t, n, d, mode, boot.CredentialID)
+	}
 
-	boot := gw.Bootstrap()
-	body := fmt.Appendf(nil, `{"operation":"getMarkPrice","credentialId":%q,"market":"BTC-USD-PERP"}`, boot.CredentialID)
-	gwTarget := target{url: gw.URL() + "/v1", key: boot.APIKey, body: body}
-	bareTarget := target{url: bareURL + "/v1", key: boot.APIKey, body: body}
-
-	fmt.Fprintf(out, "bench: concurrency %d, %s per run, getMarkPrice on paper\n", opts.Concurrency, opts.Duration)
-	run(ctx, gwTarget, opts.Concurrency, opts.Warmup)
-	stopProfile, err := startProfile(opts.CPUProfile)
+	fmt.Fprintf(out, "bench: load from separate processes, %d connections, %s per run, %d rounds, getMarkPrice on paper\n",
+		opts.Concurrency, opts.Duration, opts.Rounds)
+	if _, err := load(gw, opts.Concurrency, opts.Warmup, "read"); err != nil {
+		return err
+	}
+	if _, err := load(bare, opts.Concurrency, opts.Warmup, "read"); err != nil {
+		return err
+	}
+	var g, bb []benchResult
+	for range max(opts.Rounds, 1) {
+		r, err := load(gw, opts.Concurrency, opts.Duration, "read")
+		if err != nil {
+			return err
+		}
+		g = append(g, r)
+		if r, err = load(bare, opts.Concurrency, opts.Duration, "read"); err != nil {
+			return err
+		}
+		bb = append(bb, r)
+	}
+	c1, err := load(gw, 1, opts.C1Duration, "read")
 	if err != nil {
 		return err
 	}
-	g := run(ctx, gwTarget, opts.Concurrency, opts.Duration)
-	stopProfile()
-	run(ctx, bareTarget, opts.Concurrency, opts.Warmup)
-	b := run(ctx, bareTarget, opts.Concurrency, opts.Duration)
-	c1 := run(ctx, gwTarget, 1, opts.C1Duration)
-	for _, row := range []struct {
+	place, err := load(gw, max(opts.Concurrency/8, 1), opts.Duration, "place-cancel")
+	if err != nil {
+		return err
+	}
+	gm, bm := mean(g), mean(bb)
+	rows := []struct {
 		name string
-		r    loadResult
-	}{{"gateway", g}, {"bare echo", b}, {"gateway c=1", c1}} {
-		fmt.Fprintf(out, "  %-12s %8d req %5d failed %10.0f req/s  p50 %s ms  p99 %s ms\n",
-			row.name, row.r.requests, row.r.failures, row.r.rps(), ms(row.r.percentile(0.5)), ms(row.r.percentile(0.99)))
+		r    benchResult
+	}{{"gateway", gm}, {"bare echo", bm}, {"gateway c=1", c1}, {"place+cancel", place}}
+	for _, row := range rows {
+		fmt.Fprintf(out, "  %-13s %8d req %5d failed %10.0f req/s  p50 %.3f ms  p99 %.3f ms\n",
+			row.name, row.r.Requests, row.r.Failures, row.r.RPS, row.r.P50, row.r.P99)
 	}
-	if g.failures > 0 || b.failures > 0 || c1.failures > 0 {
-		return fmt.Errorf("bench saw failed requests: gateway %d, bare %d, c1 %d", g.failures, b.failures, c1.failures)
+	fmt.Fprintln(out, "  pipe, dist: the raw pipeline and the distributed deployment are not measured yet (issue 14): 0 below")
+	fmt.Fprintln(out, "  cached_p99_ms: there is no stream cache yet (issue 15): 0 below")
+	for _, row := range rows {
+		if row.r.Failures > 0 {
+			return fmt.Errorf("bench saw %d failed requests in the %s run", row.r.Failures, row.name)
+		}
 	}
-	fmt.Fprintf(out, "bench: gateway_rps=%.0f bare_rps=%.0f ratio=%.2f p50_ms=%s p99_ms=%s c1_p50_ms=%s\n",
-		g.rps(), b.rps(), g.rps()/b.rps(), ms(g.percentile(0.5)), ms(g.percentile(0.99)), ms(c1.percentile(0.5)))
+	fmt.Fprintf(out, "bench: gateway_rps=%.0f bare_rps=%.0f ratio=%.2f p50_ms=%.3f p99_ms=%.3f c1_p50_ms=%.3f "+
+		"pipe_rps=0 dist_rps=0 dist_ratio=0 dist_c1_p50_ms=0 place_rps=%.0f cached_p99_ms=0\n",
+		gm.RPS, bm.RPS, gm.RPS/bm.RPS, gm.P50, gm.P99, c1.P50, place.RPS)
 	return nil
 }
 
-type target struct {
-	url, key string
-	body     []byte
+func mean(rs []benchResult) benchResult {
+	var m benchResult
+	for _, r := range rs {
+		m.Requests += r.Requests
+		m.Failures += r.Failures
+		m.RPS += r.RPS / float64(len(rs))
+		m.P50 += r.P50 / float64(len(rs))
+		m.P99 += r.P99 / float64(len(rs))
+	}
+	return m
 }
 
-// startBare serves the smallest honest Echo JSON handler: it decodes the
-// body and answers a fixed mark price.
-func startBare() (*http.Server, string, error) {
+// loadTarget is what a load generator sends.
+type loadTarget struct{ url, key, body string }
+
+func runLoadgen(ctx context.Context, exe string, t loadTarget, n int, d time.Duration, mode, cred string) (benchResult, error) {
+	cmd := exec.CommandContext(ctx, exe, "loadgen", "--url", t.url, "--key", t.key, "--body", t.body,
+		"--concurrency", strconv.Itoa(n), "--duration", d.String(), "--mode", mode, "--credential", cred)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return benchResult{}, fmt.Errorf("bench: load generator: %w: %s", err, stderr.String())
+	}
+	var r benchResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("bench: load generator printed %q: %w", b, err)
+	}
+	return r, nil
+}
+
+// startChild runs exe with args as a child process and returns how to stop it.
+func startChild(ctx context.Context, exe string, env []string, args ...string) (func(), error) {
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("bench: start %s: %w", strings.Join(args, " "), err)
+	}
+	return func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}, nil
+}
+
+func freeAddrs() (string, string, string, error) {
+	var out [3]string
+	for i := range out {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", "", "", err
+		}
+		out[i] = ln.Addr().String()
+		ln.Close()
+	}
+	return out[0], out[1], out[2], nil
+}
+
+func waitReady(ctx context.Context, url string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("bench: %s not ready within 30 s: %v", url, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// ServeBare serves the smallest honest Echo JSON handler on addr until ctx
+// ends: it decodes the body and answers a fixed mark price. It is the
+// bench's baseline (`perpgate bench-target`).
+func ServeBare(ctx context.Context, addr string) error {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.POST("/v1", func(c echo.Context) error {
@@ -122,82 +239,16 @@ func startBare() (*http.Server, string, error) {
 		}
 		return c.JSON(http.StatusOK, map[string]any{"success": true, "markPrice": "60000", "indexPrice": "60000"})
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, "", err
+	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]any{"success": true}) })
+	srv := &http.Server{Addr: addr, Handler: e, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shut)
+	}()
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
 	}
-	srv := &http.Server{Handler: e}
-	go func() { _ = srv.Serve(ln) }()
-	return srv, "http://" + ln.Addr().String(), nil
-}
-
-// run sends requests from n workers for d and collects latencies.
-func run(ctx context.Context, t target, n int, d time.Duration) loadResult {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n, DisableCompression: true}}
-	defer client.CloseIdleConnections()
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	var mu sync.Mutex
-	var total loadResult
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var local loadResult
-			for ctx.Err() == nil {
-				t0 := time.Now()
-				ok := once(ctx, client, t)
-				if ctx.Err() != nil {
-					break
-				}
-				local.requests++
-				if !ok {
-					local.failures++
-				}
-				local.latencies = append(local.latencies, time.Since(t0))
-			}
-			mu.Lock()
-			total.requests += local.requests
-			total.failures += local.failures
-			total.latencies = append(total.latencies, local.latencies...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	total.elapsed = time.Since(start)
-	slices.Sort(total.latencies)
-	return total
-}
-
-func once(ctx context.Context, client *http.Client, t target) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(t.body))
-	if err != nil {
-		return false
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-API-Key", t.key)
-	resp, err := client.Do(req)
-	if err != nil {
-		return false
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
-
-func startProfile(path string) (func(), error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return nil
 }

@@ -2,13 +2,16 @@ package standalone
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/services/keys/admin"
@@ -18,7 +21,7 @@ const usage = `perpgate: a self-hosted trading gateway for perpetual futures
 
 Usage:
   perpgate serve                     run every service in one process
-  perpgate bench                     benchmark the gateway against a bare Echo handler
+  perpgate bench                     benchmark the gateway against a bare Echo handler (load from separate processes)
   perpgate account create --tier T [--name N]
   perpgate account list
   perpgate key create --account ID --env live|test [--operations a,b] [--exchanges x,y]
@@ -70,7 +73,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fs.Usage = func() {} // help goes to stdout below; errors print their line to stderr
 		fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the gateway run to this file")
 		fs.DurationVar(&opts.Duration, "duration", opts.Duration, "length of each throughput run")
-		fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "workers of the throughput runs")
+		fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "connections of the throughput runs")
+		fs.IntVar(&opts.Rounds, "rounds", opts.Rounds, "gateway and bare runs alternate this many times")
 		if err := fs.Parse(args[1:]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprintln(stdout, "usage: perpgate bench [flags]\n\nflags:")
@@ -86,6 +90,16 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		defer os.RemoveAll(dir)
 		return exit(stderr, Bench(ctx, stdout, opts, dir))
+	case "loadgen": // run by bench as a process of its own
+		return exit(stderr, loadgen(ctx, args[1:], stdout, stderr))
+	case "bench-target": // the bare Echo handler bench compares with
+		fs := flag.NewFlagSet("bench-target", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		addr := fs.String("addr", "127.0.0.1:0", "listen address")
+		if err := fs.Parse(args[1:]); err != nil {
+			return 2
+		}
+		return exit(stderr, ServeBare(ctx, *addr))
 	case "account", "key", "credential":
 		return admin.RunCLI(ctx, args, stdin, stdout, stderr, lookup)
 	case "version", "--version", "-version", "-v":
@@ -109,6 +123,13 @@ func serve(ctx context.Context, stdout, stderr io.Writer, lookup func(string) (s
 		return err
 	}
 	defer shutdownTracing(context.WithoutCancel(ctx))
+	if path, ok := lookup("PERPGATE_CPU_PROFILE"); ok && path != "" {
+		stop, err := startProfile(path)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	log := telemetry.NewLogger(stderr, cfg.Log)
 	telemetry.RouteRedisLogs(log)
 	gw, err := New(cfg, log, stdout)
@@ -116,6 +137,27 @@ func serve(ctx context.Context, stdout, stderr io.Writer, lookup func(string) (s
 		return err
 	}
 	return gw.Run(ctx)
+}
+
+func loadgen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o LoadOptions
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.URL, "url", "", "target URL")
+	fs.StringVar(&o.Key, "key", "", "API key")
+	fs.StringVar(&o.Body, "body", "", "request body (read mode)")
+	fs.StringVar(&o.Mode, "mode", "read", "read or place-cancel")
+	fs.StringVar(&o.Credential, "credential", "", "credential id (place-cancel mode)")
+	fs.IntVar(&o.Concurrency, "concurrency", 1, "connections")
+	fs.DurationVar(&o.Duration, "duration", time.Second, "how long")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	res, err := Load(ctx, o)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(res)
 }
 
 // isHelp reports whether arg asks for help.
@@ -132,4 +174,16 @@ func exit(stderr io.Writer, err error) int {
 		fmt.Fprintln(stderr, "perpgate: another program is listening on that address: stop it, or set the variable named above to a free address")
 	}
 	return 1
+}
+
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

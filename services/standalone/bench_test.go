@@ -1,0 +1,43 @@
+package standalone
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/testenv"
+)
+
+// benchLine is the DESIGN §11/§12 line, every field in order.
+var benchLine = regexp.MustCompile(`^bench: gateway_rps=\d+ bare_rps=\d+ ratio=\d+\.\d\d p50_ms=\d+\.\d{3} p99_ms=\d+\.\d{3} ` +
+	`c1_p50_ms=\d+\.\d{3} pipe_rps=\d+ dist_rps=\d+ dist_ratio=[\d.]+ dist_c1_p50_ms=[\d.]+ place_rps=\d+ cached_p99_ms=[\d.]+$`)
+
+// TestBenchLine runs `perpgate bench` briefly, with its targets and load
+// generators as processes, and checks the line it ends with.
+func TestBenchLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the benchmark's processes; skipped with -short")
+	}
+	bin := filepath.Join(testenv.Build(t, "./services/standalone/cmd/perpgate"), "perpgate")
+	var out bytes.Buffer
+	opts := BenchOptions{Concurrency: 4, Duration: 700 * time.Millisecond, Warmup: 200 * time.Millisecond,
+		C1Duration: 500 * time.Millisecond, Rounds: 1, Exe: bin}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := Bench(ctx, &out, opts, t.TempDir()); err != nil {
+		t.Fatalf("bench: %v\n%s", err, out.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	last := lines[len(lines)-1]
+	if !benchLine.MatchString(last) {
+		t.Fatalf("last line %q does not have the bench fields\n%s", last, out.String())
+	}
+	if strings.Contains(last, "gateway_rps=0 ") || strings.Contains(last, "place_rps=0 ") {
+		t.Fatalf("nothing measured: %s", last)
+	}
+	t.Log(out.String())
+}
