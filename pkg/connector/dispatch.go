@@ -216,8 +216,7 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string) (
 		}
 		res, ok := foundResult(o, f)
 		if !ok {
-			return nil, false, contract.Upstream(contract.ReasonInvalidOrder, "", "",
-				"the exchange rejected order %s (clientOrderId %s)", f.ID, o.ClientOrderID)
+			return nil, false, errVenueRejected
 		}
 		return res, true, nil
 	}
@@ -244,14 +243,17 @@ func (d dispatch) once(ctx context.Context, clientID string, fp map[string]strin
 		fctx, cancel := context.WithDeadline(ctx, deadlineOf(ctx).Add(-answerMargin))
 		found, ok, ferr := find(fctx)
 		cancel()
-		if ferr == nil && ok {
+		switch {
+		case ferr == nil && ok:
 			d.r.log.Info("placement reconciled after an ambiguous failure", "client_order_id", clientID, "err", err)
 			res, err = found, nil
-		} else if ferr != nil && !Ambiguous(ferr) {
-			err = ferr // the venue says it rejected the order
-		} else {
-			// The claim stays: once its deadline passes, a retry looks the
-			// order up instead of placing a second one.
+		case errors.Is(ferr, errVenueRejected):
+			err = contract.Upstream(contract.ReasonInvalidOrder, "", "",
+				"the exchange rejected the order with clientOrderId %s", clientID)
+		default:
+			// Not found yet, or the look-up failed: the claim stays, and once
+			// its deadline passes a retry looks the order up instead of
+			// placing a second one.
 			return nil, unknownOutcome(clientID, err)
 		}
 	}
@@ -320,6 +322,8 @@ func (d dispatch) claim(ctx context.Context, key, clientID string, fp map[string
 		if existing.Stale(time.Now()) {
 			res, found, err := find(ctx)
 			switch {
+			case errors.Is(err, errVenueRejected):
+				// The earlier order was refused: nothing stands, place anew.
 			case err != nil && !Ambiguous(err):
 				return Record{}, err
 			case err != nil:
@@ -423,6 +427,9 @@ func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) 
 	for j, res := range placed {
 		o := todo[j]
 		res.ClientOrderID = o.ClientOrderID
+		if res.Status == contract.StatusRejected && res.Error != nil && Ambiguous(res.Error) {
+			res.Status = contract.StatusUnknown // a 5xx or timeout for this order: it may stand
+		}
 		if res.Status == contract.StatusUnknown {
 			res = d.reconcileBatchOrder(rctx, o, res)
 		}
@@ -534,12 +541,28 @@ func (d dispatch) placeProtection(ctx context.Context, p *contract.ProtectionPar
 				continue
 			}
 			f, found, err := d.r.adapter.FindOrder(ctx, d.cred, m, req.ClientOrderID+leg.sfx)
-			if err != nil || !found || f.Status == contract.StatusRejected {
+			if err != nil {
 				return nil, false, err
 			}
-			*leg.id = f.ID
+			if found && f.Status != contract.StatusRejected {
+				*leg.id = f.ID
+			}
 		}
-		return res, true, nil
+		whole := (req.TakeProfit == nil || res.TPOrderID != "") && (req.StopLoss == nil || res.SLOrderID != "")
+		if whole {
+			return res, true, nil
+		}
+		// Half a pair stands: cancel it, so that placing again leaves one pair.
+		for _, id := range []string{res.TPOrderID, res.SLOrderID} {
+			if id == "" {
+				continue
+			}
+			if err := d.r.adapter.CancelOrder(ctx, d.cred, id, &m); err != nil {
+				return nil, false, contract.Upstream(contract.ReasonUnknown, "", "",
+					"half of the protection pair %s stands and could not be cancelled: %v", req.ClientOrderID, err)
+			}
+		}
+		return nil, false, nil
 	}
 	return d.once(ctx, req.ClientOrderID, protectionFingerprint(req), place, find)
 }

@@ -2,9 +2,11 @@ package connector
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,3 +130,60 @@ func TestWatchedPairPositionClosed(t *testing.T) {
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// pairVenue places protection pairs as two orders it remembers by client
+// id, and counts cancels.
+type pairVenue struct {
+	legsVenue
+}
+
+func (v *pairVenue) PlaceProtectionOrders(ctx context.Context, _ Credential, p ProtectionRequest) (contract.ProtectionResult, error) {
+	tp, _ := v.place(ctx, OrderRequest{ClientOrderID: p.ClientOrderID + "-tp"})
+	sl, _ := v.place(ctx, OrderRequest{ClientOrderID: p.ClientOrderID + "-sl"})
+	return contract.ProtectionResult{TPOrderID: tp.ID, SLOrderID: sl.ID}, nil
+}
+
+func (v *pairVenue) CancelOrder(ctx context.Context, c Credential, id string, m *Market) error {
+	v.venueFake.mu.Lock()
+	for cid, f := range v.orders {
+		if f.ID == id {
+			delete(v.orders, cid)
+		}
+	}
+	v.venueFake.mu.Unlock()
+	return v.legsVenue.CancelOrder(ctx, c, id, m)
+}
+
+func (v *pairVenue) LinksProtection() bool { return true }
+
+// TestHalfPairRolledBackBeforeRetry: a protection placement died with only
+// its take-profit at the venue; the retry cancels that leg and places one
+// whole pair, not a second take-profit.
+func TestHalfPairRolledBackBeforeRetry(t *testing.T) {
+	v := &pairVenue{legsVenue{venueFake: venueFake{orders: map[string]FoundOrder{}}, open: map[string]bool{}, cancels: map[string]int{}}}
+	idem := NewMemoryIdempotency(nil)
+	d := newDispatch(&v.venueFake, idem)
+	d.r.adapter = v
+	ctx := context.Background()
+	p := &contract.ProtectionParams{Market: "BTC", Side: contract.Long, Size: decimal.RequireFromString("0.01"),
+		EntryPrice: decimal.RequireFromString("60000"), TPPercent: decimal.RequireFromString("5"),
+		SLPercent: decimal.RequireFromString("5"), ClientOrderID: "p9"}
+	// The dead placement: a stale claim, and only its take-profit reached the venue.
+	m, _ := d.market(ctx, "BTC")
+	tp, sl := decimal.RequireFromString("63000"), decimal.RequireFromString("57000")
+	fp := protectionFingerprint(ProtectionRequest{Market: m, PositionSide: contract.Long, Size: p.Size, TakeProfit: &tp, StopLoss: &sl})
+	if _, claimed, _ := idem.Claim(ctx, "cred-1:p9", Record{Fingerprint: fp, Deadline: time.Now().Add(-time.Second)}); !claimed {
+		t.Fatal("claim")
+	}
+	_, _ = v.place(ctx, OrderRequest{ClientOrderID: "p9-tp"})
+	op, _ := contract.Lookup(contract.OpPlaceProtectionOrders)
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	res, err := d.run(rctx, op, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.cancels["id-p9-tp"] != 1 || len(v.orders) != 2 || !strings.Contains(string(res.(json.RawMessage)), `"slOrderId":"id-p9-sl"`) {
+		t.Fatalf("cancels %v, orders %v, result %s: want the half pair cancelled and one whole pair placed", v.cancels, v.orders, res)
+	}
+}

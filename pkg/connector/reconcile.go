@@ -49,6 +49,10 @@ func reconcileReserve(ctx context.Context, now time.Time) time.Duration {
 	return min(dl.Sub(now)/4, 2*time.Second)
 }
 
+// errVenueRejected is a look-up's answer when the venue has the order but
+// refused it: nothing stands, so placing again is safe.
+var errVenueRejected = errors.New("the exchange rejected the order")
+
 // answerMargin is kept back from the last look-up so that the connector's
 // answer reaches the edge before the edge's own deadline passes.
 const answerMargin = 150 * time.Millisecond

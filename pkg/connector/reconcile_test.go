@@ -198,3 +198,46 @@ func TestBatchChunk5xxIsUnknownNotRejected(t *testing.T) {
 		}
 	}
 }
+
+// lookupFails is a venue whose look-ups fail with err until told otherwise.
+type lookupFails struct {
+	*venueFake
+	err error
+}
+
+func (v *lookupFails) FindOrder(ctx context.Context, c Credential, m Market, id string) (FoundOrder, bool, error) {
+	if v.err != nil {
+		return FoundOrder{}, false, v.err
+	}
+	return v.venueFake.FindOrder(ctx, c, m, id)
+}
+
+// TestLookupFailureKeepsClaim: a placement timed out and its look-up was
+// refused (rate limited): the claim stays, so no retry places a second
+// order, and once the venue answers the retry gets the one order.
+func TestLookupFailureKeepsClaim(t *testing.T) {
+	inner := &venueFake{orders: map[string]FoundOrder{}, hang: true}
+	v := &lookupFails{venueFake: inner, err: contract.Upstream(contract.ReasonUpstreamRateLimited, "429", "", "slow down")}
+	d := newDispatch(inner, NewMemoryIdempotency(nil))
+	d.r.adapter = v
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err := d.run(ctx, limitOp, limit("rl-1", "0.01"))
+	cancel()
+	if ce, _ := contract.AsError(err); err == nil || !strings.Contains(ce.Message, "state is unknown") {
+		t.Fatalf("first attempt: %v, want the state unknown", err)
+	}
+	inner.hang = false
+	retry, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := d.run(retry, limitOp, limit("rl-1", "0.01")); err == nil {
+		t.Fatal("the retry placed while the earlier order could not be looked up")
+	}
+	v.err = nil
+	res, err := d.run(retry, limitOp, limit("rl-1", "0.01"))
+	if err != nil || !strings.Contains(string(res.(json.RawMessage)), `"orderId":"id-rl-1"`) {
+		t.Fatalf("retry once the venue answers: %s %v", res, err)
+	}
+	if inner.placed != 1 {
+		t.Fatalf("placed %d orders, want 1", inner.placed)
+	}
+}
