@@ -108,7 +108,38 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	if _, err := load(bare, opts.Concurrency, opts.Warmup, "read"); err != nil {
 		return err
 	}
-	var g, bb []benchResult
+	// The raw pipeline and the distributed deployment need the local NATS,
+	// Redis and Postgres; without them those modes say so and count 0.
+	var pipe, dist *loadTarget
+	if missing := localServicesMissing(); missing != "" {
+		fmt.Fprintf(out, "bench: pipe and dist not measured: %s\n", missing)
+	} else {
+		pipeAddr, _, _, err := freeAddrs()
+		if err != nil {
+			return err
+		}
+		stopPipe, err := startChild(ctx, exe, os.Environ(), "bench-target", "--mode", "pipe", "--addr", pipeAddr)
+		if err != nil {
+			return err
+		}
+		defer stopPipe()
+		if err := waitReady(ctx, "http://"+pipeAddr+"/healthz"); err != nil {
+			return err
+		}
+		pipe = &loadTarget{url: "http://" + pipeAddr + "/v1", key: boot.APIKey, body: read}
+		d, err := startDist(ctx, exe, dataDir)
+		if err != nil {
+			fmt.Fprintf(out, "bench: dist not measured: %v\n", err)
+		} else {
+			defer d.Close()
+			dist = &loadTarget{url: d.URL, key: d.Key,
+				body: fmt.Sprintf(`{"operation":"getMarkPrice","credentialId":%q,"market":"BTC-USD-PERP"}`, d.Credential)}
+			if _, err := runLoadgen(ctx, exe, *dist, opts.Concurrency, opts.Warmup, "read", d.Credential); err != nil {
+				return err
+			}
+		}
+	}
+	var g, bb, pp, dd []benchResult
 	for range max(opts.Rounds, 1) {
 		r, err := load(gw, opts.Concurrency, opts.Duration, "read")
 		if err != nil {
@@ -119,39 +150,81 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 			return err
 		}
 		bb = append(bb, r)
+		if pipe != nil {
+			if r, err = load(*pipe, opts.Concurrency, opts.Duration, "read"); err != nil {
+				return err
+			}
+			pp = append(pp, r)
+		}
+		if dist != nil {
+			if r, err = load(*dist, opts.Concurrency, opts.Duration, "read"); err != nil {
+				return err
+			}
+			dd = append(dd, r)
+		}
 	}
 	c1, err := load(gw, 1, opts.C1Duration, "read")
 	if err != nil {
 		return err
 	}
+	var dc1 benchResult
+	if dist != nil {
+		if dc1, err = load(*dist, 1, opts.C1Duration, "read"); err != nil {
+			return err
+		}
+	}
 	place, err := load(gw, max(opts.Concurrency/8, 1), opts.Duration, "place-cancel")
 	if err != nil {
 		return err
 	}
-	gm, bm := mean(g), mean(bb)
+	gm, bm, pm, dm := mean(g), mean(bb), mean(pp), mean(dd)
 	rows := []struct {
 		name string
 		r    benchResult
-	}{{"gateway", gm}, {"bare echo", bm}, {"gateway c=1", c1}, {"place+cancel", place}}
+	}{{"gateway", gm}, {"bare echo", bm}, {"pipe", pm}, {"dist", dm}, {"gateway c=1", c1}, {"dist c=1", dc1}, {"place+cancel", place}}
 	for _, row := range rows {
 		fmt.Fprintf(out, "  %-13s %8d req %5d failed %10.0f req/s  p50 %.3f ms  p99 %.3f ms\n",
 			row.name, row.r.Requests, row.r.Failures, row.r.RPS, row.r.P50, row.r.P99)
 	}
-	fmt.Fprintln(out, "  pipe, dist: the raw pipeline and the distributed deployment are not measured yet (issue 14): 0 below")
 	fmt.Fprintln(out, "  cached_p99_ms: there is no stream cache yet (issue 15): 0 below")
 	for _, row := range rows {
 		if row.r.Failures > 0 {
 			return fmt.Errorf("bench saw %d failed requests in the %s run", row.r.Failures, row.name)
 		}
 	}
+	distRatio := 0.0
+	if pm.RPS > 0 {
+		distRatio = dm.RPS / pm.RPS
+	}
 	fmt.Fprintf(out, "bench: gateway_rps=%.0f bare_rps=%.0f ratio=%.2f p50_ms=%.3f p99_ms=%.3f c1_p50_ms=%.3f "+
-		"pipe_rps=0 dist_rps=0 dist_ratio=0 dist_c1_p50_ms=0 place_rps=%.0f cached_p99_ms=0\n",
-		gm.RPS, bm.RPS, gm.RPS/bm.RPS, gm.P50, gm.P99, c1.P50, place.RPS)
+		"pipe_rps=%.0f dist_rps=%.0f dist_ratio=%.2f dist_c1_p50_ms=%.3f place_rps=%.0f cached_p99_ms=0\n",
+		gm.RPS, bm.RPS, gm.RPS/bm.RPS, gm.P50, gm.P99, c1.P50, pm.RPS, dm.RPS, distRatio, dc1.P50, place.RPS)
 	return nil
+}
+
+// localServicesMissing names the local services the pipe and dist modes
+// need that do not answer, or "".
+func localServicesMissing() string {
+	var missing []string
+	for name, addr := range map[string]string{"NATS": "127.0.0.1:4222", "Redis": "127.0.0.1:6379", "Postgres": "127.0.0.1:5432"} {
+		c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+		if err != nil {
+			missing = append(missing, name+" at "+addr)
+			continue
+		}
+		c.Close()
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return strings.Join(missing, ", ") + " not reachable"
 }
 
 func mean(rs []benchResult) benchResult {
 	var m benchResult
+	if len(rs) == 0 {
+		return m
+	}
 	for _, r := range rs {
 		m.Requests += r.Requests
 		m.Failures += r.Failures

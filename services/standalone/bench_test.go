@@ -22,7 +22,10 @@ func TestBenchLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the benchmark's processes; skipped with -short")
 	}
-	bin := filepath.Join(testenv.Build(t, "./services/standalone/cmd/perpgate"), "perpgate")
+	// The distributed mode runs the service binaries found next to perpgate.
+	bin := filepath.Join(testenv.Build(t, "./services/standalone/cmd/perpgate", "./services/edge/cmd/edge",
+		"./services/keys/cmd/keys", "./services/connectors/paper/cmd/paper-venue",
+		"./services/connectors/paper/cmd/connector-paper"), "perpgate")
 	var out bytes.Buffer
 	opts := BenchOptions{Concurrency: 4, Duration: 700 * time.Millisecond, Warmup: 200 * time.Millisecond,
 		C1Duration: 500 * time.Millisecond, Rounds: 1, Exe: bin}
@@ -38,6 +41,11 @@ func TestBenchLine(t *testing.T) {
 	}
 	if strings.Contains(last, "gateway_rps=0 ") || strings.Contains(last, "place_rps=0 ") {
 		t.Fatalf("nothing measured: %s", last)
+	}
+	// With the local NATS, Redis and Postgres (the integration tests' own),
+	// the raw pipeline and the distributed deployment are measured too.
+	if localServicesMissing() == "" && (strings.Contains(last, "pipe_rps=0 ") || strings.Contains(last, "dist_rps=0 ")) {
+		t.Fatalf("pipe or dist not measured though the local services answer: %s\n%s", last, out.String())
 	}
 	t.Log(out.String())
 }

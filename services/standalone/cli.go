@@ -96,8 +96,12 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fs := flag.NewFlagSet("bench-target", flag.ContinueOnError)
 		fs.SetOutput(stderr)
 		addr := fs.String("addr", "127.0.0.1:0", "listen address")
+		mode := fs.String("mode", "bare", "bare, or pipe (Echo + Redis limiter + NATS request on the local services)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return 2
+		}
+		if *mode == "pipe" {
+			return exit(stderr, ServePipe(ctx, *addr, benchNATS, benchRedis, "benchpipe"))
 		}
 		return exit(stderr, ServeBare(ctx, *addr))
 	case "account", "key", "credential":
