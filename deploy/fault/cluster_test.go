@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -20,7 +19,8 @@ import (
 	"github.com/perpgate/perpgate/services/keys/admin"
 )
 
-// binaries are built once per test binary and shared by every cluster.
+// binaries builds the service binaries (once per test binary; testenv
+// shares them with the other packages' tests) and returns their directory.
 var (
 	buildOnce sync.Once
 	binDir    string
@@ -29,34 +29,15 @@ var (
 func binaries(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "perpgate-fault-bin-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		binDir = dir
-		built := testenv.Build(t, "./services/keys/cmd/keys", "./services/edge/cmd/edge",
+		binDir = testenv.Build(t, "./services/keys/cmd/keys", "./services/edge/cmd/edge",
 			"./services/connectors/paper/cmd/paper-venue", "./services/connectors/paper/cmd/connector-paper",
 			"./services/connectors/binance/cmd/connector-binance", "./services/connectors/binance/cmd/binance-sim",
 			"./services/connectors/hyperliquid/cmd/connector-hyperliquid", "./services/connectors/hyperliquid/cmd/hyperliquid-sim")
-		for _, name := range []string{"keys", "edge", "paper-venue", "connector-paper", "connector-binance", "binance-sim",
-			"connector-hyperliquid", "hyperliquid-sim"} {
-			if err := os.Rename(filepath.Join(built, name), filepath.Join(dir, name)); err != nil {
-				t.Fatal(err)
-			}
-		}
 	})
 	if binDir == "" {
 		t.Fatal("service binaries were not built")
 	}
 	return binDir
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
 }
 
 // cluster is one distributed deployment: its own NATS and Redis, and the

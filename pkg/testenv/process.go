@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,16 +49,36 @@ func WorkspaceRoot(t testing.TB) string {
 }
 
 // Build builds the commands pkgs (package paths relative to the workspace
-// root, such as "./services/edge/cmd/edge") into a temporary directory and
-// returns it; each binary is named after the last element of its path.
-// The binaries are built with -race when the test binary was, so the
-// services' own races fail the test too.
+// root, such as "./services/edge/cmd/edge") and returns the directory of
+// the binaries; each is named after the last element of its path. The
+// binaries are built with -race when the test binary was, so the services'
+// own races fail the test too.
+//
+// The directory is shared by every test process of this workspace (one per
+// race setting, under the system temp dir) and builds into it take a file
+// lock: the go command relinks only what changed, so packages that need
+// the same binaries, and later runs, do not link them again. Callers must
+// not move or change what is in it.
 func Build(t testing.TB, pkgs ...string) string {
 	t.Helper()
 	root := WorkspaceRoot(t)
-	dir := t.TempDir()
+	race := raceEnabled()
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|race=%v|uid=%d", root, race, os.Getuid())))
+	dir := filepath.Join(os.TempDir(), "perpgate-testbin-"+hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatalf("testenv: build dir: %v", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("testenv: build lock: %v", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatalf("testenv: build lock: %v", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	if raceEnabled() {
+	if race {
 		args = append(args, "-race")
 	}
 	args = append(args, pkgs...)
