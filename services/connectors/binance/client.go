@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -40,12 +41,9 @@ type client struct {
 
 // host is what the client knows about one REST base URL.
 type host struct {
-	base string
-	gate *weightGate
-
-	mu     sync.Mutex
-	offset time.Duration // Binance's clock minus ours
-	synced time.Time     // local time of the last measurement; zero when never
+	base  string
+	gate  *weightGate
+	clock *connector.ServerClock
 }
 
 // keys are a credential's API key and secret.
@@ -94,19 +92,8 @@ func newClient(cfg Config, hc *http.Client) *client {
 		http:       hc,
 		now:        now,
 		recvWindow: cfg.RecvWindow.Milliseconds(),
-		wait:       sleepCtx,
+		wait:       connector.SleepContext,
 		hosts:      map[string]*host{},
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 
@@ -115,18 +102,14 @@ func (c *client) host(base string) *host {
 	defer c.mu.Unlock()
 	h := c.hosts[base]
 	if h == nil {
-		h = &host{base: base, gate: newWeightGate()}
+		h = &host{base: base, gate: newWeightGate(), clock: connector.NewServerClock(c.now)}
 		c.hosts[base] = h
 	}
 	return h
 }
 
 // serverNow is our best estimate of Binance's clock.
-func (c *client) serverNow(h *host) time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return c.now().Add(h.offset)
-}
+func (c *client) serverNow(h *host) time.Time { return h.clock.Now() }
 
 // sign returns the HMAC-SHA256 of payload under secret as lower-case hex,
 // Binance's `signature` parameter.
@@ -212,9 +195,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 	}
 	q := r.params.encode()
 	if r.signed {
-		h.mu.Lock()
-		ts := c.now().Add(h.offset).UnixMilli()
-		h.mu.Unlock()
+		ts := h.clock.Now().UnixMilli()
 		q = signedPayload(r.params, k.secret, ts, c.recvWindow)
 	}
 	target := h.base + r.path
@@ -273,35 +254,26 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 
 // ensureSynced measures the clock offset when it never was or is old.
 func (c *client) ensureSynced(ctx context.Context, h *host) error {
-	h.mu.Lock()
-	fresh := !h.synced.IsZero() && c.now().Sub(h.synced) < resyncEvery
-	h.mu.Unlock()
-	if fresh {
+	if h.clock.Fresh(resyncEvery) {
 		return nil
 	}
 	return c.sync(ctx, h)
 }
 
-// sync measures Binance's clock against ours with GET /fapi/v1/time,
-// taking the midpoint of the round trip as the moment of serverTime.
+// sync measures Binance's clock against ours with GET /fapi/v1/time.
 func (c *client) sync(ctx context.Context, h *host) error {
-	var st struct {
-		ServerTime int64 `json:"serverTime"`
-	}
-	t0 := c.now()
-	if err := c.do(ctx, h.base, nil, request{method: http.MethodGet, path: "/fapi/v1/time", weight: 1}, &st); err != nil {
-		return err
-	}
-	t1 := c.now()
-	if st.ServerTime <= 0 {
-		return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Binance answered /fapi/v1/time without serverTime")
-	}
-	mid := t0.Add(t1.Sub(t0) / 2)
-	h.mu.Lock()
-	h.offset = time.UnixMilli(st.ServerTime).Sub(mid)
-	h.synced = t1
-	h.mu.Unlock()
-	return nil
+	return h.clock.Measure(ctx, func(ctx context.Context) (time.Time, error) {
+		var st struct {
+			ServerTime int64 `json:"serverTime"`
+		}
+		if err := c.do(ctx, h.base, nil, request{method: http.MethodGet, path: "/fapi/v1/time", weight: 1}, &st); err != nil {
+			return time.Time{}, err
+		}
+		if st.ServerTime <= 0 {
+			return time.Time{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Binance answered /fapi/v1/time without serverTime")
+		}
+		return time.UnixMilli(st.ServerTime), nil
+	})
 }
 
 // errNoKeys is returned for a credential without apiKey or apiSecret.
