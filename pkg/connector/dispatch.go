@@ -15,8 +15,10 @@ import (
 
 // dispatch runs one operation for one credential.
 type dispatch struct {
-	r    *Runtime
-	cred Credential
+	r      *Runtime
+	cred   Credential
+	keyID  string           // the calling key, for its daily notional
+	guards *contract.Guards // the calling key's trading guards; nil when none
 }
 
 func (d dispatch) market(ctx context.Context, raw string) (Market, error) {
@@ -80,6 +82,9 @@ func (d dispatch) run(ctx context.Context, op *contract.Operation, params any) (
 		if err != nil {
 			return nil, err
 		}
+		if err := d.allowMarket(m); err != nil {
+			return nil, err
+		}
 		lev, err := a.SetLeverage(ctx, c, m, p.Leverage)
 		return contract.LeverageResult{Leverage: lev}, err
 	case *contract.CancelOrderParams:
@@ -87,16 +92,21 @@ func (d dispatch) run(ctx context.Context, op *contract.Operation, params any) (
 		if err != nil {
 			return nil, err
 		}
+		if m != nil {
+			if err := d.allowMarket(*m); err != nil {
+				return nil, err
+			}
+		}
 		return contract.CancelOrderResult{}, a.CancelOrder(ctx, c, p.OrderID, m)
 	case *contract.LimitOrderParams:
 		return d.placeOne(ctx, OrderRequest{Type: Limit, Side: p.Side, Size: p.Size, Price: p.Price,
-			PostOnly: p.PostOnly, ReduceOnly: p.ReduceOnly, ClientOrderID: p.ClientOrderID}, p.Market)
+			PostOnly: p.PostOnly, ReduceOnly: p.ReduceOnly, ClientOrderID: p.ClientOrderID}, p.Market, p.DryRun)
 	case *contract.MarketOrderParams:
 		return d.placeOne(ctx, OrderRequest{Type: MarketType, Side: p.Side, Size: p.Size,
-			ReduceOnly: p.ReduceOnly, ClientOrderID: p.ClientOrderID}, p.Market)
+			ReduceOnly: p.ReduceOnly, ClientOrderID: p.ClientOrderID}, p.Market, p.DryRun)
 	case *contract.StopOrderParams:
 		return d.placeOne(ctx, OrderRequest{Type: Stop, Side: p.Side, Size: p.Size, TriggerPrice: p.TriggerPrice,
-			ReduceOnly: p.ReduceOnly, ClientOrderID: p.ClientOrderID}, p.Market)
+			ReduceOnly: p.ReduceOnly, ClientOrderID: p.ClientOrderID}, p.Market, p.DryRun)
 	case *contract.BatchOrderParams:
 		return d.placeBatch(ctx, p)
 	case *contract.ProtectionParams:
@@ -159,6 +169,11 @@ func (d dispatch) perMarket(ctx context.Context, op *contract.Operation, p *cont
 	if err != nil {
 		return nil, err
 	}
+	if !op.ReadOnly {
+		if err := d.allowMarket(m); err != nil {
+			return nil, err
+		}
+	}
 	switch op.Name {
 	case contract.OpGetMarkPrice:
 		return a.GetMarkPrice(ctx, c, m)
@@ -188,9 +203,19 @@ func (d dispatch) prepare(ctx context.Context, o *OrderRequest, market string) e
 	return roundOrder(o)
 }
 
-func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string) (any, error) {
+func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, dryRun bool) (any, error) {
 	if err := d.prepare(ctx, &o, market); err != nil {
 		return nil, err
+	}
+	p, err := d.judge(ctx, o, dryRun)
+	if err != nil {
+		return nil, err
+	}
+	if dryRun {
+		if err := d.peekDaily(ctx, p, decimal.Zero); err != nil {
+			return nil, err
+		}
+		return contract.DryRunResult{DryRun: true, DryRunOrder: dryRunOrder(p)}, nil
 	}
 	a, c := d.r.adapter, d.cred
 	place := func(ctx context.Context) (any, error) {
@@ -220,7 +245,7 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string) (
 		}
 		return res, true, nil
 	}
-	return d.once(ctx, o.ClientOrderID, orderFingerprint(o), place, find)
+	return d.once(ctx, o.ClientOrderID, orderFingerprint(o), d.withDailyCap(p, place), find)
 }
 
 // once places at most once per (credential, clientOrderId) within
@@ -363,26 +388,53 @@ func (d dispatch) storeDown(err error) error {
 	return ce
 }
 
+// batchOrder is one order of placeBatchOrder as the adapter gets it.
+func batchOrder(item contract.BatchOrder) OrderRequest {
+	return OrderRequest{Type: Limit, Side: item.Side, Size: item.Size, Price: item.Price,
+		PostOnly: item.PostOnly, ReduceOnly: item.ReduceOnly, ClientOrderID: item.ClientOrderID}
+}
+
+// refusedAlone reports whether a batch order's error refuses that order
+// only; other errors (venue unreachable, a fault) stop the whole batch.
+func refusedAlone(err error) (*contract.Error, bool) {
+	ce, _ := contract.AsError(err)
+	return ce, ce.Code != contract.CodeInternal && ce.Code != contract.CodeExchangeError && ce.Code != contract.CodeServiceUnavailable
+}
+
 func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) (any, error) {
+	if p.DryRun {
+		return d.dryRunBatch(ctx, p)
+	}
 	results := make([]contract.BatchOrderResult, len(p.Orders))
 	var todo []OrderRequest
 	var todoIdx []int
 	var keys []string
+	var uncount []func()
+	undo := func() {
+		d.releaseAll(ctx, keys)
+		for _, f := range uncount {
+			f()
+		}
+	}
 	seen := map[string]bool{}
 	for i, item := range p.Orders {
-		o := OrderRequest{Type: Limit, Side: item.Side, Size: item.Size, Price: item.Price,
-			PostOnly: item.PostOnly, ReduceOnly: item.ReduceOnly, ClientOrderID: item.ClientOrderID}
-		if err := d.prepare(ctx, &o, item.Market); err != nil {
-			ce, _ := contract.AsError(err)
-			if ce.Code == contract.CodeInternal || ce.Code == contract.CodeExchangeError {
-				d.releaseAll(ctx, keys)
+		o := batchOrder(item)
+		err := d.prepare(ctx, &o, item.Market)
+		var pr priced
+		if err == nil {
+			pr, err = d.judge(ctx, o, false)
+		}
+		if err != nil {
+			ce, alone := refusedAlone(err)
+			if !alone {
+				undo()
 				return nil, err // the venue is unreachable; nothing placed
 			}
 			results[i] = contract.BatchOrderResult{Status: contract.StatusRejected, ClientOrderID: o.ClientOrderID, Error: ce}
 			continue
 		}
 		if seen[o.ClientOrderID] {
-			d.releaseAll(ctx, keys)
+			undo()
 			return nil, contract.Errorf(contract.CodeInvalidRequest, "orders[%d].clientOrderId %q repeats an earlier order of the batch", i, o.ClientOrderID)
 		}
 		seen[o.ClientOrderID] = true
@@ -393,14 +445,24 @@ func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) 
 			continue
 		}
 		if err != nil {
-			d.releaseAll(ctx, keys)
+			undo()
 			return nil, err
 		}
 		if rec.Result != nil {
 			results[i] = batchResultOf(rec.Result, o.ClientOrderID)
 			continue
 		}
-		todo, todoIdx, keys = append(todo, o), append(todoIdx, i), append(keys, key)
+		release, err := d.reserveDaily(ctx, pr)
+		if err != nil {
+			_ = d.r.idem.Release(context.WithoutCancel(ctx), key)
+			if ce, alone := refusedAlone(err); alone {
+				results[i] = contract.BatchOrderResult{Status: contract.StatusRejected, ClientOrderID: o.ClientOrderID, Error: ce}
+				continue
+			}
+			undo()
+			return nil, err
+		}
+		todo, todoIdx, keys, uncount = append(todo, o), append(todoIdx, i), append(keys, key), append(uncount, release)
 	}
 	if len(todo) == 0 {
 		return contract.BatchResult{Results: results}, nil
@@ -412,7 +474,7 @@ func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) 
 		err = fmt.Errorf("adapter returned %d batch results for %d orders", len(placed), len(todo))
 	}
 	if err != nil && !Ambiguous(err) {
-		d.releaseAll(ctx, keys)
+		undo()
 		return nil, err
 	}
 	if err != nil { // the whole call may or may not have reached the venue
@@ -437,6 +499,7 @@ func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) 
 		switch res.Status {
 		case contract.StatusRejected:
 			_ = d.r.idem.Release(context.WithoutCancel(ctx), keys[j])
+			uncount[j]()
 		case contract.StatusUnknown: // the claim stays until its deadline; a retry looks it up
 		default:
 			body, _ := json.Marshal(res)
@@ -444,6 +507,37 @@ func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) 
 		}
 	}
 	return contract.BatchResult{Results: results}, nil
+}
+
+// dryRunBatch judges a batch order by order, in request order, as a real
+// batch would, and places nothing: the daily cap counts the orders before
+// it that would be sent.
+func (d dispatch) dryRunBatch(ctx context.Context, p *contract.BatchOrderParams) (any, error) {
+	out := contract.DryRunBatchResult{DryRun: true, Results: make([]contract.DryRunBatchEntry, len(p.Orders))}
+	var sum decimal.Decimal
+	for i, item := range p.Orders {
+		o := batchOrder(item)
+		err := d.prepare(ctx, &o, item.Market)
+		var pr priced
+		if err == nil {
+			pr, err = d.judge(ctx, o, true)
+		}
+		if err == nil {
+			err = d.peekDaily(ctx, pr, sum)
+		}
+		if err != nil {
+			ce, alone := refusedAlone(err)
+			if !alone {
+				return nil, err
+			}
+			out.Results[i] = contract.DryRunBatchEntry{Status: contract.StatusRejected, ClientOrderID: o.ClientOrderID, Error: ce}
+			continue
+		}
+		sum = sum.Add(pr.notional)
+		ord := dryRunOrder(pr)
+		out.Results[i] = contract.DryRunBatchEntry{Status: contract.StatusDryRun, DryRunOrder: &ord, ClientOrderID: o.ClientOrderID}
+	}
+	return out, nil
 }
 
 // findBatchOrder looks one order of a batch up at the venue.
@@ -498,6 +592,9 @@ func (d dispatch) placeProtection(ctx context.Context, p *contract.ProtectionPar
 	if err != nil {
 		return nil, err
 	}
+	if err := d.allowMarket(m); err != nil {
+		return nil, err
+	}
 	req := ProtectionRequest{Market: m, PositionSide: p.Side, Size: floorStep(p.Size, m.LotSize), ClientOrderID: p.ClientOrderID}
 	if !req.Size.IsPositive() {
 		return nil, contract.Errorf(contract.CodeInvalidRequest, "size rounds to zero on %s: the lot step is %s", m.Canonical, m.LotSize)
@@ -522,6 +619,9 @@ func (d dispatch) placeProtection(ctx context.Context, p *contract.ProtectionPar
 			return nil, contract.Errorf(contract.CodeInvalidRequest, "slPercent puts the stop at or below zero")
 		}
 		req.StopLoss = &sl
+	}
+	if p.DryRun {
+		return dryRunProtection(req), nil
 	}
 	place := func(ctx context.Context) (any, error) {
 		res, err := d.r.adapter.PlaceProtectionOrders(ctx, d.cred, req)

@@ -33,6 +33,9 @@ type Config struct {
 	// that do not link them (ProtectionLinker); shared by replicas when in
 	// Redis. Nil keeps them in memory.
 	Protections ProtectionStore
+	// Ledger sums each key's daily notional (maxDailyNotional); shared
+	// (Redis) when several connectors serve one key. Default in memory.
+	Ledger NotionalLedger
 	// ProtectionCheck is how often watched pairs are checked; default 2 s.
 	ProtectionCheck time.Duration
 }
@@ -76,6 +79,9 @@ func (c Config) withDefaults() Config {
 	if c.Protections == nil {
 		c.Protections = NewMemoryProtections()
 	}
+	if c.Ledger == nil {
+		c.Ledger = NewMemoryLedger()
+	}
 	if c.ProtectionCheck <= 0 {
 		c.ProtectionCheck = 2 * time.Second
 	}
@@ -88,6 +94,7 @@ type Runtime struct {
 	adapter Adapter
 	nc      *nats.Conn
 	idem    IdempotencyStore
+	ledger  NotionalLedger
 	log     *slog.Logger
 	secrets *secretCache
 	markets *marketCache
@@ -118,6 +125,7 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 		adapter: adapter,
 		nc:      nc,
 		idem:    idem,
+		ledger:  cfg.Ledger,
 		log:     log.With("exchange", string(x)),
 		secrets: newSecretCache(nc, cfg.Subjects.Secret(x), cfg.SecretTTL, cfg.Now),
 		markets: newMarketCache(cfg.MarketTTL, cfg.Now),
@@ -355,6 +363,6 @@ func (r *Runtime) Handle(ctx context.Context, req contract.ConnectorRequest) (an
 			return nil, contract.Errorf(contract.CodeInvalidRequest, "parameters of %s do not decode: %v", op.Name, err)
 		}
 	}
-	d := dispatch{r: r, cred: cred}
+	d := dispatch{r: r, cred: cred, keyID: req.KeyID, guards: req.Guards}
 	return d.run(ctx, op, params)
 }

@@ -69,6 +69,7 @@ func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Lo
 	checks := map[string]health.Check{"nats": health.NATSCheck(nc)}
 	var idem IdempotencyStore = NewMemoryIdempotency(nil)
 	var protections ProtectionStore = NewMemoryProtections()
+	var ledger NotionalLedger = NewMemoryLedger()
 	if cfg.RedisURL != "" {
 		opts, err := redis.ParseURL(cfg.RedisURL)
 		if err != nil {
@@ -78,6 +79,7 @@ func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Lo
 		defer rdb.Close()
 		idem = NewRedisIdempotency(rdb, cfg.SubjectPrefix+":idem:")
 		protections = NewRedisProtections(rdb, cfg.SubjectPrefix+":protect:"+string(adapter.Exchange())+":")
+		ledger = NewRedisLedger(rdb, cfg.SubjectPrefix+":notional:")
 		checks["redis"] = func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
 	} else {
 		log.Warn("PERPGATE_REDIS_URL is unset: clientOrderId deduplication is per replica")
@@ -88,7 +90,7 @@ func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Lo
 		return err
 	}
 	defer func() { err = errors.Join(err, stopHealth()) }()
-	rt := New(Config{Subjects: contract.NewSubjects(cfg.SubjectPrefix), Metrics: metrics, Protections: protections}, adapter, nc, idem, log)
+	rt := New(Config{Subjects: contract.NewSubjects(cfg.SubjectPrefix), Metrics: metrics, Protections: protections, Ledger: ledger}, adapter, nc, idem, log)
 	if err := rt.Start(); err != nil {
 		return err
 	}

@@ -44,39 +44,50 @@ const (
 	// CodeServiceUnavailable: a dependency of the gateway itself (Redis, the
 	// keys service, NATS) is down; distinct from EXCHANGE_UNAVAILABLE.
 	CodeServiceUnavailable Code = "SERVICE_UNAVAILABLE"
+	// Guard refusals (DESIGN §12): the key's guards forbid the call.
+	CodeKeyReadOnly           Code = "KEY_READ_ONLY"
+	CodeMarketNotAllowed      Code = "MARKET_NOT_ALLOWED"
+	CodeOrderNotionalExceeded Code = "ORDER_NOTIONAL_EXCEEDED"
+	CodeDailyNotionalExceeded Code = "DAILY_NOTIONAL_EXCEEDED"
+	CodeLeverageExceeded      Code = "LEVERAGE_EXCEEDED"
 )
 
 var codeStatus = map[Code]int{
-	CodeMissingAPIKey:        http.StatusUnauthorized,
-	CodeInvalidKeyFormat:     http.StatusUnauthorized,
-	CodeInvalidAPIKey:        http.StatusUnauthorized,
-	CodeKeyRevoked:           http.StatusUnauthorized,
-	CodeKeyExpired:           http.StatusUnauthorized,
-	CodeTierInsufficient:     http.StatusForbidden,
-	CodeOperationNotAllowed:  http.StatusForbidden,
-	CodeCredentialNotAllowed: http.StatusForbidden,
-	CodeExchangeNotAllowed:   http.StatusForbidden,
-	CodeEnvironmentMismatch:  http.StatusForbidden,
-	CodeMissingOperation:     http.StatusBadRequest,
-	CodeUnknownOperation:     http.StatusBadRequest,
-	CodeInvalidJSON:          http.StatusBadRequest,
-	CodeInvalidRequest:       http.StatusBadRequest,
-	CodeUnknownMarket:        http.StatusBadRequest,
-	CodeCredentialNotFound:   http.StatusNotFound,
-	CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
-	CodeNotFound:             http.StatusNotFound,
-	CodePayloadTooLarge:      http.StatusRequestEntityTooLarge,
-	CodeRateLimited:          http.StatusTooManyRequests,
-	CodeExchangeError:        http.StatusBadGateway,
-	CodeExchangeUnavailable:  http.StatusServiceUnavailable,
-	CodeExchangeTimeout:      http.StatusGatewayTimeout,
-	CodeInternal:             http.StatusInternalServerError,
-	CodeKeyLimitReached:      http.StatusConflict,
-	CodeAdminUnauthorized:    http.StatusUnauthorized,
-	CodeAccountNotFound:      http.StatusNotFound,
-	CodeAPIKeyNotFound:       http.StatusNotFound,
-	CodeIdempotencyConflict:  http.StatusConflict,
-	CodeServiceUnavailable:   http.StatusServiceUnavailable,
+	CodeMissingAPIKey:         http.StatusUnauthorized,
+	CodeInvalidKeyFormat:      http.StatusUnauthorized,
+	CodeInvalidAPIKey:         http.StatusUnauthorized,
+	CodeKeyRevoked:            http.StatusUnauthorized,
+	CodeKeyExpired:            http.StatusUnauthorized,
+	CodeTierInsufficient:      http.StatusForbidden,
+	CodeOperationNotAllowed:   http.StatusForbidden,
+	CodeCredentialNotAllowed:  http.StatusForbidden,
+	CodeExchangeNotAllowed:    http.StatusForbidden,
+	CodeEnvironmentMismatch:   http.StatusForbidden,
+	CodeMissingOperation:      http.StatusBadRequest,
+	CodeUnknownOperation:      http.StatusBadRequest,
+	CodeInvalidJSON:           http.StatusBadRequest,
+	CodeInvalidRequest:        http.StatusBadRequest,
+	CodeUnknownMarket:         http.StatusBadRequest,
+	CodeCredentialNotFound:    http.StatusNotFound,
+	CodeMethodNotAllowed:      http.StatusMethodNotAllowed,
+	CodeNotFound:              http.StatusNotFound,
+	CodePayloadTooLarge:       http.StatusRequestEntityTooLarge,
+	CodeRateLimited:           http.StatusTooManyRequests,
+	CodeExchangeError:         http.StatusBadGateway,
+	CodeExchangeUnavailable:   http.StatusServiceUnavailable,
+	CodeExchangeTimeout:       http.StatusGatewayTimeout,
+	CodeInternal:              http.StatusInternalServerError,
+	CodeKeyLimitReached:       http.StatusConflict,
+	CodeAdminUnauthorized:     http.StatusUnauthorized,
+	CodeAccountNotFound:       http.StatusNotFound,
+	CodeAPIKeyNotFound:        http.StatusNotFound,
+	CodeIdempotencyConflict:   http.StatusConflict,
+	CodeServiceUnavailable:    http.StatusServiceUnavailable,
+	CodeKeyReadOnly:           http.StatusForbidden,
+	CodeMarketNotAllowed:      http.StatusForbidden,
+	CodeOrderNotionalExceeded: http.StatusForbidden,
+	CodeDailyNotionalExceeded: http.StatusForbidden,
+	CodeLeverageExceeded:      http.StatusForbidden,
 }
 
 // Codes returns every known error code.

@@ -76,6 +76,7 @@ type LimitOrderParams struct {
 	PostOnly      bool            `json:"postOnly" op:"default=false" desc:"Reject instead of taking liquidity."`
 	ReduceOnly    bool            `json:"reduceOnly" op:"default=false" desc:"Only reduce an open position."`
 	ClientOrderID string          `json:"clientOrderId,omitempty" op:"clientid" desc:"Your id for deduplication: a repeat within 24 h returns the first result."`
+	DryRun        bool            `json:"dryRun,omitempty" op:"default=false" desc:"Validate, round and check guards, send nothing: the answer shows what would be sent."`
 }
 
 // MarketOrderParams are placeMarketOrder's parameters.
@@ -85,6 +86,7 @@ type MarketOrderParams struct {
 	Size          decimal.Decimal `json:"size" op:"required,positive" desc:"Order size in base-asset units, as a decimal string."`
 	ReduceOnly    bool            `json:"reduceOnly" op:"default=false" desc:"Only reduce an open position."`
 	ClientOrderID string          `json:"clientOrderId,omitempty" op:"clientid" desc:"Your id for deduplication: a repeat within 24 h returns the first result."`
+	DryRun        bool            `json:"dryRun,omitempty" op:"default=false" desc:"Validate, round and check guards, send nothing: the answer shows what would be sent."`
 }
 
 // StopOrderParams are placeStopOrder's parameters.
@@ -95,6 +97,7 @@ type StopOrderParams struct {
 	TriggerPrice  decimal.Decimal `json:"triggerPrice" op:"required,positive" desc:"Mark price that triggers a market order."`
 	ReduceOnly    bool            `json:"reduceOnly" op:"default=true" desc:"Only reduce an open position (default true)."`
 	ClientOrderID string          `json:"clientOrderId,omitempty" op:"clientid" desc:"Your id for deduplication: a repeat within 24 h returns the first result."`
+	DryRun        bool            `json:"dryRun,omitempty" op:"default=false" desc:"Validate, round and check guards, send nothing: the answer shows what would be sent."`
 }
 
 // BatchOrder is one order of placeBatchOrder.
@@ -112,6 +115,7 @@ type BatchOrder struct {
 // BatchOrderParams are placeBatchOrder's parameters.
 type BatchOrderParams struct {
 	Orders []BatchOrder `json:"orders" op:"required,min=1,max=10" desc:"1 to 10 limit orders."`
+	DryRun bool         `json:"dryRun,omitempty" op:"default=false" desc:"Validate, round and check guards for every order, send nothing."`
 }
 
 // ProtectionParams are placeProtectionOrders' parameters.
@@ -123,6 +127,7 @@ type ProtectionParams struct {
 	TPPercent     decimal.Decimal `json:"tpPercent" op:"number,positive" desc:"Take-profit distance from entry in percent (5 means 5%)."`
 	SLPercent     decimal.Decimal `json:"slPercent" op:"number,positive" desc:"Stop-loss distance from entry in percent (below 100 for longs)."`
 	ClientOrderID string          `json:"clientOrderId,omitempty" op:"clientid" desc:"Your id for deduplication; -tp and -sl are derived from it."`
+	DryRun        bool            `json:"dryRun,omitempty" op:"default=false" desc:"Validate, round and check guards, send nothing: the answer shows what would be sent."`
 }
 
 // CancelOrderParams are cancelOrder's parameters.

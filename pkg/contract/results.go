@@ -210,3 +210,52 @@ type CloseAllResult struct {
 type LeverageResult struct {
 	Leverage int `json:"leverage"`
 }
+
+// DryRunOrder is what a placement with dryRun would send for one order:
+// rounded size and price, and the notional the guards judged. Price is the
+// limit price, or for market and stop orders the mark price the notional
+// was taken at.
+type DryRunOrder struct {
+	Market        string           `json:"market"`
+	VenueSymbol   string           `json:"venueSymbol"`
+	Type          string           `json:"type"`
+	Side          Side             `json:"side"`
+	Size          decimal.Decimal  `json:"size"`
+	Price         decimal.Decimal  `json:"price"`
+	TriggerPrice  *decimal.Decimal `json:"triggerPrice,omitempty"`
+	Notional      decimal.Decimal  `json:"notional"`
+	PostOnly      bool             `json:"postOnly"`
+	ReduceOnly    bool             `json:"reduceOnly"`
+	ClientOrderID string           `json:"clientOrderId"`
+}
+
+// DryRunResult answers a single placement with dryRun: true.
+type DryRunResult struct {
+	DryRun bool `json:"dryRun"`
+	DryRunOrder
+}
+
+// DryRunBatchEntry is one order of a batch dry run: status DRY_RUN with
+// the order, or REJECTED with the error a real batch would give it.
+type DryRunBatchEntry struct {
+	Status string `json:"status"`
+	*DryRunOrder
+	ClientOrderID string `json:"clientOrderId"`
+	Error         *Error `json:"error,omitempty"`
+}
+
+// DryRunBatchResult answers placeBatchOrder with dryRun: true, in request order.
+type DryRunBatchResult struct {
+	DryRun  bool               `json:"dryRun"`
+	Results []DryRunBatchEntry `json:"results"`
+}
+
+// DryRunProtectionResult answers placeProtectionOrders with dryRun: true.
+type DryRunProtectionResult struct {
+	DryRun     bool         `json:"dryRun"`
+	TakeProfit *DryRunOrder `json:"takeProfit,omitempty"`
+	StopLoss   *DryRunOrder `json:"stopLoss,omitempty"`
+}
+
+// StatusDryRun marks a batch entry that a dry run would have sent.
+const StatusDryRun = "DRY_RUN"

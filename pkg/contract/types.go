@@ -1,6 +1,10 @@
 package contract
 
-import "time"
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+)
 
 // Tier is an account's plan; it sets rate limits, key quota and which
 // operations a key may call.
@@ -111,6 +115,30 @@ type KeyInfo struct {
 	ExpiresAt          *time.Time `json:"expiresAt,omitempty"`
 	RevokedAt          *time.Time `json:"revokedAt,omitempty"`
 	CreatedAt          time.Time  `json:"createdAt"`
+	Guards
+}
+
+// Guards limit what a key may trade (DESIGN §12); the zero value limits
+// nothing. Notionals are in the market's quote currency.
+type Guards struct {
+	// ReadOnly forbids placements, cancels, close-all and leverage changes.
+	ReadOnly bool `json:"readOnly,omitempty"`
+	// AllowedMarkets lists the markets the key may trade, canonical
+	// (BTC-USDT-PERP) or a bare base (BTC: that asset on every quote).
+	AllowedMarkets []string `json:"allowedMarkets,omitempty"`
+	// MaxOrderNotional caps size × price of one order that can add to a
+	// position.
+	MaxOrderNotional *decimal.Decimal `json:"maxOrderNotional,omitempty"`
+	// MaxDailyNotional caps the sum of those notionals per UTC day.
+	MaxDailyNotional *decimal.Decimal `json:"maxDailyNotional,omitempty"`
+	// MaxLeverage caps setLeverage.
+	MaxLeverage int `json:"maxLeverage,omitempty"`
+}
+
+// Trading reports whether any guard limits orders beyond ReadOnly and
+// MaxLeverage, which the edge checks itself.
+func (g Guards) Trading() bool {
+	return len(g.AllowedMarkets) > 0 || g.MaxOrderNotional != nil || g.MaxDailyNotional != nil
 }
 
 // CredentialInfo is a credential's metadata, never its secret.

@@ -14,6 +14,11 @@ type ConnectorRequest struct {
 	AccountID  string          `json:"accountId"`
 	Credential CredentialInfo  `json:"credential"`
 	Params     json.RawMessage `json:"params"`
+	// KeyID and Guards carry the calling key's trading guards to the
+	// connector, which resolves markets, rounds and prices orders, and so
+	// judges allowedMarkets and the notional caps; nil when the key has none.
+	KeyID  string  `json:"keyId,omitempty"`
+	Guards *Guards `json:"guards,omitempty"`
 }
 
 // KeyLookupRequest asks the keys service for the key with this SHA-256 (hex).
@@ -75,6 +80,7 @@ type ChangeKind string
 // Change events published by the keys service.
 const (
 	KeyRevoked        ChangeKind = "key.revoked"
+	KeyUpdated        ChangeKind = "key.updated"
 	CredentialDeleted ChangeKind = "credential.deleted"
 )
 

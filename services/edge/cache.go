@@ -87,7 +87,7 @@ func (d *directory) onEvent(m *nats.Msg) {
 	defer d.mu.Unlock()
 	d.gen++
 	switch ev.Kind {
-	case contract.KeyRevoked:
+	case contract.KeyRevoked, contract.KeyUpdated:
 		d.flight.Forget("key:" + ev.KeyHash) // later callers must not join a look-up from before the event
 		delete(d.keys, ev.KeyHash)
 		for h, k := range d.keys {

@@ -122,6 +122,10 @@ func (s *Server) execute(ctx context.Context, requestID string, key contract.Key
 	if len(key.AllowedOperations) > 0 && !slices.Contains(key.AllowedOperations, op.Name) {
 		return nil, "", contract.Errorf(contract.CodeOperationNotAllowed, "this API key may not call %s", op.Name)
 	}
+	if key.ReadOnly && !op.ReadOnly {
+		return nil, "", contract.Errorf(contract.CodeKeyReadOnly,
+			"API key %s is read-only (guard readOnly): it may not call %s; use a key without that guard", key.Display, op.Name)
+	}
 	cred, ce := s.credential(ctx, key, fields)
 	if ce != nil {
 		return nil, "", ce
@@ -131,10 +135,18 @@ func (s *Server) execute(ctx context.Context, requestID string, key contract.Key
 	if ce != nil {
 		return nil, cred.Exchange, ce
 	}
+	if ce := checkLeverage(key, params); ce != nil {
+		return nil, cred.Exchange, ce
+	}
 	clientID := assignClientOrderIDs(params)
-	body, err := json.Marshal(contract.ConnectorRequest{
+	req := contract.ConnectorRequest{
 		RequestID: requestID, Operation: op.Name, AccountID: key.AccountID, Credential: cred, Params: mustJSON(params),
-	})
+	}
+	if key.Guards.Trading() {
+		g := key.Guards
+		req.KeyID, req.Guards = key.ID, &g
+	}
+	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, cred.Exchange, s.internal(ctx, "encode connector request", err)
 	}
@@ -145,6 +157,16 @@ func (s *Server) execute(ctx context.Context, requestID string, key contract.Key
 		return nil, cred.Exchange, s.routeError(ctx, op, cred.Exchange, clientID, err)
 	}
 	return result, cred.Exchange, nil
+}
+
+// checkLeverage applies the key's maxLeverage guard to setLeverage.
+func checkLeverage(key contract.KeyInfo, params any) *contract.Error {
+	p, ok := params.(*contract.LeverageParams)
+	if !ok || key.MaxLeverage == 0 || p.Leverage <= key.MaxLeverage {
+		return nil
+	}
+	return contract.Errorf(contract.CodeLeverageExceeded,
+		"leverage %d is above this key's maxLeverage of %d; ask for %d or less", p.Leverage, key.MaxLeverage, key.MaxLeverage)
 }
 
 // credential is step 7.

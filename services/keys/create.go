@@ -19,6 +19,7 @@ type KeyRequest struct {
 	AllowedExchanges   []contract.Exchange `json:"allowedExchanges,omitempty"`
 	AllowedCredentials []string            `json:"allowedCredentials,omitempty"`
 	ExpiresAt          *time.Time          `json:"expiresAt,omitempty"`
+	contract.Guards
 }
 
 // NewKey is a freshly created API key: the full key, which exists nowhere
@@ -59,6 +60,10 @@ func (s *Service) CreateKey(ctx context.Context, accountID string, req KeyReques
 		}
 		expires = &t
 	}
+	guards, ce := req.Guards.Normalize()
+	if ce != nil {
+		return NewKey{}, ce
+	}
 	ops, err := validOperations(req.AllowedOperations)
 	if err != nil {
 		return NewKey{}, err
@@ -83,7 +88,7 @@ func (s *Service) CreateKey(ctx context.Context, accountID string, req KeyReques
 	info := contract.KeyInfo{
 		ID: newID(), AccountID: acct, Hash: key.Hash(), Display: key.Display(), Env: req.Env,
 		AllowedOperations: ops, AllowedExchanges: exs, AllowedCredentials: creds,
-		ExpiresAt: expires, CreatedAt: now,
+		ExpiresAt: expires, CreatedAt: now, Guards: guards,
 	}
 	if err := s.store.CreateKey(ctx, info); err != nil {
 		if errors.Is(err, ErrKeyLimit) {

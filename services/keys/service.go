@@ -145,6 +145,33 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) (contract.KeyInfo
 	return k, nil
 }
 
+// UpdateKeyGuards applies a PATCH body to a key's guards (absent fields
+// stay, null removes a limit) and publishes a KeyUpdated change event so
+// edges reload the key. API_KEY_NOT_FOUND when there is no such key;
+// INVALID_REQUEST naming the field when the body is wrong.
+func (s *Service) UpdateKeyGuards(ctx context.Context, keyID string, patch map[string]json.RawMessage) (contract.KeyInfo, error) {
+	id, ok := canonicalID(keyID)
+	if !ok {
+		return contract.KeyInfo{}, keyNotFound(keyID)
+	}
+	k, err := s.store.UpdateGuards(ctx, id, func(g contract.Guards) (contract.Guards, error) {
+		ng, ce := contract.PatchGuards(g, patch)
+		if ce != nil {
+			return g, ce
+		}
+		return ng, nil
+	})
+	if ce, ok := contract.AsError(err); err != nil && ok {
+		return contract.KeyInfo{}, ce
+	}
+	if err != nil {
+		return contract.KeyInfo{}, s.storeError("update key guards", id, err)
+	}
+	s.log.InfoContext(ctx, "key guards changed", "key_id", k.ID, "key_prefix", k.Display, "account_id", k.AccountID)
+	s.publish(ctx, contract.ChangeEvent{Kind: contract.KeyUpdated, KeyID: k.ID, KeyHash: k.Hash})
+	return k, nil
+}
+
 // LookupKey returns the key with this SHA-256 hex with its account's tier,
 // also when revoked or expired (the edge tells those apart).
 // INVALID_API_KEY when no key has this hash.

@@ -71,6 +71,10 @@ type Store interface {
 	// RevokeKey marks a key revoked at `at` and returns it. Revoking a
 	// revoked key keeps the first time. ErrKeyNotFound when none.
 	RevokeKey(ctx context.Context, id string, at time.Time) (contract.KeyInfo, error)
+	// UpdateGuards replaces a key's guards with what change makes of them,
+	// atomically, and returns the key; ErrKeyNotFound when none. An error
+	// from change leaves the key as it was and is returned.
+	UpdateGuards(ctx context.Context, id string, change func(contract.Guards) (contract.Guards, error)) (contract.KeyInfo, error)
 
 	// CreateCredential inserts a credential; ErrAccountNotFound when its
 	// account does not exist.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/shopspring/decimal"
 	"slices"
 	"sync"
 	"testing"
@@ -162,6 +163,56 @@ func testStore(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		}
 	})
 
+	t.Run("guards", func(t *testing.T) {
+		s := newStore(t)
+		a := keys.Account{ID: uuid.NewString(), Tier: contract.TierPro, CreatedAt: at(0)}
+		if err := s.CreateAccount(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		maxOrder, maxDaily := decimal.RequireFromString("1000.5"), decimal.RequireFromString("25000")
+		k := newKeyInfo(a.ID, at(time.Second))
+		k.Guards = contract.Guards{ReadOnly: true, AllowedMarkets: []string{"BTC-USDT-PERP", "ETH"},
+			MaxOrderNotional: &maxOrder, MaxDailyNotional: &maxDaily, MaxLeverage: 5}
+		if err := s.CreateKey(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.KeyByHash(ctx, k.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertGuards(t, got.Guards, k.Guards)
+
+		seen := contract.Guards{}
+		updated, err := s.UpdateGuards(ctx, k.ID, func(g contract.Guards) (contract.Guards, error) {
+			seen = g
+			g.ReadOnly, g.MaxDailyNotional, g.MaxLeverage = false, nil, 10
+			return g, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertGuards(t, seen, k.Guards)
+		want := contract.Guards{AllowedMarkets: k.AllowedMarkets, MaxOrderNotional: &maxOrder, MaxLeverage: 10}
+		assertGuards(t, updated.Guards, want)
+		if updated.Hash != k.Hash || updated.Tier != a.Tier {
+			t.Fatalf("UpdateGuards returned %+v, want the key with its tier", updated)
+		}
+		again, _ := s.KeyByHash(ctx, k.Hash)
+		assertGuards(t, again.Guards, want)
+
+		refused := errors.New("refused")
+		if _, err := s.UpdateGuards(ctx, k.ID, func(g contract.Guards) (contract.Guards, error) {
+			return contract.Guards{ReadOnly: true}, refused
+		}); !errors.Is(err, refused) {
+			t.Fatalf("change error = %v, want it returned", err)
+		}
+		again, _ = s.KeyByHash(ctx, k.Hash)
+		assertGuards(t, again.Guards, want)
+		if _, err := s.UpdateGuards(ctx, uuid.NewString(), func(g contract.Guards) (contract.Guards, error) { return g, nil }); !errors.Is(err, keys.ErrKeyNotFound) {
+			t.Fatalf("unknown key: err = %v, want ErrKeyNotFound", err)
+		}
+	})
+
 	t.Run("quota", func(t *testing.T) {
 		s := newStore(t)
 		a := keys.Account{ID: uuid.NewString(), Tier: contract.TierFree, CreatedAt: at(0)}
@@ -287,6 +338,16 @@ func testStore(t *testing.T, newStore func(t *testing.T) keys.Store) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+func assertGuards(t *testing.T, got, want contract.Guards) {
+	t.Helper()
+	eqDec := func(a, b *decimal.Decimal) bool { return (a == nil) == (b == nil) && (a == nil || a.Equal(*b)) }
+	if got.ReadOnly != want.ReadOnly || !slices.Equal(got.AllowedMarkets, want.AllowedMarkets) ||
+		!eqDec(got.MaxOrderNotional, want.MaxOrderNotional) || !eqDec(got.MaxDailyNotional, want.MaxDailyNotional) ||
+		got.MaxLeverage != want.MaxLeverage {
+		t.Fatalf("guards =\n%+v\nwant\n%+v", got, want)
+	}
+}
 
 func assertKey(t *testing.T, got, want contract.KeyInfo) {
 	t.Helper()

@@ -192,6 +192,10 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 		g.onClose(file.Close)
 		idem = file
 	}
+	ledger, err := g.ledger(rdb)
+	if err != nil {
+		return err
+	}
 	adapters, err := g.adapters(rdb)
 	if err != nil {
 		return err
@@ -206,7 +210,7 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 			protections = connector.NewRedisProtections(rdb, g.cfg.Edge.SubjectPrefix+":protect:"+string(a.Exchange())+":")
 		}
 		rt := connector.New(connector.Config{Subjects: contract.NewSubjects(g.cfg.Edge.SubjectPrefix), Metrics: g.metrics,
-			Protections: protections}, a, nc, idem,
+			Protections: protections, Ledger: ledger}, a, nc, idem,
 			g.log.With("service", "connector"))
 		if err := rt.Start(); err != nil {
 			return err
@@ -214,6 +218,20 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 		g.onClose(rt.Stop)
 	}
 	return nil
+}
+
+// ledger is the daily-notional ledger every exchange's runtime shares, so
+// maxDailyNotional counts a key's orders on all venues together.
+func (g *Gateway) ledger(rdb *redis.Client) (connector.NotionalLedger, error) {
+	if rdb != nil {
+		return connector.NewRedisLedger(rdb, g.cfg.Edge.SubjectPrefix+":notional:"), nil
+	}
+	file, err := connector.NewFileLedger(filepath.Join(g.cfg.DataDir, "notional.log"), nil)
+	if err != nil {
+		return nil, err
+	}
+	g.onClose(file.Close)
+	return file, nil
 }
 
 func (g *Gateway) startEdge(connect func(string) (*nats.Conn, error), rdb *redis.Client) error {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,12 +30,17 @@ const (
 const cliUsage = `usage:
   perpgate account create --tier free|builder|pro [--name N]
   perpgate account list
-  perpgate key create --account ID --env live|test [--operations a,b] [--exchanges x,y] [--credentials id,..] [--expires-at RFC3339]
+  perpgate key create --account ID --env live|test [--operations a,b] [--exchanges x,y] [--credentials id,..] [--expires-at RFC3339] [guards]
   perpgate key list --account ID
+  perpgate key guards ID [guards]
   perpgate key revoke ID
   perpgate credential create --account ID --exchange X --env mainnet|testnet [--label L] --secret-file F|-
   perpgate credential list --account ID
   perpgate credential delete ID
+
+Guards: --readOnly true|false, --allowedMarkets BTC-USDT-PERP,ETH,..,
+--maxOrderNotional N, --maxDailyNotional N (quote currency), --maxLeverage N;
+with key guards, the value none removes a limit and absent flags stay.
 
 Each command prints one JSON object. It talks to the admin API at
 PERPGATE_ADMIN_URL (default ` + DefaultURL + `) with PERPGATE_ADMIN_TOKEN.
@@ -177,6 +183,7 @@ func (c *cli) run(ctx context.Context, args []string) (any, error) {
 		"key create":        c.keyCreate,
 		"key list":          c.keyList,
 		"key revoke":        c.keyRevoke,
+		"key guards":        c.keyGuards,
 		"credential create": c.credentialCreate,
 		"credential list":   c.credentialList,
 		"credential delete": c.credentialDelete,
@@ -259,10 +266,15 @@ func (c *cli) keyCreate(ctx context.Context, args []string) (any, error) {
 	exs := fs.String("exchanges", "", "comma-separated allowed exchanges")
 	creds := fs.String("credentials", "", "comma-separated allowed credential ids")
 	expires := fs.String("expires-at", "", "expiry, RFC 3339")
+	guardFlags(fs)
 	if _, err := parse(fs, args); err != nil {
 		return nil, err
 	}
 	if err := required(fs, "account", "env"); err != nil {
+		return nil, err
+	}
+	patch, err := guardPatch(fs)
+	if err != nil {
 		return nil, err
 	}
 	if err := c.ready(); err != nil {
@@ -276,6 +288,11 @@ func (c *cli) keyCreate(ctx context.Context, args []string) (any, error) {
 	for _, x := range splitList(*exs) {
 		req.AllowedExchanges = append(req.AllowedExchanges, contract.Exchange(x))
 	}
+	g, ce := contract.PatchGuards(contract.Guards{}, patch)
+	if ce != nil {
+		return nil, usagef("key create: %s", ce.Message)
+	}
+	req.Guards = g
 	if *expires != "" {
 		t, err := time.Parse(time.RFC3339, *expires)
 		if err != nil {
@@ -284,6 +301,74 @@ func (c *cli) keyCreate(ctx context.Context, args []string) (any, error) {
 		req.ExpiresAt = &t
 	}
 	return c.client.CreateKey(ctx, *account, req)
+}
+
+// keyGuards changes a key's guards: flags given replace, none removes.
+func (c *cli) keyGuards(ctx context.Context, args []string) (any, error) {
+	fs := c.flags("key guards")
+	guardFlags(fs)
+	pos, err := parse(fs, args, "key id")
+	if err != nil {
+		return nil, err
+	}
+	patch, err := guardPatch(fs)
+	if err != nil {
+		return nil, err
+	}
+	if len(patch) == 0 {
+		return nil, usagef("key guards: give at least one of --%s", strings.Join(contract.GuardFields, ", --"))
+	}
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	return c.client.UpdateKeyGuards(ctx, pos[0], patch)
+}
+
+// guardFlags adds one flag per guard, named as its JSON field.
+func guardFlags(fs *flag.FlagSet) {
+	fs.String("readOnly", "", "true forbids placing, cancelling, closing and leverage changes")
+	fs.String("allowedMarkets", "", "comma-separated markets the key may trade (BTC-USDT-PERP, or BTC for every quote)")
+	fs.String("maxOrderNotional", "", "largest size × price of one order, in quote currency")
+	fs.String("maxDailyNotional", "", "largest sum of order notionals per UTC day, in quote currency")
+	fs.String("maxLeverage", "", "highest leverage setLeverage may set")
+}
+
+// guardPatch turns the guard flags given into a PATCH body: none is null.
+func guardPatch(fs *flag.FlagSet) (map[string]json.RawMessage, error) {
+	patch := map[string]json.RawMessage{}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if !slices.Contains(contract.GuardFields, f.Name) || err != nil {
+			return
+		}
+		v := f.Value.String()
+		if v == "none" {
+			patch[f.Name] = json.RawMessage("null")
+			return
+		}
+		var raw []byte
+		switch f.Name {
+		case "readOnly":
+			if v != "true" && v != "false" {
+				err = usagef("%s: --readOnly must be true or false", fs.Name())
+				return
+			}
+			raw = []byte(v)
+		case "allowedMarkets":
+			raw, _ = json.Marshal(splitList(v))
+		case "maxLeverage":
+			n, perr := strconv.Atoi(v)
+			if perr != nil {
+				err = usagef("%s: --maxLeverage must be a whole number or none", fs.Name())
+				return
+			}
+			raw = []byte(strconv.Itoa(n))
+		default:
+			raw, _ = json.Marshal(v)
+		}
+		patch[f.Name] = raw
+	})
+	return patch, err
 }
 
 func (c *cli) keyList(ctx context.Context, args []string) (any, error) {

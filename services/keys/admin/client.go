@@ -68,6 +68,14 @@ func (c *Client) RevokeKey(ctx context.Context, keyID string) (KeyResponse, erro
 	return out, err
 }
 
+// UpdateKeyGuards calls PATCH /admin/v1/keys/{id} with the guard fields
+// of patch (null removes a limit).
+func (c *Client) UpdateKeyGuards(ctx context.Context, keyID string, patch map[string]json.RawMessage) (KeyResponse, error) {
+	var out KeyResponse
+	err := c.do(ctx, http.MethodPatch, "/admin/v1/keys/"+url.PathEscape(keyID), patch, &out)
+	return out, err
+}
+
 // CreateCredential calls POST /admin/v1/accounts/{id}/credentials.
 func (c *Client) CreateCredential(ctx context.Context, accountID string, req CredentialRequest) (CredentialResponse, error) {
 	var out CredentialResponse

@@ -21,6 +21,7 @@ const (
 	pathAccounts          = "/admin/v1/accounts"
 	pathAccountKeys       = "/admin/v1/accounts/:id/keys"
 	pathRevokeKey         = "/admin/v1/keys/:id/revoke"
+	pathKey               = "/admin/v1/keys/:id"
 	pathAccountCredential = "/admin/v1/accounts/:id/credentials"
 	pathCredential        = "/admin/v1/credentials/:id"
 )
@@ -51,6 +52,7 @@ func NewHandler(b Backend, token string, log *slog.Logger) http.Handler {
 	e.POST(pathAccountKeys, h.createKey)
 	e.GET(pathAccountKeys, h.listKeys)
 	e.POST(pathRevokeKey, h.revokeKey)
+	e.PATCH(pathKey, h.patchKey)
 	e.POST(pathAccountCredential, h.createCredential)
 	e.GET(pathAccountCredential, h.listCredentials)
 	e.DELETE(pathCredential, h.deleteCredential)
@@ -62,7 +64,7 @@ func (h *handler) createAccount(c echo.Context) error {
 		Tier contract.Tier `json:"tier"`
 		Name string        `json:"name"`
 	}
-	if err := decodeBody(c, &body, "tier", "name"); err != nil {
+	if _, err := decodeBody(c, &body, "tier", "name"); err != nil {
 		return err
 	}
 	a, err := h.backend.CreateAccount(c.Request().Context(), body.Tier, body.Name)
@@ -91,7 +93,8 @@ func (h *handler) createKey(c echo.Context) error {
 		AllowedCredentials []string            `json:"allowedCredentials"`
 		ExpiresAt          *string             `json:"expiresAt"`
 	}
-	if err := decodeBody(c, &body, "env", "allowedOperations", "allowedExchanges", "allowedCredentials", "expiresAt"); err != nil {
+	fields, err := decodeBody(c, &body, append([]string{"env", "allowedOperations", "allowedExchanges", "allowedCredentials", "expiresAt"}, contract.GuardFields...)...)
+	if err != nil {
 		return err
 	}
 	req := KeyRequest{
@@ -100,6 +103,17 @@ func (h *handler) createKey(c echo.Context) error {
 		AllowedExchanges:   body.AllowedExchanges,
 		AllowedCredentials: body.AllowedCredentials,
 	}
+	guards := map[string]json.RawMessage{}
+	for _, f := range contract.GuardFields {
+		if raw, ok := fields[f]; ok {
+			guards[f] = raw
+		}
+	}
+	g, ce := contract.PatchGuards(contract.Guards{}, guards)
+	if ce != nil {
+		return ce
+	}
+	req.Guards = g
 	if body.ExpiresAt != nil {
 		t, err := time.Parse(time.RFC3339, *body.ExpiresAt)
 		if err != nil {
@@ -126,6 +140,20 @@ func (h *handler) listKeys(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+// patchKey changes a key's guards (DESIGN §12): absent fields stay, null
+// removes a limit.
+func (h *handler) patchKey(c echo.Context) error {
+	var body map[string]json.RawMessage
+	if _, err := decodeBody(c, &body, contract.GuardFields...); err != nil {
+		return err
+	}
+	k, err := h.backend.UpdateKeyGuards(c.Request().Context(), c.Param("id"), body)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, KeyResponse{Success: true, KeyView: ViewOf(k)})
+}
+
 func (h *handler) revokeKey(c echo.Context) error {
 	k, err := h.backend.RevokeKey(c.Request().Context(), c.Param("id"))
 	if err != nil {
@@ -136,7 +164,7 @@ func (h *handler) revokeKey(c echo.Context) error {
 
 func (h *handler) createCredential(c echo.Context) error {
 	var body CredentialRequest
-	if err := decodeBody(c, &body, "exchange", "env", "label", "secret"); err != nil {
+	if _, err := decodeBody(c, &body, "exchange", "env", "label", "secret"); err != nil {
 		return err
 	}
 	cred, err := h.backend.CreateCredential(c.Request().Context(), c.Param("id"), body)
@@ -169,18 +197,20 @@ func (h *handler) deleteCredential(c echo.Context) error {
 // not one JSON object; INVALID_REQUEST naming the field when a field is
 // not among allowed or has the wrong type; PAYLOAD_TOO_LARGE past BodyLimit.
 // Messages never quote values: a credential body holds secrets.
-func decodeBody(c echo.Context, dst any, allowed ...string) error {
+// decodeBody reads a JSON object with only the allowed fields into dst and
+// also returns its fields raw.
+func decodeBody(c echo.Context, dst any, allowed ...string) (map[string]json.RawMessage, error) {
 	data, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		var he *echo.HTTPError
 		if errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
-			return contract.Errorf(contract.CodePayloadTooLarge, "request body is larger than %d bytes", BodyLimit)
+			return nil, contract.Errorf(contract.CodePayloadTooLarge, "request body is larger than %d bytes", BodyLimit)
 		}
-		return contract.Errorf(contract.CodeInvalidJSON, "request body could not be read")
+		return nil, contract.Errorf(contract.CodeInvalidJSON, "request body could not be read")
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
-		return contract.Errorf(contract.CodeInvalidJSON, "request body must be a JSON object")
+		return nil, contract.Errorf(contract.CodeInvalidJSON, "request body must be a JSON object")
 	}
 	ok := make(map[string]bool, len(allowed))
 	for _, f := range allowed {
@@ -188,17 +218,17 @@ func decodeBody(c echo.Context, dst any, allowed ...string) error {
 	}
 	for f := range fields {
 		if !ok[f] {
-			return contract.Errorf(contract.CodeInvalidRequest, "unknown field %q", truncate(f))
+			return nil, contract.Errorf(contract.CodeInvalidRequest, "unknown field %q", truncate(f))
 		}
 	}
 	if err := json.Unmarshal(data, dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return contract.Errorf(contract.CodeInvalidRequest, "field %s must be %s", te.Field, jsonKind(te.Type.Kind().String()))
+			return nil, contract.Errorf(contract.CodeInvalidRequest, "field %s must be %s", te.Field, jsonKind(te.Type.Kind().String()))
 		}
-		return contract.Errorf(contract.CodeInvalidRequest, "request body does not match the expected fields")
+		return nil, contract.Errorf(contract.CodeInvalidRequest, "request body does not match the expected fields")
 	}
-	return nil
+	return fields, nil
 }
 
 // jsonKind names a Go kind the way a JSON client thinks of it.

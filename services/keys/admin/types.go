@@ -7,6 +7,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/apikey"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/shopspring/decimal"
 )
 
 // Backend is what the admin API administers: the keys service's business
@@ -18,6 +19,7 @@ type Backend interface {
 	CreateKey(ctx context.Context, accountID string, req KeyRequest) (NewKey, error)
 	ListKeys(ctx context.Context, accountID string) ([]contract.KeyInfo, error)
 	RevokeKey(ctx context.Context, keyID string) (contract.KeyInfo, error)
+	UpdateKeyGuards(ctx context.Context, keyID string, patch map[string]json.RawMessage) (contract.KeyInfo, error)
 	CreateCredential(ctx context.Context, accountID string, req CredentialRequest) (contract.CredentialInfo, error)
 	ListCredentials(ctx context.Context, accountID string) ([]contract.CredentialInfo, error)
 	DeleteCredential(ctx context.Context, credentialID string) error
@@ -39,6 +41,7 @@ type KeyRequest struct {
 	AllowedExchanges   []contract.Exchange `json:"allowedExchanges,omitempty"`
 	AllowedCredentials []string            `json:"allowedCredentials,omitempty"`
 	ExpiresAt          *time.Time          `json:"expiresAt,omitempty"`
+	contract.Guards
 }
 
 // NewKey is a created key: the full key (shown once) and its metadata.
@@ -70,6 +73,16 @@ type KeyView struct {
 	ExpiresAt          *time.Time          `json:"expiresAt"`
 	RevokedAt          *time.Time          `json:"revokedAt"`
 	CreatedAt          time.Time           `json:"createdAt"`
+	GuardsView
+}
+
+// GuardsView shows every guard of a key, null where there is no limit.
+type GuardsView struct {
+	ReadOnly         bool             `json:"readOnly"`
+	AllowedMarkets   []string         `json:"allowedMarkets"`
+	MaxOrderNotional *decimal.Decimal `json:"maxOrderNotional"`
+	MaxDailyNotional *decimal.Decimal `json:"maxDailyNotional"`
+	MaxLeverage      *int             `json:"maxLeverage"`
 }
 
 // ViewOf returns the admin view of a key.
@@ -80,6 +93,15 @@ func ViewOf(k contract.KeyInfo) KeyView {
 		AllowedExchanges:   k.AllowedExchanges,
 		AllowedCredentials: k.AllowedCredentials,
 		ExpiresAt:          k.ExpiresAt, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt,
+		GuardsView: GuardsView{ReadOnly: k.ReadOnly, AllowedMarkets: k.AllowedMarkets,
+			MaxOrderNotional: k.MaxOrderNotional, MaxDailyNotional: k.MaxDailyNotional},
+	}
+	if k.MaxLeverage > 0 {
+		lev := k.MaxLeverage
+		v.MaxLeverage = &lev
+	}
+	if v.AllowedMarkets == nil {
+		v.AllowedMarkets = []string{}
 	}
 	if v.AllowedOperations == nil {
 		v.AllowedOperations = []string{}
@@ -119,7 +141,7 @@ type KeysResponse struct {
 	Keys    []KeyView `json:"keys"`
 }
 
-// KeyResponse answers POST /admin/v1/keys/{id}/revoke.
+// KeyResponse answers POST /admin/v1/keys/{id}/revoke and PATCH /admin/v1/keys/{id}.
 type KeyResponse struct {
 	Success bool `json:"success"`
 	KeyView

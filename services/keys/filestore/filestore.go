@@ -67,6 +67,7 @@ type apiKey struct {
 	ExpiresAt          *time.Time          `json:"expiresAt,omitempty"`
 	RevokedAt          *time.Time          `json:"revokedAt,omitempty"`
 	CreatedAt          time.Time           `json:"createdAt"`
+	contract.Guards
 }
 
 // credential holds the sealed secret only.
@@ -265,6 +266,7 @@ func (s *Store) CreateKey(ctx context.Context, k contract.KeyInfo) error {
 			AllowedExchanges:   nonNil(k.AllowedExchanges),
 			AllowedCredentials: nonNil(k.AllowedCredentials),
 			ExpiresAt:          utcPtr(k.ExpiresAt), CreatedAt: k.CreatedAt.UTC(),
+			Guards: cloneGuards(k.Guards),
 		})
 		return nil
 	})
@@ -281,7 +283,44 @@ func (st *state) keyInfo(k apiKey) contract.KeyInfo {
 		AllowedExchanges:   slices.Clone(nonNil(k.AllowedExchanges)),
 		AllowedCredentials: slices.Clone(nonNil(k.AllowedCredentials)),
 		ExpiresAt:          utcPtr(k.ExpiresAt), RevokedAt: utcPtr(k.RevokedAt), CreatedAt: k.CreatedAt,
+		Guards: cloneGuards(k.Guards),
 	}
+}
+
+// cloneGuards copies g so callers never share the store's slices or caps.
+func cloneGuards(g contract.Guards) contract.Guards {
+	g.AllowedMarkets = slices.Clone(g.AllowedMarkets)
+	if len(g.AllowedMarkets) == 0 {
+		g.AllowedMarkets = nil
+	}
+	if g.MaxOrderNotional != nil {
+		d := *g.MaxOrderNotional
+		g.MaxOrderNotional = &d
+	}
+	if g.MaxDailyNotional != nil {
+		d := *g.MaxDailyNotional
+		g.MaxDailyNotional = &d
+	}
+	return g
+}
+
+// UpdateGuards implements keys.Store.
+func (s *Store) UpdateGuards(ctx context.Context, id string, change func(contract.Guards) (contract.Guards, error)) (contract.KeyInfo, error) {
+	var out contract.KeyInfo
+	err := s.update(ctx, func(st *state) error {
+		i := slices.IndexFunc(st.Keys, func(k apiKey) bool { return k.ID == id })
+		if i < 0 {
+			return keys.ErrKeyNotFound
+		}
+		g, err := change(cloneGuards(st.Keys[i].Guards))
+		if err != nil {
+			return err
+		}
+		st.Keys[i].Guards = cloneGuards(g)
+		out = st.keyInfo(st.Keys[i])
+		return nil
+	})
+	return out, err
 }
 
 // Keys implements keys.Store.

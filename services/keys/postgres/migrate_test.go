@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -35,8 +36,12 @@ func TestMigrationsConcurrentAndIdempotent(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&versions); err != nil {
 		t.Fatal(err)
 	}
-	if versions != 1 {
-		t.Fatalf("schema_migrations has %d rows, want 1", versions)
+	files, err := filepath.Glob("migrations/*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no migrations found: %v", err)
+	}
+	if versions != len(files) {
+		t.Fatalf("schema_migrations has %d rows, want one per migration (%d)", versions, len(files))
 	}
 	if _, err := postgres.New(ctx, pool); err != nil {
 		t.Fatalf("reopen: %v", err)

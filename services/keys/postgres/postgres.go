@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/keys"
+	"github.com/shopspring/decimal"
 )
 
 // SQLSTATE codes the store branches on.
@@ -145,11 +146,13 @@ func (s *Store) CreateKey(ctx context.Context, k contract.KeyInfo) error {
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO api_keys
 			(id, account_id, key_hash, display, env, allowed_operations, allowed_exchanges,
-			 allowed_credentials, expires_at, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8::uuid[], $9, $10)`,
+			 allowed_credentials, expires_at, created_at,
+			 read_only, allowed_markets, max_order_notional, max_daily_notional, max_leverage)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8::uuid[], $9, $10, $11, $12, $13, $14, $15)`,
 			k.ID, k.AccountID, k.Hash, k.Display, string(k.Env),
 			nonNil(k.AllowedOperations), exchanges, nonNil(k.AllowedCredentials),
-			k.ExpiresAt, k.CreatedAt)
+			k.ExpiresAt, k.CreatedAt,
+			k.ReadOnly, nonNil(k.AllowedMarkets), decimalArg(k.MaxOrderNotional), decimalArg(k.MaxDailyNotional), k.MaxLeverage)
 		if err != nil {
 			return fmt.Errorf("insert key: %w", err)
 		}
@@ -159,17 +162,29 @@ func (s *Store) CreateKey(ctx context.Context, k contract.KeyInfo) error {
 
 const keyColumns = `k.id::text, k.account_id::text, k.key_hash, k.display, k.env, a.tier,
 	k.allowed_operations, k.allowed_exchanges, k.allowed_credentials::text[],
-	k.expires_at, k.revoked_at, k.created_at`
+	k.expires_at, k.revoked_at, k.created_at,
+	k.read_only, k.allowed_markets, k.max_order_notional::text, k.max_daily_notional::text, k.max_leverage`
 
 func scanKey(row pgx.Row) (contract.KeyInfo, error) {
 	var k contract.KeyInfo
 	var env, tier string
 	var exchanges []string
+	var maxOrder, maxDaily *string
 	err := row.Scan(&k.ID, &k.AccountID, &k.Hash, &k.Display, &env, &tier,
 		&k.AllowedOperations, &exchanges, &k.AllowedCredentials,
-		&k.ExpiresAt, &k.RevokedAt, &k.CreatedAt)
+		&k.ExpiresAt, &k.RevokedAt, &k.CreatedAt,
+		&k.ReadOnly, &k.AllowedMarkets, &maxOrder, &maxDaily, &k.MaxLeverage)
 	if err != nil {
 		return contract.KeyInfo{}, err
+	}
+	if k.MaxOrderNotional, err = decimalOf(maxOrder); err != nil {
+		return contract.KeyInfo{}, err
+	}
+	if k.MaxDailyNotional, err = decimalOf(maxDaily); err != nil {
+		return contract.KeyInfo{}, err
+	}
+	if len(k.AllowedMarkets) == 0 {
+		k.AllowedMarkets = nil
 	}
 	k.Env, k.Tier = contract.KeyEnv(env), contract.Tier(tier)
 	k.AllowedOperations = nonNil(k.AllowedOperations)
@@ -225,6 +240,56 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) (contrac
 		return contract.KeyInfo{}, fmt.Errorf("revoke key: %w", err)
 	}
 	return k, nil
+}
+
+// UpdateGuards implements keys.Store: the key's row is locked while change
+// runs, so concurrent patches apply one after the other.
+func (s *Store) UpdateGuards(ctx context.Context, id string, change func(contract.Guards) (contract.Guards, error)) (contract.KeyInfo, error) {
+	var out contract.KeyInfo
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		cur, err := scanKey(tx.QueryRow(ctx, `SELECT `+keyColumns+`
+			FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = $1 FOR UPDATE OF k`, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return keys.ErrKeyNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("select key: %w", err)
+		}
+		g, err := change(cur.Guards)
+		if err != nil {
+			return err
+		}
+		out, err = scanKey(tx.QueryRow(ctx, `WITH k AS (
+				UPDATE api_keys SET read_only = $2, allowed_markets = $3, max_order_notional = $4,
+					max_daily_notional = $5, max_leverage = $6 WHERE id = $1 RETURNING *)
+			SELECT `+keyColumns+` FROM k JOIN accounts a ON a.id = k.account_id`,
+			id, g.ReadOnly, nonNil(g.AllowedMarkets), decimalArg(g.MaxOrderNotional), decimalArg(g.MaxDailyNotional), g.MaxLeverage))
+		if err != nil {
+			return fmt.Errorf("update key guards: %w", err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// decimalArg passes a cap to a numeric column as text, exactly; nil is NULL.
+func decimalArg(d *decimal.Decimal) *string {
+	if d == nil {
+		return nil
+	}
+	s := d.String()
+	return &s
+}
+
+func decimalOf(s *string) (*decimal.Decimal, error) {
+	if s == nil {
+		return nil, nil
+	}
+	d, err := decimal.NewFromString(*s)
+	if err != nil {
+		return nil, fmt.Errorf("stored notional cap %q: %w", *s, err)
+	}
+	return &d, nil
 }
 
 // CreateCredential implements keys.Store.
