@@ -190,10 +190,15 @@ func (d dispatch) perMarket(ctx context.Context, op *contract.Operation, p *cont
 	return nil, fmt.Errorf("operation %s: not per-market", op.Name)
 }
 
-// prepare resolves and rounds an order and gives it a client order id.
+// prepare resolves and rounds an order and gives it a client order id; a
+// market outside the key's allowedMarkets is refused before the venue's
+// rules are applied.
 func (d dispatch) prepare(ctx context.Context, o *OrderRequest, market string) error {
 	m, err := d.market(ctx, market)
 	if err != nil {
+		return err
+	}
+	if err := d.allowMarket(m); err != nil {
 		return err
 	}
 	o.Market = m

@@ -35,14 +35,11 @@ type priced struct {
 	notional decimal.Decimal
 }
 
-// judge checks one prepared order against the key's guards, except the
-// daily cap, which needs the idempotency claim first. A market or stop
+// judge checks one prepared order against maxOrderNotional (prepare has
+// checked its market; the daily cap needs the idempotency claim first). A market or stop
 // order is valued at the mark price.
 func (d dispatch) judge(ctx context.Context, o OrderRequest, dryRun bool) (priced, error) {
 	p := priced{OrderRequest: o}
-	if err := d.allowMarket(o.Market); err != nil {
-		return p, err
-	}
 	if !d.needsNotional(dryRun) {
 		return p, nil
 	}

@@ -25,11 +25,7 @@ func OpenAPI(version string) ([]byte, error) {
 		req["required"] = append([]string{"operation"}, req["required"].([]string)...)
 		req["description"] = op.Summary + " Minimum tier: " + string(op.MinTier) + "."
 		schemas[name+"Request"] = req
-		res := op.OutputSchema()
-		resProps := res["properties"].(map[string]any)
-		resProps["success"] = map[string]any{"const": true}
-		res["required"] = append([]string{"success"}, res["required"].([]string)...)
-		schemas[name+"Response"] = res
+		schemas[name+"Response"] = withSuccess(op.OutputSchema())
 		requests = append(requests, ref(name+"Request"))
 		responses = append(responses, ref(name+"Response"))
 		mapping[op.Name] = "#/components/schemas/" + name + "Request"
@@ -182,3 +178,17 @@ const APIVersion = "1.0.0"
 //
 //go:embed openapi.json
 var OpenAPIDocument []byte
+
+// withSuccess adds success:true to a result schema, to each branch of an
+// anyOf (a placement's result or its dry run).
+func withSuccess(res map[string]any) map[string]any {
+	if branches, ok := res["anyOf"].([]any); ok {
+		for _, b := range branches {
+			withSuccess(b.(map[string]any))
+		}
+		return res
+	}
+	res["properties"].(map[string]any)["success"] = map[string]any{"const": true}
+	res["required"] = append([]string{"success"}, res["required"].([]string)...)
+	return res
+}

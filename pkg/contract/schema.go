@@ -35,7 +35,27 @@ func (o *Operation) InputSchema() map[string]any {
 }
 
 // OutputSchema is the JSON Schema of an operation's result fields.
-func (o *Operation) OutputSchema() map[string]any { return typeSchema(o.Result) }
+func (o *Operation) OutputSchema() map[string]any {
+	s := typeSchema(o.Result)
+	if dr := dryRunResult(o); dr != nil {
+		return map[string]any{"type": "object", "anyOf": []any{s, typeSchema(dr)},
+			"description": "The placement's result, or with dryRun: true what would have been sent."}
+	}
+	return s
+}
+
+// dryRunResult is the result type of a placement with dryRun: true.
+func dryRunResult(o *Operation) reflect.Type {
+	switch o.Name {
+	case OpPlaceLimitOrder, OpPlaceMarketOrder, OpPlaceStopOrder:
+		return reflect.TypeFor[DryRunResult]()
+	case OpPlaceBatchOrder:
+		return reflect.TypeFor[DryRunBatchResult]()
+	case OpPlaceProtectionOrders:
+		return reflect.TypeFor[DryRunProtectionResult]()
+	}
+	return nil
+}
 
 func objectSchema(s *StructSpec) map[string]any {
 	props := map[string]any{}
@@ -170,6 +190,18 @@ func typeSchema(t reflect.Type) map[string]any {
 		for i := range t.NumField() {
 			sf := t.Field(i)
 			name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			if sf.Anonymous && name == "" { // embedded: its fields are this object's
+				inner := typeSchema(sf.Type)
+				for k, v := range inner["properties"].(map[string]any) {
+					if _, ok := props[k]; !ok {
+						props[k] = v
+					}
+				}
+				if sf.Type.Kind() != reflect.Pointer { // a nil pointer leaves its fields out
+					required = append(required, inner["required"].([]string)...)
+				}
+				continue
+			}
 			if name == "" || name == "-" {
 				continue
 			}

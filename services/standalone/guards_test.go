@@ -278,3 +278,58 @@ func TestDryRun(t *testing.T) {
 		t.Fatalf("a dry run below the venue's minimums answered %d %s", r.status, r.raw)
 	}
 }
+
+// TestGuardsMCP: the same guards and dry runs through MCP tools, each
+// answer valid against the tool's output schema.
+func TestGuardsMCP(t *testing.T) {
+	g := startGateway(t)
+	cred := g.Bootstrap().CredentialID
+	readOnly := g.newKey("", keys.KeyRequest{Env: contract.KeyEnvTest, Guards: contract.Guards{ReadOnly: true}})
+	capped := decimal.RequireFromString("5000")
+	limited := g.newKey("", keys.KeyRequest{Env: contract.KeyEnvTest,
+		Guards: contract.Guards{MaxOrderNotional: &capped, AllowedMarkets: []string{"BTC"}, MaxLeverage: 3}})
+	for _, transport := range mcpTransportNames {
+		t.Run(transport, func(t *testing.T) {
+			ro := mustConnectMCP(t, g, transport, readOnly)
+			ro.ok("get_mark_price", map[string]any{"credentialId": cred, "market": "BTC"})
+			res, body := ro.call("cancel_all_orders", map[string]any{"credentialId": cred, "market": "BTC"})
+			if !res.IsError || body["code"] != string(contract.CodeKeyReadOnly) {
+				t.Fatalf("read-only key cancel_all_orders: %v", body)
+			}
+
+			c := mustConnectMCP(t, g, transport, limited)
+			mark := decimal.RequireFromString(c.ok("get_mark_price", map[string]any{"credentialId": cred, "market": "BTC"})["markPrice"].(string))
+			price := mark.Mul(decimal.RequireFromString("0.9")).Truncate(0)
+			size := capped.Div(price).Truncate(3)
+			openOrders := func() int {
+				return len(c.ok("get_orders", map[string]any{"credentialId": cred})["orders"].([]any))
+			}
+			ordersBefore := openOrders()
+			dry := c.ok("place_limit_order", map[string]any{"credentialId": cred, "market": "BTC", "side": "BUY",
+				"size": size.String(), "price": price.String(), "dryRun": true})
+			if dry["dryRun"] != true || dry["notional"] == nil {
+				t.Fatalf("dry run through MCP: %v", dry)
+			}
+			if n := openOrders(); n != ordersBefore {
+				t.Fatalf("a dry run through MCP left %d open orders, want %d", n, ordersBefore)
+			}
+			checks := []struct {
+				tool string
+				args map[string]any
+				code contract.Code
+			}{
+				{"place_limit_order", map[string]any{"market": "BTC", "side": "BUY", "size": size.Add(decimal.RequireFromString("0.01")).String(), "price": price.String()}, contract.CodeOrderNotionalExceeded},
+				{"place_limit_order", map[string]any{"market": "ETH", "side": "BUY", "size": "0.01", "price": "100"}, contract.CodeMarketNotAllowed},
+				{"set_leverage", map[string]any{"market": "BTC", "leverage": 4}, contract.CodeLeverageExceeded},
+			}
+			for _, ch := range checks {
+				ch.args["credentialId"] = cred
+				res, body := c.call(ch.tool, ch.args)
+				if !res.IsError || body["code"] != string(ch.code) {
+					t.Fatalf("%s %v: want %s, got %v", ch.tool, ch.args, ch.code, body)
+				}
+			}
+			c.ok("set_leverage", map[string]any{"credentialId": cred, "market": "BTC", "leverage": 3})
+		})
+	}
+}

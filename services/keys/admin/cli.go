@@ -307,6 +307,9 @@ func (c *cli) keyCreate(ctx context.Context, args []string) (any, error) {
 func (c *cli) keyGuards(ctx context.Context, args []string) (any, error) {
 	fs := c.flags("key guards")
 	guardFlags(fs)
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		args = append(slices.Clone(args[1:]), args[0]) // the id first, as in key revoke ID
+	}
 	pos, err := parse(fs, args, "key id")
 	if err != nil {
 		return nil, err
