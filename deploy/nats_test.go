@@ -134,6 +134,42 @@ func TestNATSPermissions(t *testing.T) {
 		})
 	})
 
+	t.Run("a trading call is audited and usage counted", func(t *testing.T) {
+		body := `{"operation":"placeLimitOrder","market":"BTC","side":"BUY","size":"0.01","price":"1000","credentialId":"` + creds[contract.Paper] + `"}`
+		req, _ := http.NewRequest(http.MethodPost, edgeURL+"/v1", strings.NewReader(body))
+		req.Header.Set("X-API-Key", key.Key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("placeLimitOrder: %d", resp.StatusCode)
+		}
+		testenv.Poll(t, "the order in the audit trail", 10*time.Second, func() error {
+			page, err := adm.Audit(ctx, acct.ID, nil)
+			if err != nil {
+				return err
+			}
+			for _, e := range page.Entries {
+				if e.Operation == contract.OpPlaceLimitOrder && e.Code == "OK" && len(e.OrderIDs) == 1 {
+					return nil
+				}
+			}
+			return fmt.Errorf("audit entries %+v", page.Entries)
+		})
+		testenv.Poll(t, "usage counted", 10*time.Second, func() error {
+			u, err := adm.KeyUsage(ctx, key.ID, 1)
+			if err != nil {
+				return err
+			}
+			if c := u.Days[0].ByOperation[contract.OpPlaceLimitOrder]; c.OK != 1 {
+				return fmt.Errorf("usage %+v", u.Days)
+			}
+			return nil
+		})
+	})
+
 	// The test's connections live as long as the whole test.
 	top := t
 	clients := map[string]*client{}

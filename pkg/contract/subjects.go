@@ -1,5 +1,7 @@
 package contract
 
+import "strings"
+
 // DefaultSubjectPrefix roots every perpgate NATS subject. Tests use a unique
 // prefix so parallel runs on one server never meet.
 const DefaultSubjectPrefix = "perpgate"
@@ -44,6 +46,18 @@ func (s Subjects) Secret(x Exchange) string { return s.SecretRoot() + "." + stri
 
 // Events is where the keys service publishes ChangeEvents.
 func (s Subjects) Events() string { return s.Prefix + ".events.keys" }
+
+// Usage is where edges publish UsageReports for the keys service.
+func (s Subjects) Usage() string { return s.Prefix + ".usage" }
+
+// Audit is the subject of audit entries, kept in the AuditStream JetStream
+// stream until the keys service has stored them.
+func (s Subjects) Audit() string { return s.Prefix + ".audit" }
+
+// AuditStream names the JetStream stream holding audit entries in transit.
+func (s Subjects) AuditStream() string {
+	return strings.ToUpper(strings.NewReplacer(".", "_", "-", "_", "*", "_", ">", "_").Replace(s.Prefix)) + "_AUDIT"
+}
 
 // Header names carried on NATS requests.
 const (

@@ -35,14 +35,17 @@ func NATS(t testing.TB) *nats.Conn {
 
 // EmbeddedNATS starts a NATS server inside the test process on a free
 // port of 127.0.0.1 (no signal handling, no logs) and shuts it down when
-// the test ends. Connect with s.ClientURL() or nats.InProcessServer(s).
+// the test ends, with JetStream on (files in a temporary directory).
+// Connect with s.ClientURL() or nats.InProcessServer(s).
 func EmbeddedNATS(t testing.TB) *server.Server {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{
-		Host:   "127.0.0.1",
-		Port:   server.RANDOM_PORT,
-		NoSigs: true,
-		NoLog:  true,
+		Host:      "127.0.0.1",
+		Port:      server.RANDOM_PORT,
+		NoSigs:    true,
+		NoLog:     true,
+		JetStream: true, // the audit trail's stream
+		StoreDir:  t.TempDir(),
 	})
 	if err != nil {
 		t.Fatalf("embedded nats: %v", err)

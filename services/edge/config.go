@@ -22,6 +22,10 @@ type Config struct {
 	RequestTimeout time.Duration // PERPGATE_REQUEST_TIMEOUT: deadline of one request end to end
 	ShutdownGrace  time.Duration // PERPGATE_SHUTDOWN_GRACE: how long in-flight requests may finish
 	CacheTTL       time.Duration // PERPGATE_EDGE_CACHE_TTL: bound on key metadata staleness if an event is lost
+	// Audit writes every trading call to the audit stream before routing it
+	// (JetStream, created by the keys service); PERPGATE_AUDIT=off turns it
+	// off for a NATS without JetStream.
+	Audit bool
 	// TierLimits overrides the SPEC §8 rate limits of a tier, for operators
 	// who sell different plans: PERPGATE_TIER_LIMITS_FREE|BUILDER|PRO as
 	// "perMinute/perDay", e.g. "30/5000".
@@ -39,6 +43,7 @@ func DefaultConfig() Config {
 		RequestTimeout: 10 * time.Second,
 		ShutdownGrace:  15 * time.Second,
 		CacheTTL:       time.Minute,
+		Audit:          true,
 		TierLimits: map[contract.Tier]contract.TierLimits{
 			contract.TierFree:    contract.TierFree.Limits(),
 			contract.TierBuilder: contract.TierBuilder.Limits(),
@@ -100,6 +105,16 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	dur("PERPGATE_REQUEST_TIMEOUT", &c.RequestTimeout)
 	dur("PERPGATE_SHUTDOWN_GRACE", &c.ShutdownGrace)
 	dur("PERPGATE_EDGE_CACHE_TTL", &c.CacheTTL)
+	if v, ok := lookup("PERPGATE_AUDIT"); ok && v != "" {
+		switch v {
+		case "on":
+			c.Audit = true
+		case "off":
+			c.Audit = false
+		default:
+			errs = append(errs, fmt.Errorf("PERPGATE_AUDIT: %q is neither on nor off", v))
+		}
+	}
 	for tier, base := range c.TierLimits {
 		name := "PERPGATE_TIER_LIMITS_" + strings.ToUpper(string(tier))
 		if v, ok := lookup(name); ok && v != "" {

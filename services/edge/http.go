@@ -211,23 +211,33 @@ func (s *Server) handleV1(c echo.Context) error {
 		return s.fail(c, ce)
 	}
 	c.Set(ctxKey, key.Display)
-	if ce := s.rateLimit(ctx, c.Response().Header(), key); ce != nil {
-		return s.fail(c, ce)
-	}
-	op, fields, ce := parseBody(body)
-	if ce != nil {
-		return s.fail(c, ce)
-	}
-	c.Set(ctxOperation, op.Name)
-	rid, _ := c.Get(ctxRequestID).(string)
-	result, exchange, ce := s.execute(ctx, rid, key, op, fields)
-	if exchange != "" {
-		c.Set(ctxExchange, string(exchange))
-	}
+	var opName string
+	result, ce := s.authorized(c, ctx, key, body, &opName)
+	s.countUsage(key.ID, opName, ce)
 	if ce != nil {
 		return s.fail(c, ce)
 	}
 	return succeed(c, result)
+}
+
+// authorized runs the steps after authentication: the rate limit, the
+// body, the operation. opName is set once the operation is known.
+func (s *Server) authorized(c echo.Context, ctx context.Context, key contract.KeyInfo, body []byte, opName *string) (json.RawMessage, *contract.Error) {
+	if ce := s.rateLimit(ctx, c.Response().Header(), key); ce != nil {
+		return nil, ce
+	}
+	op, fields, ce := parseBody(body)
+	if ce != nil {
+		return nil, ce
+	}
+	*opName = op.Name
+	c.Set(ctxOperation, op.Name)
+	rid, _ := c.Get(ctxRequestID).(string)
+	result, exchange, ce := s.executeAudited(ctx, "v1", rid, key, op, fields)
+	if exchange != "" {
+		c.Set(ctxExchange, string(exchange))
+	}
+	return result, ce
 }
 
 // readBody reads at most MaxBody bytes; errTooLarge when there is more.

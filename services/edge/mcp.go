@@ -114,6 +114,12 @@ func (s *Server) callTool(ctx context.Context, rid, rawKey string, op *contract.
 	if ce != nil {
 		return nil, ce
 	}
+	result, ce := s.authorizedTool(ctx, rid, key, op, args)
+	s.countUsage(key.ID, op.Name, ce)
+	return result, ce
+}
+
+func (s *Server) authorizedTool(ctx context.Context, rid string, key contract.KeyInfo, op *contract.Operation, args any) (json.RawMessage, *contract.Error) {
 	if ce := s.rateLimit(ctx, http.Header{}, key); ce != nil {
 		return nil, ce
 	}
@@ -123,7 +129,7 @@ func (s *Server) callTool(ctx context.Context, rid, rawKey string, op *contract.
 			return nil, contract.Errorf(contract.CodeInvalidJSON, "tool arguments must be a JSON object")
 		}
 	}
-	result, _, ce := s.execute(ctx, rid, key, op, fields)
+	result, _, ce := s.executeAudited(ctx, "mcp", rid, key, op, fields)
 	return result, ce
 }
 

@@ -113,8 +113,10 @@ func truncate(s string) string {
 // execute runs steps 6 to 10 for an authenticated, rate-limited request:
 // tier and scope, credential, parameters, routing. It returns the result
 // object and the exchange it went to. The MCP front end calls it too.
+// beforeRoute, when set, runs once the call is validated and about to be
+// routed; an error from it stops the call (the audit trail uses it).
 func (s *Server) execute(ctx context.Context, requestID string, key contract.KeyInfo, op *contract.Operation,
-	fields map[string]json.RawMessage) (json.RawMessage, contract.Exchange, *contract.Error) {
+	fields map[string]json.RawMessage, beforeRoute func(contract.CredentialInfo, json.RawMessage) *contract.Error) (json.RawMessage, contract.Exchange, *contract.Error) {
 	if !key.Tier.AtLeast(op.MinTier) {
 		return nil, "", contract.Errorf(contract.CodeTierInsufficient,
 			"%s needs the %s tier or above; this key's account is on %s", op.Name, op.MinTier, key.Tier)
@@ -149,6 +151,11 @@ func (s *Server) execute(ctx context.Context, requestID string, key contract.Key
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, cred.Exchange, s.internal(ctx, "encode connector request", err)
+	}
+	if beforeRoute != nil {
+		if ce := beforeRoute(cred, req.Params); ce != nil {
+			return nil, cred.Exchange, ce
+		}
 	}
 	var result json.RawMessage
 	hdr := nats.Header{contract.HeaderRequestID: []string{requestID}}

@@ -41,12 +41,17 @@ type Server struct {
 	echo     *echo.Echo
 	metrics  *telemetry.Metrics
 	checks   map[string]health.Check
+	usage    *usageCounter
+	audit    *auditor // nil when Config.Audit is off
 
 	mu     sync.Mutex
 	http   *http.Server
 	ln     net.Listener
 	events *nats.Subscription
 	done   chan struct{}
+	// stopUsage ends the usage reports; usageDone closes after the last.
+	stopUsage chan struct{}
+	usageDone chan struct{}
 }
 
 // New builds an edge; Start or Run puts it on the network.
@@ -75,6 +80,14 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.checks[name] = c
 	}
 	s.dir = newDirectory(s.nc, s.subjects, cfg.CacheTTL, now)
+	s.usage = newUsageCounter()
+	if cfg.Audit {
+		a, err := newAuditor(s.nc, s.subjects)
+		if err != nil {
+			return nil, fmt.Errorf("edge: audit stream: %w", err)
+		}
+		s.audit = a
+	}
 	s.echo = s.routes()
 	return s, nil
 }
@@ -115,9 +128,15 @@ func (s *Server) Start() error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	done := make(chan struct{})
+	stopUsage, usageDone := make(chan struct{}), make(chan struct{})
 	s.mu.Lock()
 	s.http, s.ln, s.events, s.done = srv, ln, sub, done
+	s.stopUsage, s.usageDone = stopUsage, usageDone
 	s.mu.Unlock()
+	go func() {
+		defer close(usageDone)
+		s.reportUsageEvery(usageFlushEvery, stopUsage)
+	}()
 	go func() {
 		defer close(done)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -152,7 +171,8 @@ func (s *Server) Run(ctx context.Context) error {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	srv, sub, done := s.http, s.events, s.done
-	s.http, s.events = nil, nil
+	stopUsage, usageDone := s.stopUsage, s.usageDone
+	s.http, s.events, s.stopUsage = nil, nil, nil
 	s.mu.Unlock()
 	var errs []error
 	if srv != nil {
@@ -161,6 +181,10 @@ func (s *Server) Close() error {
 		errs = append(errs, srv.Shutdown(ctx))
 		<-done
 		s.log.Info("edge stopped")
+	}
+	if stopUsage != nil { // after the last request, so its count is in the last report
+		close(stopUsage)
+		<-usageDone
 	}
 	if sub != nil {
 		errs = append(errs, sub.Unsubscribe())

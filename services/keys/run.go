@@ -47,6 +47,13 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	s.mu.Lock()
 	s.micro = svc
 	s.mu.Unlock()
+	stopActivity, err := s.startActivity(ctx)
+	if err != nil {
+		return fmt.Errorf("start keys service: %w", err)
+	}
+	s.mu.Lock()
+	s.stopActivity = stopActivity
+	s.mu.Unlock()
 
 	if s.cfg.AdminAddr != "" {
 		var lc net.ListenConfig
@@ -108,8 +115,11 @@ func (s *Service) Close() error {
 		return nil
 	}
 	s.closed = true
-	srv, served, svc, cancel, started := s.http, s.served, s.micro, s.cancel, s.started
+	srv, served, svc, cancel, started, stopActivity := s.http, s.served, s.micro, s.cancel, s.started, s.stopActivity
 	s.mu.Unlock()
+	if stopActivity != nil {
+		stopActivity()
+	}
 
 	var errs []error
 	if srv != nil {

@@ -38,9 +38,11 @@ type Service struct {
 	lifetime context.Context // bounds NATS handlers; cancelled by Close
 	cancel   context.CancelFunc
 	micro    micro.Service
-	http     *http.Server
-	listener net.Listener
-	served   chan struct{} // closed when the admin server stops serving
+	// stopActivity ends the usage subscription and the audit consumer.
+	stopActivity func()
+	http         *http.Server
+	listener     net.Listener
+	served       chan struct{} // closed when the admin server stops serving
 }
 
 // New returns a Service on an existing NATS connection (owned by the

@@ -30,6 +30,16 @@ type Account struct {
 	CreatedAt time.Time     `json:"createdAt"`
 }
 
+// AuditQuery selects a page of an account's audit entries.
+type AuditQuery struct {
+	AccountID    string
+	Since, Until time.Time
+	Limit        int
+	// AfterTime and AfterID continue after the entry they name.
+	AfterTime time.Time
+	AfterID   string
+}
+
 // Sealed is a credential secret encrypted by the service: the id of the
 // master key that sealed it and nonce||ciphertext||tag.
 type Sealed struct {
@@ -75,6 +85,23 @@ type Store interface {
 	// atomically, and returns the key; ErrKeyNotFound when none. An error
 	// from change leaves the key as it was and is returned.
 	UpdateGuards(ctx context.Context, id string, change func(contract.Guards) (contract.Guards, error)) (contract.KeyInfo, error)
+
+	// KeyByID returns a key with its account's Tier; ErrKeyNotFound when none.
+	KeyByID(ctx context.Context, id string) (contract.KeyInfo, error)
+
+	// AddUsage adds request counts to the stored ones, per (key, day,
+	// operation).
+	AddUsage(ctx context.Context, entries []contract.UsageEntry) error
+	// Usage returns a key's counts of the days from fromDay (YYYY-MM-DD)
+	// on, by day then operation.
+	Usage(ctx context.Context, keyID, fromDay string) ([]contract.UsageEntry, error)
+	// PutAudit stores an audit entry; an entry with the same request id is
+	// replaced, except that a PENDING entry never replaces a final one.
+	PutAudit(ctx context.Context, e contract.AuditEntry) error
+	// Audit lists an account's audit entries with since <= time < until,
+	// oldest first, at most limit, starting after the cursor (the time and
+	// request id of the last entry of the previous page; zero to start).
+	Audit(ctx context.Context, q AuditQuery) ([]contract.AuditEntry, error)
 
 	// CreateCredential inserts a credential; ErrAccountNotFound when its
 	// account does not exist.

@@ -2,6 +2,7 @@ package keys_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/shopspring/decimal"
@@ -210,6 +211,63 @@ func testStore(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		assertGuards(t, again.Guards, want)
 		if _, err := s.UpdateGuards(ctx, uuid.NewString(), func(g contract.Guards) (contract.Guards, error) { return g, nil }); !errors.Is(err, keys.ErrKeyNotFound) {
 			t.Fatalf("unknown key: err = %v, want ErrKeyNotFound", err)
+		}
+	})
+
+	t.Run("usage and audit", func(t *testing.T) {
+		s := newStore(t)
+		a := keys.Account{ID: uuid.NewString(), Tier: contract.TierPro, CreatedAt: at(0)}
+		if err := s.CreateAccount(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		k := newKeyInfo(a.ID, at(time.Second))
+		if err := s.CreateKey(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.KeyByID(ctx, k.ID); err != nil || got.Hash != k.Hash || got.Tier != a.Tier {
+			t.Fatalf("KeyByID = %+v, %v", got, err)
+		}
+		if _, err := s.KeyByID(ctx, uuid.NewString()); !errors.Is(err, keys.ErrKeyNotFound) {
+			t.Fatalf("KeyByID unknown: %v", err)
+		}
+		for range 2 {
+			if err := s.AddUsage(ctx, []contract.UsageEntry{
+				{KeyID: k.ID, Day: "2031-05-06", Operation: "getBalance", OK: 3, Failed: 1},
+				{KeyID: k.ID, Day: "2031-05-05", Operation: "getBalance", OK: 1},
+				{KeyID: uuid.NewString(), Day: "2031-05-06", Operation: "getBalance", OK: 9}, // no such key: dropped
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		u, err := s.Usage(ctx, k.ID, "2031-05-06")
+		if err != nil || len(u) != 1 || u[0].OK != 6 || u[0].Failed != 2 || u[0].Day != "2031-05-06" {
+			t.Fatalf("Usage = %+v, %v", u, err)
+		}
+
+		e := contract.AuditEntry{Time: at(time.Minute), RequestID: "req-1", AccountID: a.ID, KeyID: k.ID, KeyDisplay: k.Display,
+			Operation: contract.OpSetLeverage, Params: json.RawMessage(`{"leverage":3}`), Code: contract.AuditPending, OrderIDs: []string{}, Via: "v1"}
+		final := e
+		final.Code, final.OrderIDs, final.DurationMs = "OK", []string{"7"}, 12.5
+		later := e
+		later.RequestID, later.Time = "req-2", at(2*time.Minute)
+		for _, x := range []contract.AuditEntry{e, final, e, later} { // the late PENDING must not undo the outcome
+			if err := s.PutAudit(ctx, x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		all, err := s.Audit(ctx, keys.AuditQuery{AccountID: a.ID, Since: at(0), Until: at(time.Hour), Limit: 10})
+		if err != nil || len(all) != 2 || all[0].Code != "OK" || all[0].OrderIDs[0] != "7" || all[0].DurationMs != 12.5 ||
+			all[1].RequestID != "req-2" || !all[0].Time.Equal(at(time.Minute)) {
+			t.Fatalf("Audit = %+v, %v", all, err)
+		}
+		next, err := s.Audit(ctx, keys.AuditQuery{AccountID: a.ID, Since: at(0), Until: at(time.Hour), Limit: 10,
+			AfterTime: all[0].Time, AfterID: all[0].RequestID})
+		if err != nil || len(next) != 1 || next[0].RequestID != "req-2" {
+			t.Fatalf("Audit after the first = %+v, %v", next, err)
+		}
+		window, err := s.Audit(ctx, keys.AuditQuery{AccountID: a.ID, Since: at(90 * time.Second), Until: at(time.Hour), Limit: 10})
+		if err != nil || len(window) != 1 {
+			t.Fatalf("Audit since = %+v, %v", window, err)
 		}
 	})
 

@@ -118,7 +118,8 @@ func (g *Gateway) startBus() (func(name string) (*nats.Conn, error), error) {
 			return nc, err
 		}, nil
 	}
-	emb, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: g.cfg.NATSListen})
+	// JetStream carries the audit trail; its files live in the data dir.
+	emb, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: g.cfg.NATSListen, StoreDir: filepath.Join(g.cfg.DataDir, "nats")})
 	if err != nil {
 		return nil, err
 	}

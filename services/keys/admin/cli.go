@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -34,9 +35,11 @@ const cliUsage = `usage:
   perpgate key list --account ID
   perpgate key guards ID [guards]
   perpgate key revoke ID
+  perpgate key usage ID [--days N]
   perpgate credential create --account ID --exchange X --env mainnet|testnet [--label L] --secret-file F|-
   perpgate credential list --account ID
   perpgate credential delete ID
+  perpgate audit --account ID [--since RFC3339] [--until RFC3339] [--limit N] [--cursor C]
 
 Guards: --readOnly true|false, --allowedMarkets BTC-USDT-PERP,ETH,..,
 --maxOrderNotional N, --maxDailyNotional N (quote currency), --maxLeverage N;
@@ -82,6 +85,9 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if len(args) > 0 && isHelp(args[0]) {
 		fmt.Fprint(stdout, cliUsage)
 		return ExitOK
+	}
+	if len(args) > 0 && args[0] == "audit" { // a command without subcommands
+		args = append([]string{"audit", ""}, args[1:]...)
 	}
 	if len(args) == 1 || len(args) > 1 && isHelp(args[1]) {
 		usage := groupUsage(args[0])
@@ -148,6 +154,7 @@ func groupUsage(group string) string {
 
 // printHelp prints one command's usage line and flags to stdout.
 func (c *cli) printHelp(cmd string) {
+	cmd = strings.TrimSpace(cmd)
 	fmt.Fprint(c.stdout, "usage:\n")
 	for _, line := range strings.Split(cliUsage, "\n") {
 		if strings.HasPrefix(line, "  perpgate "+cmd+" ") || line == "  perpgate "+cmd {
@@ -184,6 +191,8 @@ func (c *cli) run(ctx context.Context, args []string) (any, error) {
 		"key list":          c.keyList,
 		"key revoke":        c.keyRevoke,
 		"key guards":        c.keyGuards,
+		"key usage":         c.keyUsage,
+		"audit ":            c.audit,
 		"credential create": c.credentialCreate,
 		"credential list":   c.credentialList,
 		"credential delete": c.credentialDelete,
@@ -325,6 +334,47 @@ func (c *cli) keyGuards(ctx context.Context, args []string) (any, error) {
 		return nil, err
 	}
 	return c.client.UpdateKeyGuards(ctx, pos[0], patch)
+}
+
+func (c *cli) keyUsage(ctx context.Context, args []string) (any, error) {
+	fs := c.flags("key usage")
+	days := fs.Int("days", 7, "how many UTC days, today included (1 to 92)")
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		args = append(slices.Clone(args[1:]), args[0])
+	}
+	pos, err := parse(fs, args, "key id")
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	return c.client.KeyUsage(ctx, pos[0], *days)
+}
+
+func (c *cli) audit(ctx context.Context, args []string) (any, error) {
+	fs := c.flags("audit")
+	account := fs.String("account", "", "account id")
+	since := fs.String("since", "", "first time, RFC 3339")
+	until := fs.String("until", "", "end time (excluded), RFC 3339")
+	limit := fs.String("limit", "", "entries per page, 1 to 1000 (default 100)")
+	cursor := fs.String("cursor", "", "nextCursor of the previous page")
+	if _, err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if err := required(fs, "account"); err != nil {
+		return nil, err
+	}
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	for k, v := range map[string]string{"since": *since, "until": *until, "limit": *limit, "cursor": *cursor} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return c.client.Audit(ctx, *account, q)
 }
 
 // guardFlags adds one flag per guard, named as its JSON field.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -73,6 +74,25 @@ func (c *Client) RevokeKey(ctx context.Context, keyID string) (KeyResponse, erro
 func (c *Client) UpdateKeyGuards(ctx context.Context, keyID string, patch map[string]json.RawMessage) (KeyResponse, error) {
 	var out KeyResponse
 	err := c.do(ctx, http.MethodPatch, "/admin/v1/keys/"+url.PathEscape(keyID), patch, &out)
+	return out, err
+}
+
+// KeyUsage calls GET /admin/v1/keys/{id}/usage?days=N.
+func (c *Client) KeyUsage(ctx context.Context, keyID string, days int) (UsageResponse, error) {
+	var out UsageResponse
+	err := c.do(ctx, http.MethodGet, "/admin/v1/keys/"+url.PathEscape(keyID)+"/usage?days="+strconv.Itoa(days), nil, &out)
+	return out, err
+}
+
+// Audit calls GET /admin/v1/accounts/{id}/audit with the query q (since,
+// until, limit, cursor).
+func (c *Client) Audit(ctx context.Context, accountID string, q url.Values) (AuditResponse, error) {
+	var out AuditResponse
+	path := "/admin/v1/accounts/" + url.PathEscape(accountID) + "/audit"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	err := c.do(ctx, http.MethodGet, path, nil, &out)
 	return out, err
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -22,6 +23,8 @@ const (
 	pathAccountKeys       = "/admin/v1/accounts/:id/keys"
 	pathRevokeKey         = "/admin/v1/keys/:id/revoke"
 	pathKey               = "/admin/v1/keys/:id"
+	pathKeyUsage          = "/admin/v1/keys/:id/usage"
+	pathAccountAudit      = "/admin/v1/accounts/:id/audit"
 	pathAccountCredential = "/admin/v1/accounts/:id/credentials"
 	pathCredential        = "/admin/v1/credentials/:id"
 )
@@ -53,6 +56,8 @@ func NewHandler(b Backend, token string, log *slog.Logger) http.Handler {
 	e.GET(pathAccountKeys, h.listKeys)
 	e.POST(pathRevokeKey, h.revokeKey)
 	e.PATCH(pathKey, h.patchKey)
+	e.GET(pathKeyUsage, h.keyUsage)
+	e.GET(pathAccountAudit, h.audit)
 	e.POST(pathAccountCredential, h.createCredential)
 	e.GET(pathAccountCredential, h.listCredentials)
 	e.DELETE(pathCredential, h.deleteCredential)
@@ -152,6 +157,55 @@ func (h *handler) patchKey(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, KeyResponse{Success: true, KeyView: ViewOf(k)})
+}
+
+// keyUsage answers a key's request counts per day and operation; days
+// defaults to 7.
+func (h *handler) keyUsage(c echo.Context) error {
+	days := 7
+	if v := c.QueryParam("days"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return contract.Errorf(contract.CodeInvalidRequest, "days must be a whole number of days, 1 to 92")
+		}
+		days = n
+	}
+	out, err := h.backend.KeyUsage(c.Request().Context(), c.Param("id"), days)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, UsageResponse{Success: true, KeyID: c.Param("id"), Days: out})
+}
+
+// audit answers a page of an account's audit trail: since and until are
+// RFC 3339 times, limit defaults to 100, cursor continues a listing.
+func (h *handler) audit(c echo.Context) error {
+	var since, until time.Time
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"since", &since}, {"until", &until}} {
+		if v := c.QueryParam(p.name); v != "" {
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				return contract.Errorf(contract.CodeInvalidRequest, "%s must be an RFC 3339 time such as 2030-01-01T00:00:00Z", p.name)
+			}
+			*p.dst = t
+		}
+	}
+	limit := 100
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return contract.Errorf(contract.CodeInvalidRequest, "limit must be a whole number, 1 to 1000")
+		}
+		limit = n
+	}
+	page, err := h.backend.AuditLog(c.Request().Context(), c.Param("id"), since, until, limit, c.QueryParam("cursor"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, AuditResponse{Success: true, AuditPage: page})
 }
 
 func (h *handler) revokeKey(c echo.Context) error {

@@ -20,6 +20,8 @@ type Backend interface {
 	ListKeys(ctx context.Context, accountID string) ([]contract.KeyInfo, error)
 	RevokeKey(ctx context.Context, keyID string) (contract.KeyInfo, error)
 	UpdateKeyGuards(ctx context.Context, keyID string, patch map[string]json.RawMessage) (contract.KeyInfo, error)
+	KeyUsage(ctx context.Context, keyID string, days int) ([]contract.UsageDay, error)
+	AuditLog(ctx context.Context, accountID string, since, until time.Time, limit int, cursor string) (contract.AuditPage, error)
 	CreateCredential(ctx context.Context, accountID string, req CredentialRequest) (contract.CredentialInfo, error)
 	ListCredentials(ctx context.Context, accountID string) ([]contract.CredentialInfo, error)
 	DeleteCredential(ctx context.Context, credentialID string) error
@@ -139,6 +141,20 @@ type CreatedKeyResponse struct {
 type KeysResponse struct {
 	Success bool      `json:"success"`
 	Keys    []KeyView `json:"keys"`
+}
+
+// UsageResponse answers GET /admin/v1/keys/{id}/usage: one entry per UTC
+// day, oldest first, today last.
+type UsageResponse struct {
+	Success bool                `json:"success"`
+	KeyID   string              `json:"keyId"`
+	Days    []contract.UsageDay `json:"days"`
+}
+
+// AuditResponse answers GET /admin/v1/accounts/{id}/audit.
+type AuditResponse struct {
+	Success bool `json:"success"`
+	contract.AuditPage
 }
 
 // KeyResponse answers POST /admin/v1/keys/{id}/revoke and PATCH /admin/v1/keys/{id}.

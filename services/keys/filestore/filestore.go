@@ -35,16 +35,19 @@ type Store struct {
 
 	mu    sync.Mutex
 	state state
+
+	auditMu sync.Mutex // the audit log, apart from the state
 }
 
 var _ keys.Store = (*Store)(nil)
 
 // state is the file's content and the in-memory model.
 type state struct {
-	Version     int          `json:"version"`
-	Accounts    []account    `json:"accounts"`
-	Keys        []apiKey     `json:"apiKeys"`
-	Credentials []credential `json:"credentials"`
+	Version     int                   `json:"version"`
+	Accounts    []account             `json:"accounts"`
+	Keys        []apiKey              `json:"apiKeys"`
+	Credentials []credential          `json:"credentials"`
+	Usage       []contract.UsageEntry `json:"usage,omitempty"`
 }
 
 type account struct {
@@ -188,6 +191,7 @@ func (st state) clone() state {
 		Accounts:    slices.Clone(st.Accounts),
 		Keys:        slices.Clone(st.Keys),
 		Credentials: slices.Clone(st.Credentials),
+		Usage:       st.Usage, // AddUsage clones it before changing it
 	}
 }
 
@@ -468,4 +472,15 @@ func utcPtr(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// daysBetween is the number of days from a to b (YYYY-MM-DD); 0 when either
+// does not parse.
+func daysBetween(a, b string) int {
+	ta, err1 := time.Parse(time.DateOnly, a)
+	tb, err2 := time.Parse(time.DateOnly, b)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return int(tb.Sub(ta).Hours() / 24)
 }
