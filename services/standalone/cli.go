@@ -25,12 +25,16 @@ Usage:
   perpgate account create --tier T [--name N]
   perpgate account list
   perpgate key create --account ID --env live|test [--operations a,b] [--exchanges x,y]
-                      [--credentials id,..] [--expires-at RFC3339]
+                      [--credentials id,..] [--expires-at RFC3339] [guards]
   perpgate key list --account ID
+  perpgate key guards ID [--readOnly true|false] [--allowedMarkets M,..] [--maxOrderNotional N]
+                      [--maxDailyNotional N] [--maxLeverage N]   (none removes a limit)
+  perpgate key usage ID [--days N]
   perpgate key revoke ID
   perpgate credential create --account ID --exchange X --env mainnet|testnet [--label L] --secret-file F|-
   perpgate credential list --account ID
   perpgate credential delete ID
+  perpgate audit --account ID [--since RFC3339] [--until RFC3339] [--limit N] [--cursor C]
   perpgate version | --version
 
 Every command takes --help. Settings are PERPGATE_* environment variables;
@@ -104,7 +108,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			return exit(stderr, ServePipe(ctx, *addr, benchNATS, benchRedis, "benchpipe"))
 		}
 		return exit(stderr, ServeBare(ctx, *addr))
-	case "account", "key", "credential":
+	case "account", "key", "credential", "audit":
 		return admin.RunCLI(ctx, args, stdin, stdout, stderr, lookup)
 	case "version", "--version", "-version", "-v":
 		fmt.Fprintln(stdout, version)

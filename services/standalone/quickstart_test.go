@@ -83,11 +83,17 @@ func TestQuickstart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli := regexp.MustCompile("(?s)```sh\n(export PERPGATE_ADMIN_TOKEN.*?)```").FindSubmatch(guide)
-	if cli == nil {
+	// The usage guide's shell blocks from its CLI block on, in one shell.
+	from := strings.Index(string(guide), "```sh\nexport PERPGATE_ADMIN_TOKEN")
+	if from < 0 {
 		t.Fatal("docs/guide.md has no CLI block")
 	}
-	run("docs/guide.md CLI", "set -euo pipefail\n"+string(cli[1]))
+	var guideScript strings.Builder
+	guideScript.WriteString("set -euo pipefail\n")
+	for _, b := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(guide[from:]), -1) {
+		guideScript.WriteString(b[1])
+	}
+	run("docs/guide.md CLI", guideScript.String())
 
 	// The API reference's examples in order, through its own shell function.
 	api, err := os.ReadFile(filepath.Join(root, "docs", "api.md"))
