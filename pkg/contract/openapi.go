@@ -160,6 +160,15 @@ func headers(status int) map[string]any {
 		for _, n := range []string{"X-RateLimit-Limit-Minute", "X-RateLimit-Remaining-Minute", "X-RateLimit-Limit-Day", "X-RateLimit-Remaining-Day"} {
 			h[n] = integer
 		}
+		str := map[string]any{"type": "string"}
+		h["RateLimit-Policy"] = map[string]any{"schema": str,
+			"description": `IETF draft-ietf-httpapi-ratelimit-headers: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400`}
+		h["RateLimit"] = map[string]any{"schema": str,
+			"description": `IETF draft-ietf-httpapi-ratelimit-headers: "minute";r=<remaining>;t=<seconds to reset>, "day";r=<remaining>;t=<seconds to reset>`}
+	}
+	if status == http.StatusUnauthorized {
+		h["WWW-Authenticate"] = map[string]any{"schema": map[string]any{"type": "string"}, "required": true,
+			"description": `RFC 6750 challenge: Bearer realm="perpgate", error="invalid_token" (absent when no key was sent), error_description with the message.`}
 	}
 	switch status {
 	case http.StatusTooManyRequests:

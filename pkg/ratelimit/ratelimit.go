@@ -29,6 +29,9 @@ type Decision struct {
 	// (at least 1) until the window that blocks resets: the next minute, or
 	// the next UTC midnight when the day is used up.
 	RetryAfter time.Duration
+	// ResetMinute and ResetDay are how long until each window starts
+	// afresh, in whole seconds (at least 1), for the RateLimit header.
+	ResetMinute, ResetDay time.Duration
 }
 
 // Limiter decides whether a key may make one more request.
@@ -72,6 +75,8 @@ func decide(now time.Time, w window, l Limits, allowed bool, minuteCount, dayCou
 		RemainingMinute: max(l.PerMinute-minuteCount, 0),
 		LimitDay:        l.PerDay,
 		RemainingDay:    max(l.PerDay-dayCount, 0),
+		ResetMinute:     ceilSecond(w.minuteEnd.Sub(now)),
+		ResetDay:        ceilSecond(w.dayEnd.Sub(now)),
 	}
 	if allowed {
 		return d
@@ -83,8 +88,13 @@ func decide(now time.Time, w window, l Limits, allowed bool, minuteCount, dayCou
 	if dayCount >= l.PerDay {
 		wait = max(wait, w.dayEnd.Sub(now))
 	}
-	d.RetryAfter = max((wait + time.Second - 1).Truncate(time.Second), time.Second)
+	d.RetryAfter = ceilSecond(wait)
 	return d
+}
+
+// ceilSecond rounds d up to whole seconds, at least one.
+func ceilSecond(d time.Duration) time.Duration {
+	return max((d + time.Second - 1).Truncate(time.Second), time.Second)
 }
 
 func clock(now func() time.Time) func() time.Time {

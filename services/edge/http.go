@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -32,6 +33,8 @@ const (
 	HeaderRemainingMinute = "X-RateLimit-Remaining-Minute"
 	HeaderLimitDay        = "X-RateLimit-Limit-Day"
 	HeaderRemainingDay    = "X-RateLimit-Remaining-Day"
+	HeaderRateLimitPolicy = "RateLimit-Policy"
+	HeaderRateLimit       = "RateLimit"
 )
 
 // Per-request values kept on the echo context for the request log.
@@ -165,7 +168,23 @@ func (s *Server) fail(c echo.Context, ce *contract.Error) error {
 	case contract.CodeRateLimited, contract.CodeServiceUnavailable:
 		h.Set("Retry-After", strconv.Itoa(max(ce.RetryAfterSeconds, 1)))
 	}
+	if ce.Status() == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", wwwAuthenticate(ce))
+	}
 	return c.JSONBlob(ce.Status(), envelopeJSON(ce))
+}
+
+// wwwAuthenticate is the RFC 6750 challenge of a 401, so OAuth-aware
+// clients (MCP ones among them) show our message: no error parameter when
+// no key was sent, invalid_token for a key that is refused.
+func wwwAuthenticate(ce *contract.Error) string {
+	v := `Bearer realm="perpgate"`
+	if ce.Code != contract.CodeMissingAPIKey {
+		v += `, error="invalid_token"`
+	}
+	// A quoted-string may not hold '"' or '\' unescaped; messages are ours.
+	desc := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(ce.Message)
+	return v + `, error_description="` + desc + `"`
 }
 
 // envelopeJSON encodes the error envelope without HTML escaping, so a
@@ -269,10 +288,15 @@ func apiKeyOf(r *http.Request) string {
 	return ""
 }
 
-// setLimitHeaders writes the four X-RateLimit-* headers.
+// setLimitHeaders writes the four X-RateLimit-* headers and the IETF
+// RateLimit-Policy and RateLimit fields (draft-ietf-httpapi-ratelimit-headers,
+// structured-field form) for the minute and day windows.
 func setLimitHeaders(h http.Header, d ratelimit.Decision) {
 	h.Set(HeaderLimitMinute, strconv.Itoa(d.LimitMinute))
 	h.Set(HeaderRemainingMinute, strconv.Itoa(d.RemainingMinute))
 	h.Set(HeaderLimitDay, strconv.Itoa(d.LimitDay))
 	h.Set(HeaderRemainingDay, strconv.Itoa(d.RemainingDay))
+	h.Set(HeaderRateLimitPolicy, fmt.Sprintf(`"minute";q=%d;w=60, "day";q=%d;w=86400`, d.LimitMinute, d.LimitDay))
+	h.Set(HeaderRateLimit, fmt.Sprintf(`"minute";r=%d;t=%d, "day";r=%d;t=%d`,
+		d.RemainingMinute, int(d.ResetMinute/time.Second), d.RemainingDay, int(d.ResetDay/time.Second)))
 }

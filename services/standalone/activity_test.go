@@ -162,3 +162,26 @@ func mustRequest(t *testing.T, method, u, token string) *http.Request {
 	req.Header.Set("Authorization", "Bearer "+token)
 	return req
 }
+
+// TestMCPChallenge: a refused MCP connection carries the RFC 6750
+// challenge, so OAuth-aware MCP clients show the gateway's message.
+func TestMCPChallenge(t *testing.T) {
+	g := startGateway(t)
+	for _, tc := range []struct {
+		key, want string
+	}{
+		{"", `Bearer realm="perpgate", error_description="no API key`},
+		{"mt_test_" + strings.Repeat("x", 43), `Bearer realm="perpgate", error="invalid_token", error_description="API key not recognized"`},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, g.URL()+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tc.key != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.key)
+		}
+		r := g.do(req)
+		if r.status != http.StatusUnauthorized || !strings.HasPrefix(r.header.Get("WWW-Authenticate"), tc.want) {
+			t.Errorf("key %q: %d WWW-Authenticate %q, want it to start %q", tc.key, r.status, r.header.Get("WWW-Authenticate"), tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -329,6 +330,20 @@ func checkError(t *testing.T, r response, tc errorCase) {
 	}
 	checkStamp(t, r)
 	limitHeaders := []string{"X-RateLimit-Limit-Minute", "X-RateLimit-Remaining-Minute", "X-RateLimit-Limit-Day", "X-RateLimit-Remaining-Day"}
+	ietf := regexp.MustCompile(`^"minute";r=\d+;t=\d+, "day";r=\d+;t=\d+$`)
+	if rl := r.header.Get("RateLimit"); tc.limited != (rl != "") || rl != "" && !ietf.MatchString(rl) {
+		t.Errorf("RateLimit = %q (limited %v)", rl, tc.limited)
+	}
+	if rl := r.header.Get("RateLimit-Policy"); tc.limited != (rl != "") {
+		t.Errorf("RateLimit-Policy = %q (limited %v)", rl, tc.limited)
+	}
+	challenge := r.header.Get("WWW-Authenticate")
+	if (r.status == http.StatusUnauthorized) != strings.HasPrefix(challenge, `Bearer realm="perpgate"`) {
+		t.Errorf("WWW-Authenticate = %q on %d", challenge, r.status)
+	}
+	if r.status == http.StatusUnauthorized && strings.Contains(challenge, `error="invalid_token"`) == (tc.code == contract.CodeMissingAPIKey) {
+		t.Errorf("WWW-Authenticate = %q on %s: invalid_token is for a key that was sent", challenge, tc.code)
+	}
 	for _, h := range limitHeaders {
 		v := r.header.Get(h)
 		if tc.limited {

@@ -161,7 +161,7 @@ func TestDayWindow(t *testing.T) {
 	cred := g.newCredential(acct, contract.Paper, contract.Testnet, `{}`)
 	key := g.newKey(acct, keys.KeyRequest{Env: contract.KeyEnvTest})
 	body := []byte(`{"operation":"getMarkPrice","credentialId":"` + cred + `","market":"BTC"}`)
-	expect := func(at string, status int, retryAfter string) {
+	expect := func(at string, status int, retryAfter string) http.Header {
 		t.Helper()
 		now, err := time.Parse(time.RFC3339, at)
 		if err != nil {
@@ -172,14 +172,24 @@ func TestDayWindow(t *testing.T) {
 		if err != nil || s != status || h.Get("Retry-After") != retryAfter {
 			t.Fatalf("at %s: %d Retry-After %q (%v), want %d Retry-After %q", at, s, h.Get("Retry-After"), err, status, retryAfter)
 		}
+		if got, want := h.Get("RateLimit-Policy"), `"minute";q=3;w=60, "day";q=5;w=86400`; got != want {
+			t.Fatalf("at %s: RateLimit-Policy %q, want %q", at, got, want)
+		}
+		return h
 	}
-	expect("2026-11-23T23:57:10Z", http.StatusOK, "")
+	ietf := func(h http.Header, want string) {
+		t.Helper()
+		if got := h.Get("RateLimit"); got != want {
+			t.Fatalf("RateLimit %q, want %q", got, want)
+		}
+	}
+	ietf(expect("2026-11-23T23:57:10Z", http.StatusOK, ""), `"minute";r=2;t=50, "day";r=4;t=170`)
 	expect("2026-11-23T23:57:11Z", http.StatusOK, "")
 	expect("2026-11-23T23:57:12Z", http.StatusOK, "")
-	expect("2026-11-23T23:57:13Z", http.StatusTooManyRequests, "47") // minute full
+	ietf(expect("2026-11-23T23:57:13Z", http.StatusTooManyRequests, "47"), `"minute";r=0;t=47, "day";r=2;t=167`) // minute full
 	expect("2026-11-23T23:58:00Z", http.StatusOK, "")
 	expect("2026-11-23T23:58:01Z", http.StatusOK, "")
-	expect("2026-11-23T23:59:30Z", http.StatusTooManyRequests, "30") // day full: wait for midnight
+	ietf(expect("2026-11-23T23:59:30Z", http.StatusTooManyRequests, "30"), `"minute";r=3;t=30, "day";r=0;t=30`) // day full: wait for midnight
 	expect("2026-11-23T23:59:59Z", http.StatusTooManyRequests, "1")
 	expect("2026-11-24T00:00:00Z", http.StatusOK, "")
 }
