@@ -38,7 +38,7 @@ v1 '{"operation":"cancelOrder","credentialId":"$CRED","orderId":"$ORDER_ID","mar
 # so they need a position) and a take-profit/stop-loss pair.
 v1 '{"operation":"placeMarketOrder","credentialId":"$CRED","market":"BTC","side":"BUY","size":"0.01"}'
 v1 '{"operation":"placeStopOrder","credentialId":"$CRED","market":"BTC","side":"SELL","size":"0.01","triggerPrice":"40000"}'
-v1 '{"operation":"placeProtectionOrders","credentialId":"$CRED","market":"BTC","side":"LONG","size":"0.01","entryPrice":"60000","tpPercent":"5","slPercent":"3"}'
+v1 '{"operation":"placeProtectionOrders","credentialId":"$CRED","market":"BTC","side":"LONG","size":"0.01","entryPrice":"60000","tpPercent":5,"slPercent":3}'
 v1 '{"operation":"getPositions","credentialId":"$CRED"}'
 v1 '{"operation":"cancelAllOrders","credentialId":"$CRED","market":"BTC"}'
 v1 '{"operation":"closeAllPositions","credentialId":"$CRED","market":"BTC"}'

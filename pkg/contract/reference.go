@@ -41,7 +41,7 @@ var Examples = []Example{
 	{OpPlaceMarketOrder, `"market":"BTC-USD-PERP","side":"BUY","size":"0.01"`, "Opens a long position at market."},
 	{OpGetPositions, ``, ""},
 	{OpPlaceStopOrder, `"market":"BTC-USD-PERP","side":"SELL","size":"0.01","triggerPrice":"40000"`, "Stops are reduce-only unless reduceOnly is false, so this one needs the long position above."},
-	{OpPlaceProtectionOrders, `"market":"BTC-USD-PERP","side":"LONG","size":"0.01","entryPrice":"60000","tpPercent":"5","slPercent":"3"`, "Take-profit 5% above and stop-loss 3% below the entry, both reduce-only."},
+	{OpPlaceProtectionOrders, `"market":"BTC-USD-PERP","side":"LONG","size":"0.01","entryPrice":"60000","tpPercent":5,"slPercent":3`, "Take-profit 5% above and stop-loss 3% below the entry, both reduce-only."},
 	{OpPlaceBatchOrder, `"orders":[{"market":"BTC-USD-PERP","side":"BUY","size":"0.01","price":"48000"},{"market":"ETH-USD-PERP","side":"SELL","size":"0.1","price":"9000"}]`, ""},
 	{OpGetFills, `"market":"BTC-USD-PERP","limit":10`, ""},
 	{OpCancelAllOrders, `"market":"BTC-USD-PERP"`, "Cancels the stop and protection orders too."},
@@ -174,6 +174,9 @@ func writeFields(b *bytes.Buffer, prefix string, spec *StructSpec) {
 		typ := f.Kind()
 		if f.kind == kindDecimal {
 			typ = "decimal string"
+			if f.Number {
+				typ = "number"
+			}
 		}
 		if f.kind == kindSlice {
 			typ = "array of objects"

@@ -93,18 +93,20 @@ func fieldSchema(f *FieldSpec) map[string]any {
 			}
 		}
 	case kindDecimal:
-		s["type"] = "string"
-		if f.Number {
-			s["type"] = []string{"number", "string"}
+		if f.Number { // a percentage, not money: a JSON number (SPEC §4)
+			s["type"] = "number"
+			if f.Positive {
+				s["exclusiveMinimum"] = 0
+				s["description"] = strings.TrimSpace(f.Description + " Must be greater than zero.")
+			}
+			break
 		}
+		s["type"] = "string"
 		s["pattern"] = decimalPattern
 		s["maxLength"] = maxDecimalLen
 		if f.Positive {
 			s["pattern"] = positivePattern
 			s["description"] = strings.TrimSpace(f.Description + " Must be greater than zero.")
-			if f.Number {
-				s["exclusiveMinimum"] = 0
-			}
 		}
 	case kindInt:
 		s["type"] = "integer"
@@ -157,8 +159,11 @@ func typeSchema(t reflect.Type) map[string]any {
 	case t == decimalType:
 		return map[string]any{"type": "string", "pattern": decimalPattern}
 	case t == levelType:
+		// Both members are decimal strings, so a two-item array of them says
+		// the same under draft-07 and 2020-12 (prefixItems is 2020-12 only,
+		// and draft-07 validators read items:false as "no items").
 		dec := map[string]any{"type": "string", "pattern": decimalPattern}
-		return map[string]any{"type": "array", "prefixItems": []any{dec, dec}, "items": false, "minItems": 2,
+		return map[string]any{"type": "array", "items": dec, "minItems": 2, "maxItems": 2,
 			"description": "[price in quote currency, size in base-asset units]"}
 	case t == errorType:
 		return errorFields()
