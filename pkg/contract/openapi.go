@@ -58,7 +58,16 @@ func OpenAPI(version string) ([]byte, error) {
 			"title":       "perpgate",
 			"version":     version,
 			"description": "One JSON endpoint in front of Hyperliquid, Paradex, Binance USDⓈ-M, Bybit, OKX and a paper exchange. Decimals are JSON strings; times are Unix seconds.",
+			"license":     map[string]any{"name": "Apache-2.0", "identifier": "Apache-2.0"},
 		},
+		"servers": []any{map[string]any{
+			"url":         "{scheme}://{host}",
+			"description": "Your perpgate gateway; `make run` listens on http://localhost:8080.",
+			"variables": map[string]any{
+				"scheme": map[string]any{"default": "http", "enum": []string{"http", "https"}},
+				"host":   map[string]any{"default": "localhost:8080", "description": "Host and port of the gateway (PERPGATE_LISTEN_ADDR)."},
+			},
+		}},
 		"security": []any{map[string]any{"apiKey": []any{}}, map[string]any{"bearer": []any{}}},
 		"paths": map[string]any{
 			"/v1": map[string]any{
@@ -80,8 +89,12 @@ func OpenAPI(version string) ([]byte, error) {
 					"operationId": "openapi",
 					"summary":     "This document; no API key needed.",
 					"security":    []any{},
-					"responses": map[string]any{"200": map[string]any{"description": "The OpenAPI 3.1 document of POST /v1.",
-						"content": jsonContent(map[string]any{"type": "object"})}},
+					"responses": map[string]any{
+						"200": map[string]any{"description": "The OpenAPI 3.1 document of POST /v1.",
+							"content": jsonContent(map[string]any{"type": "object"})},
+						"405": map[string]any{"description": "METHOD_NOT_ALLOWED: only GET.",
+							"content": jsonContent(ref("Error"))},
+					},
 				},
 			},
 		},

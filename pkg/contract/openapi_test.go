@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -187,5 +188,85 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	if sec, ok := get(doc, "paths", "/openapi.json", "get", "security").([]any); !ok || len(sec) != 0 {
 		t.Errorf("GET /openapi.json should need no key: security %v", sec)
+	}
+}
+
+// TestOpenAPILint holds the document to the rules of Redocly's
+// "recommended" ruleset that the README names (checked once with
+// `redocly lint --extends=recommended`; this keeps them without npm):
+// servers, license, operation ids, summaries, 2xx and 4xx responses,
+// security, no unused components, and client-facing error codes only.
+func TestOpenAPILint(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(OpenAPIDocument, &doc); err != nil {
+		t.Fatal(err)
+	}
+	get := func(v any, path ...string) any {
+		for _, p := range path {
+			m, _ := v.(map[string]any)
+			v = m[p]
+		}
+		return v
+	}
+	servers, _ := doc["servers"].([]any)
+	if len(servers) == 0 {
+		t.Error("no servers (no-empty-servers)")
+	}
+	for _, s := range servers {
+		u, _ := s.(map[string]any)["url"].(string)
+		if u == "" || strings.Contains(u, "example.com") || strings.HasSuffix(u, "/") {
+			t.Errorf("server url %q (no-server-example.com, no-server-trailing-slash)", u)
+		}
+	}
+	lic, _ := get(doc, "info", "license").(map[string]any)
+	if lic["name"] == nil || (lic["identifier"] == nil && lic["url"] == nil) {
+		t.Errorf("info.license = %v (info-license, info-license-strict)", lic)
+	}
+	ids := map[string]bool{}
+	for path, item := range doc["paths"].(map[string]any) {
+		for method, o := range item.(map[string]any) {
+			op := o.(map[string]any)
+			id, _ := op["operationId"].(string)
+			if id == "" || ids[id] {
+				t.Errorf("%s %s: operationId %q missing or repeated", method, path, id)
+			}
+			ids[id] = true
+			if op["summary"] == nil {
+				t.Errorf("%s %s: no summary", method, path)
+			}
+			var ok2, ok4 bool
+			for status := range op["responses"].(map[string]any) {
+				ok2 = ok2 || strings.HasPrefix(status, "2")
+				ok4 = ok4 || strings.HasPrefix(status, "4")
+			}
+			if !ok2 || !ok4 {
+				t.Errorf("%s %s: needs a 2xx and a 4xx response", method, path)
+			}
+			if _, own := op["security"]; !own && doc["security"] == nil {
+				t.Errorf("%s %s: no security (security-defined)", method, path)
+			}
+		}
+	}
+	whole := string(OpenAPIDocument)
+	for name := range doc["components"].(map[string]any)["schemas"].(map[string]any) {
+		if !strings.Contains(whole, `"#/components/schemas/`+name+`"`) {
+			t.Errorf("schema %s is never referenced (no-unused-components)", name)
+		}
+	}
+	var codes []string
+	for _, c := range get(doc, "components", "schemas", "Error", "properties", "code", "enum").([]any) {
+		codes = append(codes, c.(string))
+	}
+	var want []string
+	for _, c := range V1Codes() {
+		want = append(want, string(c))
+	}
+	if !slices.Equal(codes, want) {
+		t.Errorf("Error.code enum = %v, want the /v1 codes %v", codes, want)
+	}
+	for _, admin := range []Code{CodeAdminUnauthorized, CodeKeyLimitReached, CodeAccountNotFound, CodeAPIKeyNotFound} {
+		if slices.Contains(codes, string(admin)) {
+			t.Errorf("the admin API's %s is in the /v1 error schema", admin)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package contract
 
 import (
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -237,10 +236,9 @@ func ErrorSchema() map[string]any {
 // a rejected order of a batch.
 func errorFields() map[string]any {
 	codes := make([]string, 0, len(codeStatus))
-	for _, c := range Codes() {
+	for _, c := range V1Codes() { // the admin API's codes are not the clients'
 		codes = append(codes, string(c))
 	}
-	sort.Strings(codes)
 	reasons := []string{string(ReasonInsufficientMargin), string(ReasonInvalidOrder), string(ReasonPostOnlyRejected),
 		string(ReasonOrderNotFound), string(ReasonAuthenticationFailed), string(ReasonPermissionDenied),
 		string(ReasonUpstreamRateLimited), string(ReasonUpstreamUnavailable), string(ReasonUnknown)}

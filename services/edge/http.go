@@ -58,7 +58,10 @@ func (s *Server) routes() *echo.Echo {
 	if s.metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(s.metrics.Handler()))
 	}
-	e.GET("/openapi.json", func(c echo.Context) error {
+	e.Any("/openapi.json", func(c echo.Context) error {
+		if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {
+			return s.fail(c, contract.Errorf(contract.CodeMethodNotAllowed, "use GET /openapi.json; %s is not allowed", m))
+		}
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, contract.OpenAPIDocument)
 	})
 	s.mountMCP(e)
@@ -165,6 +168,9 @@ func (s *Server) fail(c echo.Context, ce *contract.Error) error {
 	switch ce.Code {
 	case contract.CodeMethodNotAllowed:
 		h.Set("Allow", http.MethodPost)
+		if c.Path() == "/openapi.json" {
+			h.Set("Allow", "GET, HEAD")
+		}
 	case contract.CodeRateLimited, contract.CodeServiceUnavailable:
 		h.Set("Retry-After", strconv.Itoa(max(ce.RetryAfterSeconds, 1)))
 	}

@@ -185,3 +185,14 @@ func TestMCPChallenge(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPIRouteMethods: the document is served on GET, and another
+// method gets the 405 envelope the document promises.
+func TestOpenAPIRouteMethods(t *testing.T) {
+	g := startGateway(t)
+	req, _ := http.NewRequest(http.MethodPost, g.URL()+"/openapi.json", strings.NewReader("{}"))
+	r := g.do(req)
+	if r.status != http.StatusMethodNotAllowed || r.code() != string(contract.CodeMethodNotAllowed) {
+		t.Fatalf("POST /openapi.json: %d %s", r.status, r.raw)
+	}
+}
