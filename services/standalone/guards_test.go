@@ -3,7 +3,9 @@ package standalone
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -280,16 +282,20 @@ func TestDryRun(t *testing.T) {
 }
 
 // TestGuardsMCP: the same guards and dry runs through MCP tools, each
-// answer valid against the tool's output schema.
+// answer valid against the tool's output schema: every limit passes at its
+// value and refuses just above it.
 func TestGuardsMCP(t *testing.T) {
 	g := startGateway(t)
 	cred := g.Bootstrap().CredentialID
+	mark := decimal.RequireFromString(g.ok(map[string]any{"operation": "getMarkPrice", "market": "BTC"})["markPrice"].(string))
+	price := mark.Mul(decimal.RequireFromString("0.9")).Truncate(0)
+	capped := price.Mul(decimal.RequireFromString("0.01")) // 0.01 BTC at price, exactly
 	readOnly := g.newKey("", keys.KeyRequest{Env: contract.KeyEnvTest, Guards: contract.Guards{ReadOnly: true}})
-	capped := decimal.RequireFromString("5000")
-	limited := g.newKey("", keys.KeyRequest{Env: contract.KeyEnvTest,
-		Guards: contract.Guards{MaxOrderNotional: &capped, AllowedMarkets: []string{"BTC"}, MaxLeverage: 3}})
-	for _, transport := range mcpTransportNames {
+	for i, transport := range mcpTransportNames {
 		t.Run(transport, func(t *testing.T) {
+			daily := capped.Mul(decimal.NewFromInt(2))
+			limited := g.newKey("", keys.KeyRequest{Env: contract.KeyEnvTest, Guards: contract.Guards{
+				MaxOrderNotional: &capped, MaxDailyNotional: &daily, AllowedMarkets: []string{"BTC"}, MaxLeverage: 3}})
 			ro := mustConnectMCP(t, g, transport, readOnly)
 			ro.ok("get_mark_price", map[string]any{"credentialId": cred, "market": "BTC"})
 			res, body := ro.call("cancel_all_orders", map[string]any{"credentialId": cred, "market": "BTC"})
@@ -298,27 +304,28 @@ func TestGuardsMCP(t *testing.T) {
 			}
 
 			c := mustConnectMCP(t, g, transport, limited)
-			mark := decimal.RequireFromString(c.ok("get_mark_price", map[string]any{"credentialId": cred, "market": "BTC"})["markPrice"].(string))
-			price := mark.Mul(decimal.RequireFromString("0.9")).Truncate(0)
-			size := capped.Div(price).Truncate(3)
+			order := func(size string, dry bool) map[string]any {
+				return map[string]any{"credentialId": cred, "market": "BTC", "side": "BUY", "size": size,
+					"price": price.String(), "dryRun": dry, "clientOrderId": strings.ReplaceAll(fmt.Sprintf("mcp-%d-%s-%v", i, size, dry), ".", "_")}
+			}
 			openOrders := func() int {
 				return len(c.ok("get_orders", map[string]any{"credentialId": cred})["orders"].([]any))
 			}
-			ordersBefore := openOrders()
-			dry := c.ok("place_limit_order", map[string]any{"credentialId": cred, "market": "BTC", "side": "BUY",
-				"size": size.String(), "price": price.String(), "dryRun": true})
-			if dry["dryRun"] != true || dry["notional"] == nil {
+			before := openOrders()
+			dry := c.ok("place_limit_order", order("0.01", true))
+			if dry["dryRun"] != true || dry["notional"] != capped.String() {
 				t.Fatalf("dry run through MCP: %v", dry)
 			}
-			if n := openOrders(); n != ordersBefore {
-				t.Fatalf("a dry run through MCP left %d open orders, want %d", n, ordersBefore)
+			if n := openOrders(); n != before {
+				t.Fatalf("a dry run through MCP left %d open orders, want %d", n, before)
 			}
+			c.ok("place_limit_order", order("0.01", false)) // at maxOrderNotional
 			checks := []struct {
 				tool string
 				args map[string]any
 				code contract.Code
 			}{
-				{"place_limit_order", map[string]any{"market": "BTC", "side": "BUY", "size": size.Add(decimal.RequireFromString("0.01")).String(), "price": price.String()}, contract.CodeOrderNotionalExceeded},
+				{"place_limit_order", order("0.011", false), contract.CodeOrderNotionalExceeded},
 				{"place_limit_order", map[string]any{"market": "ETH", "side": "BUY", "size": "0.01", "price": "100"}, contract.CodeMarketNotAllowed},
 				{"set_leverage", map[string]any{"market": "BTC", "leverage": 4}, contract.CodeLeverageExceeded},
 			}
@@ -330,6 +337,16 @@ func TestGuardsMCP(t *testing.T) {
 				}
 			}
 			c.ok("set_leverage", map[string]any{"credentialId": cred, "market": "BTC", "leverage": 3})
+			second := order("0.01", false)
+			second["clientOrderId"] = fmt.Sprintf("mcp-%d-second", i)
+			c.ok("place_limit_order", second) // the daily total reaches maxDailyNotional
+			third := order("0.01", false)
+			third["clientOrderId"] = fmt.Sprintf("mcp-%d-third", i)
+			if res, body := c.call("place_limit_order", third); !res.IsError || body["code"] != string(contract.CodeDailyNotionalExceeded) {
+				t.Fatalf("third order: want DAILY_NOTIONAL_EXCEEDED, got %v", body)
+			}
+			c.ok("place_limit_order", second) // a retry of a placed order is answered, not refused
+			c.ok("cancel_all_orders", map[string]any{"credentialId": cred, "market": "BTC"})
 		})
 	}
 }
