@@ -43,6 +43,22 @@ func denied(l ratelimit.Limits, remMin, remDay int, retry time.Duration) ratelim
 	return ratelimit.Decision{LimitMinute: l.PerMinute, RemainingMinute: remMin, LimitDay: l.PerDay, RemainingDay: remDay, RetryAfter: retry}
 }
 
+// resets is how long until the next minute and the next UTC day begin at
+// now, rounded up to whole seconds as the headers carry them.
+func resets(now time.Time) (minute, day time.Duration) {
+	ceil := func(d time.Duration) time.Duration { return (d + time.Second - 1) / time.Second * time.Second }
+	u := now.UTC()
+	nextDay := time.Date(u.Year(), u.Month(), u.Day()+1, 0, 0, 0, 0, time.UTC)
+	return ceil(u.Truncate(time.Minute).Add(time.Minute).Sub(u)), ceil(nextDay.Sub(u))
+}
+
+func TestResets(t *testing.T) {
+	m, d := resets(time.Date(2025, 3, 9, 12, 0, 10, 250e6, time.UTC))
+	if m != 50*time.Second || d != 11*time.Hour+59*time.Minute+50*time.Second {
+		t.Fatalf("resets at 12:00:10.250 = %v, %v; want 50s, 11h59m50s", m, d)
+	}
+}
+
 // testLimiter is the suite every Limiter must pass.
 func testLimiter(t *testing.T, newLimiter newLimiter) {
 	small := ratelimit.Limits{PerMinute: 3, PerDay: 100}
@@ -129,6 +145,7 @@ func testLimiter(t *testing.T, newLimiter newLimiter) {
 						want.RemainingMinute -= j
 						want.RemainingDay -= j
 					}
+					want.ResetMinute, want.ResetDay = resets(clk.Now())
 					got, err := l.Allow(context.Background(), key, tt.limits)
 					if err != nil {
 						t.Fatalf("step %d request %d: %v", i, j, err)
@@ -183,7 +200,9 @@ func testLimiter(t *testing.T, newLimiter newLimiter) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := denied(lim, 0, 4970, time.Minute); d != want {
+		want := denied(lim, 0, 4970, time.Minute)
+		want.ResetMinute, want.ResetDay = time.Minute, 12*time.Hour
+		if d != want {
 			t.Fatalf("after the burst: %+v, want %+v", d, want)
 		}
 	})
