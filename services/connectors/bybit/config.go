@@ -1,0 +1,95 @@
+package bybit
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/contract"
+)
+
+// Default REST hosts (Bybit v5 guide, "Base endpoint"; demo trading page).
+// Demo keys are made on the mainnet site under Demo Trading and work only
+// on the demo host.
+const (
+	DefaultMainnetURL = "https://api.bybit.com"
+	DefaultTestnetURL = "https://api-testnet.bybit.com"
+	DefaultDemoURL    = "https://api-demo.bybit.com"
+)
+
+// Config holds the Bybit connector's own settings.
+type Config struct {
+	MainnetURL string        // REST base for mainnet credentials
+	TestnetURL string        // REST base for testnet credentials
+	DemoURL    string        // REST base for testnet credentials with demo:true
+	RecvWindow time.Duration // PERPGATE_BYBIT_RECV_WINDOW (milliseconds): how long a signed request stays valid
+	Timeout    time.Duration // per upstream call
+	// Now is the local clock; nil means time.Now. Tests skew it.
+	Now func() time.Time
+}
+
+// DefaultConfig returns the defaults: Bybit's public hosts, a 5 s receive
+// window (Bybit's default) and a 10 s timeout.
+func DefaultConfig() Config {
+	return Config{
+		MainnetURL: DefaultMainnetURL,
+		TestnetURL: DefaultTestnetURL,
+		DemoURL:    DefaultDemoURL,
+		RecvWindow: 5 * time.Second,
+		Timeout:    10 * time.Second,
+	}
+}
+
+// LoadConfig reads the Bybit settings through lookup. PERPGATE_BYBIT_URL
+// replaces the REST base of every environment (a simulator or a proxy);
+// PERPGATE_BYBIT_RECV_WINDOW sets the receive window in milliseconds (1 to
+// 60000).
+func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
+	c := DefaultConfig()
+	var errs []error
+	if v, ok := lookup("PERPGATE_BYBIT_URL"); ok && v != "" {
+		c.MainnetURL, c.TestnetURL, c.DemoURL = v, v, v
+	}
+	if v, ok := lookup("PERPGATE_BYBIT_RECV_WINDOW"); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("PERPGATE_BYBIT_RECV_WINDOW: %q is not a number of milliseconds", v))
+		}
+		c.RecvWindow = time.Duration(n) * time.Millisecond
+	}
+	errs = append(errs, c.Validate())
+	return c, errors.Join(errs...)
+}
+
+// Validate reports every invalid setting at once.
+func (c Config) Validate() error {
+	var errs []error
+	for _, u := range []struct{ name, v string }{{"mainnet URL", c.MainnetURL}, {"testnet URL", c.TestnetURL}, {"demo URL", c.DemoURL}} {
+		p, err := url.Parse(u.v)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			errs = append(errs, fmt.Errorf("PERPGATE_BYBIT_URL: the Bybit %s %q must be an http(s) URL such as %s", u.name, u.v, DefaultMainnetURL))
+		}
+	}
+	if c.RecvWindow < time.Millisecond || c.RecvWindow > time.Minute {
+		errs = append(errs, errors.New("PERPGATE_BYBIT_RECV_WINDOW must be 1 to 60000 milliseconds"))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, errors.New("the Bybit upstream timeout must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// baseURL is the REST base of a credential's environment: mainnet, testnet,
+// or demo trading for a testnet credential marked demo.
+func (c Config) baseURL(env contract.Environment, demo bool) string {
+	switch {
+	case env != contract.Testnet:
+		return strings.TrimRight(c.MainnetURL, "/")
+	case demo:
+		return strings.TrimRight(c.DemoURL, "/")
+	}
+	return strings.TrimRight(c.TestnetURL, "/")
+}
