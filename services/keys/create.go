@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -188,6 +189,11 @@ func (s *Service) CreateCredential(ctx context.Context, accountID string, req Cr
 	plain, cerr := validateSecret(req.Exchange, req.Secret)
 	if cerr != nil {
 		return contract.CredentialInfo{}, cerr
+	}
+	if req.Exchange == contract.Bybit && req.Env != contract.Testnet && bytes.Contains(plain, []byte(`"demo":true`)) {
+		clear(plain)
+		return contract.CredentialInfo{}, contract.Errorf(contract.CodeInvalidRequest,
+			`a Bybit demo-trading key ("demo": true) works only on Bybit's demo host: create the credential with env "testnet"`)
 	}
 	if _, err := s.store.Account(ctx, acct); err != nil {
 		return contract.CredentialInfo{}, s.storeError("create credential", acct, err)

@@ -15,6 +15,7 @@ type secretField struct {
 	name     string
 	required bool
 	number   bool                // a JSON number is accepted besides a string
+	boolean  bool                // a JSON true or false, kept as one
 	pattern  *regexp.Regexp      // nil: any non-empty string
 	rule     string              // what pattern demands, for the error message
 	check    func(string) string // further validation: a problem text, "" when fine
@@ -39,6 +40,9 @@ var secretShapes = map[contract.Exchange][]secretField{
 	contract.Bybit: {
 		{name: "apiKey", required: true},
 		{name: "apiSecret", required: true},
+		// demo: a key made under the mainnet site's Demo Trading, served by
+		// Bybit's demo host (testnet credentials only).
+		{name: "demo", boolean: true},
 	},
 	contract.OKX: {
 		{name: "apiKey", required: true},
@@ -96,6 +100,14 @@ func validateSecret(x contract.Exchange, raw json.RawMessage) ([]byte, *contract
 			if f.required {
 				return nil, contract.Errorf(contract.CodeInvalidRequest, "secret field %q is required for %s", f.name, x)
 			}
+			continue
+		}
+		if f.boolean {
+			var b bool
+			if err := json.Unmarshal(v, &b); err != nil {
+				return nil, contract.Errorf(contract.CodeInvalidRequest, "secret field %q for %s must be true or false", f.name, x)
+			}
+			out[f.name], _ = json.Marshal(b)
 			continue
 		}
 		s, problem := secretValue(f, v)

@@ -254,6 +254,7 @@ func TestCreateCredential(t *testing.T) {
 	}{
 		{name: "binance", x: contract.Binance, env: contract.Mainnet, secret: `{"apiKey":"` + secretAPIKey + `","apiSecret":"` + secretAPISec + `"}`},
 		{name: "bybit testnet", x: contract.Bybit, env: contract.Testnet, label: "bot", secret: `{"apiKey":"` + secretAPIKey + `","apiSecret":"` + secretAPISec + `"}`},
+		{name: "bybit demo", x: contract.Bybit, env: contract.Testnet, secret: `{"apiKey":"` + secretAPIKey + `","apiSecret":"` + secretAPISec + `","demo":true}`},
 		{name: "okx", x: contract.OKX, env: contract.Mainnet, secret: `{"apiKey":"` + secretAPIKey + `","apiSecret":"` + secretAPISec + `","passphrase":"` + secretPass + `"}`},
 		{name: "hyperliquid", x: contract.Hyperliquid, env: contract.Mainnet, secret: `{"accountAddress":"` + hlAddr + `","agentPrivateKey":"` + hlAgentKey + `"}`},
 		{name: "hyperliquid bare key and vault", x: contract.Hyperliquid, env: contract.Testnet, secret: `{"accountAddress":"` + hlAddr + `","agentPrivateKey":"` + hlAgentKey[2:] + `","vaultAddress":"` + hlAddr + `"}`},
@@ -270,6 +271,8 @@ func TestCreateCredential(t *testing.T) {
 		{name: "binance missing apiSecret", x: contract.Binance, env: contract.Mainnet, secret: `{"apiKey":"` + secretAPIKey + `"}`, code: contract.CodeInvalidRequest, msg: `"apiSecret" is required for binance`},
 		{name: "okx missing passphrase", x: contract.OKX, env: contract.Mainnet, secret: `{"apiKey":"` + secretAPIKey + `","apiSecret":"` + secretAPISec + `"}`, code: contract.CodeInvalidRequest, msg: `"passphrase" is required for okx`},
 		{name: "unknown field", x: contract.Bybit, env: contract.Mainnet, secret: `{"apiKey":"` + secretAPIKey + `","apiSecret":"` + secretAPISec + `","passphrase":"` + secretPass + `"}`, code: contract.CodeInvalidRequest, msg: `"passphrase" is not accepted for bybit`},
+		{name: "bybit demo as string", x: contract.Bybit, env: contract.Testnet, secret: `{"apiKey":"` + secretAPIKey + `","apiSecret":"` + secretAPISec + `","demo":"yes"}`, code: contract.CodeInvalidRequest, msg: `"demo" for bybit must be true or false`},
+		{name: "bybit demo on mainnet", x: contract.Bybit, env: contract.Mainnet, secret: `{"apiKey":"` + secretAPIKey + `","apiSecret":"` + secretAPISec + `","demo":true}`, code: contract.CodeInvalidRequest, msg: `env "testnet"`},
 		{name: "number where string", x: contract.Binance, env: contract.Mainnet, secret: `{"apiKey":12345678,"apiSecret":"` + secretAPISec + `"}`, code: contract.CodeInvalidRequest, msg: `"apiKey" for binance must be a string`},
 		{name: "empty value", x: contract.Binance, env: contract.Mainnet, secret: `{"apiKey":"","apiSecret":"` + secretAPISec + `"}`, code: contract.CodeInvalidRequest, msg: `"apiKey" for binance must not be empty`},
 		{name: "null required", x: contract.Binance, env: contract.Mainnet, secret: `{"apiKey":null,"apiSecret":"` + secretAPISec + `"}`, code: contract.CodeInvalidRequest, msg: `"apiKey" is required`},

@@ -10,6 +10,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/services/connectors/binance"
+	"github.com/perpgate/perpgate/services/connectors/bybit"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
 	"github.com/perpgate/perpgate/services/edge"
 	"github.com/perpgate/perpgate/services/keys"
@@ -32,6 +33,7 @@ type Config struct {
 	Edge        edge.Config
 	Log         telemetry.LogConfig
 	Binance     binance.Config // PERPGATE_BINANCE_URL, PERPGATE_BINANCE_RECV_WINDOW
+	Bybit       bybit.Config   // PERPGATE_BYBIT_URL, PERPGATE_BYBIT_RECV_WINDOW
 }
 
 // DefaultConfig returns the documented defaults.
@@ -42,6 +44,7 @@ func DefaultConfig() Config {
 		PaperSeed:   1,
 		Hyperliquid: hyperliquid.DefaultConfig(),
 		Binance:     binance.DefaultConfig(),
+		Bybit:       bybit.DefaultConfig(),
 		Edge:        edge.DefaultConfig(),
 		Log:         telemetry.LogConfig{Format: "text", Level: "info"},
 	}
@@ -91,6 +94,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		errs = append(errs, err)
 	}
 	if c.Binance, err = binance.LoadConfig(lookup); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Bybit, err = bybit.LoadConfig(lookup); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.Validate())

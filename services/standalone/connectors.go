@@ -6,6 +6,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/paper"
 	binanceconn "github.com/perpgate/perpgate/services/connectors/binance"
+	bybitconn "github.com/perpgate/perpgate/services/connectors/bybit"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
 	paperconn "github.com/perpgate/perpgate/services/connectors/paper"
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
@@ -39,5 +40,6 @@ func (g *Gateway) adapters(rdb *redis.Client) ([]connector.Adapter, error) {
 		paperconn.NewAdapter(client),
 		hyperliquid.NewAdapter(g.cfg.Hyperliquid, connector.NewHTTPClient(g.cfg.Hyperliquid.Timeout), hlOpts...),
 		binanceconn.NewAdapter(g.cfg.Binance, nil),
+		bybitconn.NewAdapter(g.cfg.Bybit, nil),
 	}, nil
 }

@@ -13,6 +13,7 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/nats-io/nats.go v1.55.0
 	github.com/perpgate/perpgate/services/connectors/binance v0.0.0
+	github.com/perpgate/perpgate/services/connectors/bybit v0.0.0
 	github.com/perpgate/perpgate/services/connectors/hyperliquid v0.0.0
 	github.com/perpgate/perpgate/services/connectors/paper v0.0.0
 	github.com/perpgate/perpgate/services/edge v0.0.0
@@ -81,6 +82,7 @@ require (
 
 replace (
 	github.com/perpgate/perpgate/services/connectors/binance => ../connectors/binance
+	github.com/perpgate/perpgate/services/connectors/bybit => ../connectors/bybit
 	github.com/perpgate/perpgate/services/connectors/hyperliquid => ../connectors/hyperliquid
 	github.com/perpgate/perpgate/services/connectors/paper => ../connectors/paper
 	github.com/perpgate/perpgate/services/edge => ../edge
