@@ -180,13 +180,13 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 	wait, banned := h.gate.admit(c.serverNow(h), r.weight)
 	if banned > 0 {
 		s := int((banned + time.Second - 1) / time.Second)
-		return 0, nil, rateLimited("", "", s,
+		return 0, nil, connector.RateLimited("", "", s,
 			"Binance rate-limited this IP; the connector sends nothing there for %d s", s)
 	}
 	if wait > 0 {
 		if dl, ok := ctx.Deadline(); ok && c.now().Add(wait).After(dl) {
 			s := int((wait + time.Second - 1) / time.Second)
-			return 0, nil, rateLimited("", "", s,
+			return 0, nil, connector.RateLimited("", "", s,
 				"Binance request weight of this IP is nearly used up this minute; retry in %d s", s)
 		}
 		if err := c.wait(ctx, wait); err != nil {
@@ -222,7 +222,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 		if ctx.Err() != nil {
 			return 0, nil, ctx.Err()
 		}
-		return 0, nil, unreachable(r.method+" "+r.path, err)
+		return 0, nil, connector.Unreachable("Binance", r.method+" "+r.path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
@@ -230,7 +230,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 		if ctx.Err() != nil {
 			return 0, nil, ctx.Err()
 		}
-		return 0, nil, unreachable(r.method+" "+r.path, err)
+		return 0, nil, connector.Unreachable("Binance", r.method+" "+r.path, err)
 	}
 	now := c.serverNow(h)
 	h.gate.observe(now, resp.Header)
@@ -247,7 +247,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 		if e.Code != 0 {
 			code = strconv.Itoa(e.Code)
 		}
-		return 0, nil, rateLimited(code, e.Msg, s, "Binance answered HTTP %d (rate limit); retry in %d s", resp.StatusCode, s)
+		return 0, nil, connector.RateLimited(code, e.Msg, s, "Binance answered HTTP %d (rate limit); retry in %d s", resp.StatusCode, s)
 	}
 	return resp.StatusCode, raw, nil
 }

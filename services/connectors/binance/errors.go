@@ -3,7 +3,6 @@ package binance
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -114,31 +113,4 @@ func upstreamError(status, code int, msg string) *contract.Error {
 func isCode(err error, code int) bool {
 	var ce *contract.Error
 	return errors.As(err, &ce) && ce.Code == contract.CodeExchangeError && ce.ExchangeCode == strconv.Itoa(code)
-}
-
-// rateLimited is UPSTREAM_RATE_LIMITED with the seconds to wait.
-func rateLimited(code, msg string, retryAfter int, format string, args ...any) *contract.Error {
-	e := contract.Upstream(contract.ReasonUpstreamRateLimited, code, msg, format, args...)
-	e.RetryAfterSeconds = max(retryAfter, 1)
-	return e
-}
-
-// unreachable is UPSTREAM_UNAVAILABLE for a transport failure.
-func unreachable(path string, err error) *contract.Error {
-	return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "",
-		"Binance did not answer %s (%v); retry shortly (a placement is looked up by its clientOrderId first)", path, shortErr(err))
-}
-
-// shortErr drops the URL from a transport error: it carries the signed
-// query string.
-func shortErr(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	s := err.Error()
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
 }

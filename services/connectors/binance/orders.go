@@ -63,8 +63,8 @@ func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o
 		OrderID: strconv.FormatInt(res.OrderID, 10),
 		Market:  o.Market.Native,
 		Side:    o.Side,
-		Size:    orDefault(res.OrigQty, o.Size),
-		Price:   orDefault(res.Price, o.Price),
+		Size:    connector.OrDefault(res.OrigQty, o.Size),
+		Price:   connector.OrDefault(res.Price, o.Price),
 		Status:  statusFromWire(res.Status),
 	}, nil
 }
@@ -77,13 +77,6 @@ func postOnlyExpired(o connector.OrderRequest, res order) error {
 			"Binance expired the post-only order %d: it would have taken liquidity", res.OrderID)
 	}
 	return nil
-}
-
-func orDefault(v, d decimal.Decimal) decimal.Decimal {
-	if v.IsZero() {
-		return d
-	}
-	return v
 }
 
 // PlaceMarketOrder implements connector.Adapter. Binance's answer gives
@@ -122,7 +115,7 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 		out.FilledSize = res.ExecutedQty
 		return out, nil
 	}
-	out.FilledSize, out.FilledPrice, out.Fee = f.size, f.price(o.Market), f.fee
+	out.FilledSize, out.FilledPrice, out.Fee = f.Size, f.Price(o.Market), f.Fee
 	return out, nil
 }
 
@@ -130,29 +123,15 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 // trade list can trail the order answer by a moment.
 var tradeWaits = []time.Duration{0, 100 * time.Millisecond, 400 * time.Millisecond}
 
-// fill is what an order executed.
-type fill struct {
-	size, notional, fee decimal.Decimal
-}
-
-// price is the size-weighted average price, to four more decimals than
-// the market's tick.
-func (f fill) price(m connector.Market) decimal.Decimal {
-	if !f.size.IsPositive() {
-		return decimal.Zero
-	}
-	return f.notional.DivRound(f.size, max(8, -m.TickSize.Exponent()+4))
-}
-
 // fillOf reads what a placed order executed from its trades
 // (GET /fapi/v1/userTrades?orderId=): size, notional and the fee, which
 // no order answer carries. While the trades account for less than the
 // answer's executedQty they are read again (tradeWaits); when they never
 // catch up, the size is executedQty and the price Query Order's avgPrice,
 // and the fee counts the trades seen.
-func (a *Adapter) fillOf(ctx context.Context, c connector.Credential, m connector.Market, res order) (fill, error) {
+func (a *Adapter) fillOf(ctx context.Context, c connector.Credential, m connector.Market, res order) (connector.Execution, error) {
 	id := strconv.FormatInt(res.OrderID, 10)
-	var f fill
+	var f connector.Execution
 	for _, d := range tradeWaits {
 		if d > 0 {
 			if err := a.c.wait(ctx, d); err != nil {
@@ -164,14 +143,14 @@ func (a *Adapter) fillOf(ctx context.Context, c connector.Credential, m connecto
 			symbolParam(m).add("orderId", id).add("limit", "1000"), 5, &trades); err != nil {
 			return f, err
 		}
-		f = fill{size: decimal.Zero, notional: decimal.Zero, fee: decimal.Zero}
+		f = connector.NewExecution()
 		for _, t := range trades {
 			if t.OrderID != res.OrderID {
 				continue
 			}
-			f.size, f.notional, f.fee = f.size.Add(t.Qty), f.notional.Add(t.Qty.Mul(t.Price)), f.fee.Add(t.Commission)
+			f = f.Add(t.Qty, t.Price, t.Commission)
 		}
-		if f.size.IsPositive() && f.size.GreaterThanOrEqual(res.ExecutedQty) {
+		if f.Size.IsPositive() && f.Size.GreaterThanOrEqual(res.ExecutedQty) {
 			return f, nil
 		}
 	}
@@ -182,7 +161,7 @@ func (a *Adapter) fillOf(ctx context.Context, c connector.Credential, m connecto
 	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/order", symbolParam(m).add("orderId", id), 1, &q); err != nil {
 		return f, err
 	}
-	f.size, f.notional = res.ExecutedQty, res.ExecutedQty.Mul(q.AvgPrice)
+	f.Size, f.Notional = res.ExecutedQty, res.ExecutedQty.Mul(q.AvgPrice)
 	return f, nil
 }
 
@@ -228,7 +207,7 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 	return contract.StopOrderResult{
 		OrderID:      algoOrderID(res.AlgoID),
 		Status:       algoStatusFromWire(res.AlgoStatus),
-		TriggerPrice: orDefault(res.TriggerPrice, o.TriggerPrice),
+		TriggerPrice: connector.OrDefault(res.TriggerPrice, o.TriggerPrice),
 	}, nil
 }
 
@@ -430,7 +409,7 @@ func (a *Adapter) CloseAllPositions(ctx context.Context, c connector.Credential,
 		return res, err
 	}
 	maxQty := a.symbolMeta(c, m.Native).marketMaxQty
-	total := fill{size: decimal.Zero, notional: decimal.Zero, fee: decimal.Zero}
+	total := connector.NewExecution()
 	for _, r := range rows {
 		if r.Symbol != m.Native || r.PositionAmt.IsZero() {
 			continue
@@ -453,15 +432,15 @@ func (a *Adapter) CloseAllPositions(ctx context.Context, c connector.Credential,
 			if err != nil {
 				return closeResult(res, total, m), err
 			}
-			total.size, total.notional = total.size.Add(f.size), total.notional.Add(f.notional)
+			total.Size, total.Notional = total.Size.Add(f.Size), total.Notional.Add(f.Notional)
 			left = left.Sub(qty)
 		}
 	}
 	return closeResult(res, total, m), nil
 }
 
-func closeResult(res contract.CloseAllResult, total fill, m connector.Market) contract.CloseAllResult {
-	res.ClosedSize, res.AvgClosePrice = total.size, total.price(m)
+func closeResult(res contract.CloseAllResult, total connector.Execution, m connector.Market) contract.CloseAllResult {
+	res.ClosedSize, res.AvgClosePrice = total.Size, total.Price(m)
 	return res
 }
 
@@ -493,7 +472,7 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, m conne
 		found := connector.FoundOrder{Order: orderFromWire(o), AvgPrice: o.AvgPrice, Fee: decimal.Zero}
 		if o.ExecutedQty.IsPositive() {
 			if f, ferr := a.fillOf(ctx, c, m, o); ferr == nil {
-				found.AvgPrice, found.Fee = orDefault(f.price(m), o.AvgPrice), f.fee
+				found.AvgPrice, found.Fee = connector.OrDefault(f.Price(m), o.AvgPrice), f.Fee
 			}
 		}
 		return found, true, nil

@@ -149,7 +149,7 @@ func TestRequestsMatchVectors(t *testing.T) {
 			d := decimal.RequireFromString
 			m := connector.Market{Canonical: "BTC-USDT-PERP", Native: "BTCUSDT", Base: "BTC", Quote: "USDT", Multiplier: 1,
 				TickSize: d("0.1"), LotSize: d("0.001"), MinSize: d("0.001"), MinNotional: d("100")}
-			if err := run(context.Background(), a, credential(env, v.Credential.APIKey, v.Credential.Secret), m); err != nil {
+			if err := run(context.Background(), a, credential(env, v.Credential["apiKey"], v.Credential["secret"]), m); err != nil {
 				t.Fatalf("%s: %v", op, err)
 			}
 
@@ -196,7 +196,7 @@ func TestRequestsMatchVectors(t *testing.T) {
 				payload.WriteString(strings.Join(keep, "&"))
 				pairs = append(pairs, keep...)
 			}
-			if sig != hmacHex(v.Credential.Secret, payload.String()) {
+			if sig != hmacHex(v.Credential["secret"], payload.String()) {
 				t.Errorf("signature %s is not HMAC-SHA256 of the sent payload %q", sig, payload.String())
 			}
 			if last := lastParam(got.query, got.body); last != "signature" {

@@ -1,51 +1,19 @@
 package binance
 
 import (
-	"encoding/json"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/perpgate/perpgate/pkg/testenv"
 )
 
 // vector is one request of shared/vectors/binance.json (copied to testdata).
-type vector struct {
-	Name       string `json:"name"`
-	Env        string `json:"env"`
-	Credential struct {
-		APIKey string `json:"apiKey"`
-		Secret string `json:"secret"`
-	} `json:"credential"`
-	Inputs struct {
-		ClockMs int64 `json:"clockMs"`
-	} `json:"inputs"`
-	Request struct {
-		Method  string            `json:"method"`
-		URL     string            `json:"url"`
-		Headers map[string]string `json:"headers"`
-		Body    *string           `json:"body"`
-	} `json:"request"`
-}
+type vector = testenv.Vector
 
-func loadVectors(t *testing.T) []vector {
-	t.Helper()
-	raw, err := os.ReadFile("testdata/vectors.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Vectors []vector `json:"vectors"`
-	}
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
-	if len(f.Vectors) != 16 {
-		t.Fatalf("want 16 vectors, got %d", len(f.Vectors))
-	}
-	return f.Vectors
-}
+func loadVectors(t *testing.T) []vector { return testenv.LoadVectors(t, "testdata/vectors.json", 16) }
 
 // splitSigned returns a vector's signed payload (query string then body,
 // the signature pair removed) and its signature.
@@ -84,10 +52,10 @@ func TestSignReproducesVectors(t *testing.T) {
 	for _, v := range loadVectors(t) {
 		t.Run(v.Name, func(t *testing.T) {
 			payload, want := splitSigned(t, v)
-			if got := sign(v.Credential.Secret, payload); got != want {
+			if got := sign(v.Credential["secret"], payload); got != want {
 				t.Errorf("sign(%q) = %s, want %s", payload, got, want)
 			}
-			if v.Request.Headers["X-MBX-APIKEY"] != v.Credential.APIKey {
+			if v.Request.Headers["X-MBX-APIKEY"] != v.Credential["apiKey"] {
 				t.Errorf("vector sends the key in X-MBX-APIKEY")
 			}
 		})
@@ -136,9 +104,9 @@ func TestSignedPayloadMatchesVectors(t *testing.T) {
 					p = p.add(k, dec)
 				}
 			}
-			sent := signedPayload(p, v.Credential.Secret, v.Inputs.ClockMs, recv)
+			sent := signedPayload(p, v.Credential["secret"], v.Inputs.ClockMs, recv)
 			body, sig, ok := strings.Cut(sent, "&signature=")
-			if !ok || sign(v.Credential.Secret, body) != sig {
+			if !ok || sign(v.Credential["secret"], body) != sig {
 				t.Fatalf("sent %q does not end with the signature of what precedes it", sent)
 			}
 			want := strings.Split(payload, "&")

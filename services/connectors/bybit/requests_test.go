@@ -9,50 +9,22 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/testenv"
+
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
 
-type vector struct {
-	Name       string `json:"name"`
-	Env        string `json:"env"`
-	Credential struct {
-		APIKey string `json:"apiKey"`
-		Secret string `json:"secret"`
-	} `json:"credential"`
-	Inputs struct {
-		ClockMs int64 `json:"clockMs"`
-	} `json:"inputs"`
-	Request struct {
-		Method  string            `json:"method"`
-		URL     string            `json:"url"`
-		Headers map[string]string `json:"headers"`
-		Body    *string           `json:"body"`
-	} `json:"request"`
-}
+type vector = testenv.Vector
 
-func loadVectors(t *testing.T) []vector {
-	t.Helper()
-	raw, err := os.ReadFile("testdata/vectors.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Vectors []vector `json:"vectors"`
-	}
-	if err := json.Unmarshal(raw, &f); err != nil || len(f.Vectors) == 0 {
-		t.Fatalf("vectors: %v", err)
-	}
-	return f.Vectors
-}
+func loadVectors(t *testing.T) []vector { return testenv.LoadVectors(t, "testdata/vectors.json", 16) }
 
 // hmacHex is HMAC-SHA256 in lower-case hex, computed here independently of
 // the client's sign.
@@ -78,7 +50,7 @@ func TestSignReproducesVectors(t *testing.T) {
 		if h["X-BAPI-TIMESTAMP"] != strings.TrimSpace(decimal.NewFromInt(ts).String()) {
 			t.Fatalf("%s: timestamp header %s, clock %d", v.Name, h["X-BAPI-TIMESTAMP"], ts)
 		}
-		if got := sign(v.Credential.Secret, ts, v.Credential.APIKey, 5000, payload); got != h["X-BAPI-SIGN"] {
+		if got := sign(v.Credential["secret"], ts, v.Credential["apiKey"], 5000, payload); got != h["X-BAPI-SIGN"] {
 			t.Errorf("%s: sign = %s, want %s", v.Name, got, h["X-BAPI-SIGN"])
 		}
 	}
@@ -218,7 +190,7 @@ func TestRequestsMatchVectors(t *testing.T) {
 			d := decimal.RequireFromString
 			m := connector.Market{Canonical: "BTC-USDT-PERP", Native: "BTCUSDT", Base: "BTC", Quote: "USDT", Multiplier: 1,
 				TickSize: d("0.1"), LotSize: d("0.001"), MinSize: d("0.001"), MinNotional: d("5")}
-			if err := run(context.Background(), a, credential(env, v.Credential.APIKey, v.Credential.Secret, false), m); err != nil {
+			if err := run(context.Background(), a, credential(env, v.Credential["apiKey"], v.Credential["secret"], false), m); err != nil {
 				t.Fatalf("%s: %v", op, err)
 			}
 			want, _ := url.Parse(v.Request.URL)
@@ -247,7 +219,7 @@ func TestRequestsMatchVectors(t *testing.T) {
 				payload = got.body
 			}
 			h := got.header
-			if s := hmacHex(v.Credential.Secret, h.Get("X-BAPI-TIMESTAMP")+h.Get("X-BAPI-API-KEY")+h.Get("X-BAPI-RECV-WINDOW")+payload); h.Get("X-BAPI-SIGN") != s {
+			if s := hmacHex(v.Credential["secret"], h.Get("X-BAPI-TIMESTAMP")+h.Get("X-BAPI-API-KEY")+h.Get("X-BAPI-RECV-WINDOW")+payload); h.Get("X-BAPI-SIGN") != s {
 				t.Errorf("X-BAPI-SIGN %s is not HMAC-SHA256 of what was sent (%s)", h.Get("X-BAPI-SIGN"), s)
 			}
 			if got.query != want.RawQuery {

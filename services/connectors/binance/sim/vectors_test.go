@@ -5,45 +5,20 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/perpgate/perpgate/pkg/testenv"
 )
 
-type vector struct {
-	Name       string `json:"name"`
-	Env        string `json:"env"`
-	Credential struct {
-		APIKey string `json:"apiKey"`
-		Secret string `json:"secret"`
-	} `json:"credential"`
-	Inputs struct {
-		ClockMs int64 `json:"clockMs"`
-	} `json:"inputs"`
-	Request struct {
-		Method  string            `json:"method"`
-		URL     string            `json:"url"`
-		Headers map[string]string `json:"headers"`
-		Body    *string           `json:"body"`
-	} `json:"request"`
-}
+type vector = testenv.Vector
 
 func loadVectors(t *testing.T) map[string][]vector {
 	t.Helper()
-	raw, err := os.ReadFile("../testdata/vectors.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Vectors []vector `json:"vectors"`
-	}
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
 	byEnv := map[string][]vector{}
-	for _, v := range f.Vectors {
+	for _, v := range testenv.LoadVectors(t, "../testdata/vectors.json", 16) {
 		byEnv[v.Env] = append(byEnv[v.Env], v)
 	}
 	return byEnv
@@ -92,7 +67,7 @@ func TestVectorsAccepted(t *testing.T) {
 		t.Run(env, func(t *testing.T) {
 			c := &clock{}
 			c.ms.Store(vs[0].Inputs.ClockMs)
-			s := New(Config{Now: c.now, Keys: map[string]string{vs[0].Credential.APIKey: vs[0].Credential.Secret}})
+			s := New(Config{Now: c.now, Keys: map[string]string{vs[0].Credential["apiKey"]: vs[0].Credential["secret"]}})
 			byOp := map[string]vector{}
 			for _, v := range vs {
 				byOp[strings.TrimPrefix(v.Name, "binance/"+env+"/")] = v
@@ -100,7 +75,7 @@ func TestVectorsAccepted(t *testing.T) {
 			for _, op := range replayOrder {
 				v := byOp[op]
 				q, b := parts(v)
-				rec := send(s, c, v, q, b, v.Credential.APIKey)
+				rec := send(s, c, v, q, b, v.Credential["apiKey"])
 				if rec.Code != http.StatusOK {
 					t.Errorf("%s: status %d body %s", v.Name, rec.Code, rec.Body)
 				}
@@ -119,7 +94,7 @@ func TestVectorsOneByteChanged(t *testing.T) {
 	for env, vs := range loadVectors(t) {
 		t.Run(env, func(t *testing.T) {
 			c := &clock{}
-			s := New(Config{Now: c.now, WeightLimit: 1 << 30, Keys: map[string]string{vs[0].Credential.APIKey: vs[0].Credential.Secret}})
+			s := New(Config{Now: c.now, WeightLimit: 1 << 30, Keys: map[string]string{vs[0].Credential["apiKey"]: vs[0].Credential["secret"]}})
 			for _, v := range vs {
 				q, b := parts(v)
 				check := func(what string, rec *httptest.ResponseRecorder) {
@@ -133,17 +108,17 @@ func TestVectorsOneByteChanged(t *testing.T) {
 					}
 				}
 				for i := range len(q) {
-					check("query byte "+q[:i]+"^", send(s, c, v, flip(q, i), b, v.Credential.APIKey))
+					check("query byte "+q[:i]+"^", send(s, c, v, flip(q, i), b, v.Credential["apiKey"]))
 				}
 				for i := range len(b) {
-					check("body byte "+b[:i]+"^", send(s, c, v, q, flip(b, i), v.Credential.APIKey))
+					check("body byte "+b[:i]+"^", send(s, c, v, q, flip(b, i), v.Credential["apiKey"]))
 				}
-				check("api key byte 0", send(s, c, v, q, b, flip(v.Credential.APIKey, 0)))
+				check("api key byte 0", send(s, c, v, q, b, flip(v.Credential["apiKey"], 0)))
 			}
 			if n := s.Hits("POST", "/fapi/v1/order"); n == 0 {
 				t.Fatal("no order request reached the simulator")
 			}
-			if o, _ := s.Engine().OpenOrders(vs[0].Credential.APIKey, ""); len(o) != 0 {
+			if o, _ := s.Engine().OpenOrders(vs[0].Credential["apiKey"], ""); len(o) != 0 {
 				t.Errorf("a changed request placed orders: %v", o)
 			}
 		})

@@ -5,47 +5,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/perpgate/perpgate/pkg/testenv"
 )
 
-type vector struct {
-	Name       string `json:"name"`
-	Env        string `json:"env"`
-	Credential struct {
-		APIKey string `json:"apiKey"`
-		Secret string `json:"secret"`
-	} `json:"credential"`
-	Inputs struct {
-		ClockMs int64 `json:"clockMs"`
-	} `json:"inputs"`
-	Request struct {
-		Method  string            `json:"method"`
-		URL     string            `json:"url"`
-		Headers map[string]string `json:"headers"`
-		Body    *string           `json:"body"`
-	} `json:"request"`
-}
+type vector = testenv.Vector
 
 func loadVectors(t *testing.T) []vector {
-	t.Helper()
-	raw, err := os.ReadFile("../testdata/vectors.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Vectors []vector `json:"vectors"`
-	}
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
-	if len(f.Vectors) == 0 {
-		t.Fatal("no vectors")
-	}
-	return f.Vectors
+	return testenv.LoadVectors(t, "../testdata/vectors.json", 16)
 }
 
 type clock struct{ ms atomic.Int64 }
@@ -90,7 +61,7 @@ func TestSimulatorChecksVectorSignatures(t *testing.T) {
 	for _, v := range loadVectors(t) {
 		t.Run(v.Name, func(t *testing.T) {
 			c := &clock{}
-			s := New(Config{Now: c.now, Keys: map[string]string{v.Credential.APIKey: v.Credential.Secret}})
+			s := New(Config{Now: c.now, Keys: map[string]string{v.Credential["apiKey"]: v.Credential["secret"]}})
 			u, _ := url.Parse(v.Request.URL)
 			body := ""
 			if v.Request.Body != nil {
@@ -134,7 +105,7 @@ func TestSimulatorTimestampWindow(t *testing.T) {
 	}{{0, true}, {-999, true}, {-1000, false}, {5000, true}, {5001, false}} {
 		c := &clock{}
 		s := New(Config{Now: func() time.Time { return c.now().Add(time.Duration(tt.skewMs) * time.Millisecond) },
-			Keys: map[string]string{v.Credential.APIKey: v.Credential.Secret}})
+			Keys: map[string]string{v.Credential["apiKey"]: v.Credential["secret"]}})
 		env := send(s, c, v, u.RawQuery, "", v.Request.Headers["X-BAPI-SIGN"])
 		if ok := env["retCode"].(float64) != 10002; ok != tt.ok {
 			t.Errorf("server clock %+d ms from the request: retCode %v, accepted %v, want %v", tt.skewMs, env["retCode"], ok, tt.ok)

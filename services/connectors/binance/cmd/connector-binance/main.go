@@ -3,15 +3,7 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-
 	"github.com/perpgate/perpgate/pkg/connector"
-	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/services/connectors/binance"
 )
 
@@ -19,23 +11,7 @@ import (
 var version = "dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "connector-binance:", err)
-		os.Exit(1)
-	}
-}
-
-func run(ctx context.Context) error {
-	logCfg, err1 := telemetry.LoadLogConfig(os.LookupEnv, "json")
-	svcCfg, err2 := connector.LoadServiceConfig(os.LookupEnv)
-	cfg, err3 := binance.LoadConfig(os.LookupEnv)
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return err
-	}
-	log := telemetry.NewLogger(os.Stdout, logCfg)
-	telemetry.RouteRedisLogs(log)
-	log.Info("connector-binance starting", "version", version)
-	return connector.Serve(ctx, svcCfg, binance.NewAdapter(cfg, nil), log)
+	connector.Main("connector-binance", version, binance.LoadConfig, func(cfg binance.Config, _ connector.Setup) (connector.Adapter, func(), error) {
+		return binance.NewAdapter(cfg, nil), nil, nil
+	})
 }

@@ -1,0 +1,109 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/telemetry"
+)
+
+// Setup is what a connector command has when it builds its adapter.
+type Setup struct {
+	Service ServiceConfig
+	Log     *slog.Logger
+}
+
+// Main is the whole of a connector command (connector-<venue>): it reads
+// the log, service and venue settings (load), reporting every invalid one
+// at once, builds the adapter, serves it on NATS until SIGINT or SIGTERM,
+// and exits 1 with the error. build may return a cleanup, run after Serve.
+func Main[C any](name, version string, load func(lookup func(string) (string, bool)) (C, error),
+	build func(cfg C, s Setup) (Adapter, func(), error)) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, name, version, load, build)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+}
+
+func run[C any](ctx context.Context, name, version string, load func(func(string) (string, bool)) (C, error),
+	build func(C, Setup) (Adapter, func(), error)) error {
+	logCfg, err1 := telemetry.LoadLogConfig(os.LookupEnv, "json")
+	svcCfg, err2 := LoadServiceConfig(os.LookupEnv)
+	cfg, err3 := load(os.LookupEnv)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return err
+	}
+	log := telemetry.NewLogger(os.Stdout, logCfg)
+	telemetry.RouteRedisLogs(log)
+	log.Info(name+" starting", "version", version)
+	adapter, cleanup, err := build(cfg, Setup{Service: svcCfg, Log: log})
+	if err != nil {
+		return err
+	}
+	if cleanup != nil {
+		defer cleanup()
+	}
+	return Serve(ctx, svcCfg, adapter, log)
+}
+
+// SimulatorMain is the whole of a venue simulator command (<venue>-sim):
+// it serves the handler newHandler builds for the API keys in keysVar
+// (apiKey:secret pairs, comma separated; default sim-api-key:sim-api-secret)
+// on the address in addrVar (default defaultAddr) until SIGINT or SIGTERM.
+func SimulatorMain(name, addrVar, keysVar, defaultAddr string, newHandler func(keys map[string]string) http.Handler) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := serveSimulator(ctx, name, addrVar, keysVar, defaultAddr, newHandler)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+}
+
+func serveSimulator(ctx context.Context, name, addrVar, keysVar, defaultAddr string, newHandler func(map[string]string) http.Handler) error {
+	addr := envOr(addrVar, defaultAddr)
+	keys := map[string]string{}
+	for _, pair := range strings.Split(envOr(keysVar, "sim-api-key:sim-api-secret"), ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(pair), ":")
+		if !ok || k == "" || v == "" {
+			return fmt.Errorf("%s must be apiKey:apiSecret pairs separated by commas", keysVar)
+		}
+		keys[k] = v
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%w (set %s to another address)", err, addrVar)
+	}
+	srv := &http.Server{Handler: newHandler(keys), ReadHeaderTimeout: 5 * time.Second}
+	log := slog.New(slog.NewTextHandler(os.Stdout, nil))
+	log.Info(name+" listening", "url", "http://"+ln.Addr().String(), "api_keys", len(keys))
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shut)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
