@@ -251,3 +251,27 @@ func TestBybitOrderRules(t *testing.T) {
 		t.Errorf("wrong secret: %v", tc)
 	}
 }
+
+// TestBybitLostAnswerReconciled: Bybit places the order but its answer is
+// lost (HTTP 502): the connector looks the order up by its clientOrderId
+// and answers it as placed; a retry places nothing more.
+func TestBybitLostAnswerReconciled(t *testing.T) {
+	b := startBybit(t, bybitsim.Config{}, nil)
+	mark := dec(t, b.ok(map[string]any{"operation": "getMarkPrice", "market": "BTC"})["markPrice"])
+	price := mark.Mul(decimal.RequireFromString("0.8")).Round(0).String()
+	b.sim.FailNext(http.MethodPost, "/v5/order/create", bybitsim.Failure{Status: http.StatusBadGateway, After: true})
+	body := map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": price, "clientOrderId": "lost-1"}
+	first := b.ok(body)
+	held, err := b.sim.Engine().OrderByClientID(bybitKey, "lost-1")
+	if err != nil || first["status"] != "OPEN" || first["orderId"] == "" {
+		t.Fatalf("lost answer: %v (Bybit holds %+v, %v)", first, held, err)
+	}
+	creates := b.sim.Hits(http.MethodPost, "/v5/order/create")
+	if again := b.ok(body); again["orderId"] != first["orderId"] || b.sim.Hits(http.MethodPost, "/v5/order/create") != creates {
+		t.Fatalf("retry: %v after %v, creates %d -> %d", again, first, creates, b.sim.Hits(http.MethodPost, "/v5/order/create"))
+	}
+	open := objects(t, b.ok(map[string]any{"operation": "getOrders", "market": "BTC"})["orders"])
+	if len(open) != 1 || open[0]["id"] != first["orderId"] {
+		t.Fatalf("orders %v: want the one order", open)
+	}
+}

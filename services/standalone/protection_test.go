@@ -7,6 +7,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
+	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
 	"github.com/shopspring/decimal"
 )
 
@@ -84,5 +85,10 @@ func TestProtectionPairNeverOutlivesPositionHyperliquid(t *testing.T) {
 
 func TestProtectionPairNeverOutlivesPositionBinance(t *testing.T) {
 	b := startBinance(t, sim.Config{})
+	orphanScenario(t, protectionVenue{do: b.ok, engine: b.sim.Engine(), symbol: "BTCUSDT", market: "BTC", size: "0.01"})
+}
+
+func TestProtectionPairNeverOutlivesPositionBybit(t *testing.T) {
+	b := startBybit(t, bybitsim.Config{}, nil)
 	orphanScenario(t, protectionVenue{do: b.ok, engine: b.sim.Engine(), symbol: "BTCUSDT", market: "BTC", size: "0.01"})
 }

@@ -67,6 +67,9 @@ type Failure struct {
 	Status  int // HTTP status; 0 means 200 with RetCode
 	RetCode int
 	RetMsg  string
+	// After: the request is carried out first and only its answer is
+	// replaced, as when Bybit acted but the answer was lost.
+	After bool
 }
 
 // Server is the simulated Bybit. It is an http.Handler.
@@ -263,6 +266,9 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			f := fs[0]
 			s.fail[r.Method+" "+r.URL.Path] = fs[1:]
 			s.mu.Unlock()
+			if f.After {
+				_, _ = rt.h(q)
+			}
 			if f.Status != 0 && f.Status != http.StatusOK {
 				rw.WriteHeader(f.Status)
 				return
