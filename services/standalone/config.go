@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/services/connectors/binance"
 	"github.com/perpgate/perpgate/services/connectors/bybit"
@@ -34,6 +37,18 @@ type Config struct {
 	Log         telemetry.LogConfig
 	Binance     binance.Config // PERPGATE_BINANCE_URL, PERPGATE_BINANCE_RECV_WINDOW
 	Bybit       bybit.Config   // PERPGATE_BYBIT_URL, PERPGATE_BYBIT_RECV_WINDOW
+	// Exchanges are the exchanges served (PERPGATE_EXCHANGES, comma
+	// separated); empty serves every one built in. Calls for one left out
+	// answer EXCHANGE_UNAVAILABLE.
+	Exchanges []contract.Exchange
+}
+
+// BuiltIn are the exchanges perpgate serve has connectors for.
+var BuiltIn = []contract.Exchange{contract.Paper, contract.Binance, contract.Bybit, contract.Hyperliquid}
+
+// serves reports whether the gateway runs x's connector.
+func (c Config) serves(x contract.Exchange) bool {
+	return len(c.Exchanges) == 0 || slices.Contains(c.Exchanges, x)
 }
 
 // DefaultConfig returns the documented defaults.
@@ -71,6 +86,11 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if v, ok := lookup("PERPGATE_MASTER_KEY"); ok {
 		c.MasterKey = keys.Masked(v)
+	}
+	if v, ok := lookup("PERPGATE_EXCHANGES"); ok && v != "" {
+		for _, x := range strings.Split(v, ",") {
+			c.Exchanges = append(c.Exchanges, contract.Exchange(strings.ToLower(strings.TrimSpace(x))))
+		}
 	}
 	if v, ok := lookup("PERPGATE_PAPER_SEED"); ok && v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -112,6 +132,11 @@ func (c Config) Validate() error {
 	if c.MasterKey != "" {
 		if k, err := base64.StdEncoding.DecodeString(c.MasterKey.Reveal()); err != nil || len(k) != 32 {
 			errs = append(errs, errors.New("PERPGATE_MASTER_KEY must be 32 bytes in base64 (openssl rand -base64 32)"))
+		}
+	}
+	for _, x := range c.Exchanges {
+		if !slices.Contains(BuiltIn, x) {
+			errs = append(errs, fmt.Errorf("PERPGATE_EXCHANGES: %q is not an exchange perpgate serve has; use some of %v", x, BuiltIn))
 		}
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {

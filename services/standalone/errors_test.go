@@ -45,6 +45,7 @@ func TestErrorTable(t *testing.T) {
 		c.Edge.RequestTimeout = time.Second
 		// A small free-tier quota reaches RATE_LIMITED in a few requests.
 		c.Edge.TierLimits[contract.TierFree] = contract.TierLimits{PerMinute: 3, PerDay: 1000}
+		c.Exchanges = []contract.Exchange{contract.Paper, contract.Binance, contract.Hyperliquid} // no Bybit connector
 	})
 	ctx := context.Background()
 	boot := g.Bootstrap()

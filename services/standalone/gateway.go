@@ -202,6 +202,9 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 		return err
 	}
 	for _, a := range adapters {
+		if !g.cfg.serves(a.Exchange()) {
+			continue
+		}
 		nc, err := connect("connector-" + string(a.Exchange()))
 		if err != nil {
 			return err

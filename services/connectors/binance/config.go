@@ -2,11 +2,10 @@ package binance
 
 import (
 	"errors"
-	"fmt"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/perpgate/perpgate/pkg/connector"
 
 	"github.com/perpgate/perpgate/pkg/contract"
 )
@@ -51,11 +50,10 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		c.MainnetURL, c.TestnetURL = v, v
 	}
 	if v, ok := lookup("PERPGATE_BINANCE_RECV_WINDOW"); ok && v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("PERPGATE_BINANCE_RECV_WINDOW: %q is not a number of milliseconds", v))
+		var err error
+		if c.RecvWindow, err = connector.Millis("PERPGATE_BINANCE_RECV_WINDOW", v); err != nil {
+			errs = append(errs, err)
 		}
-		c.RecvWindow = time.Duration(n) * time.Millisecond
 	}
 	errs = append(errs, c.Validate())
 	return c, errors.Join(errs...)
@@ -65,14 +63,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 func (c Config) Validate() error {
 	var errs []error
 	for _, u := range []struct{ name, v string }{{"mainnet URL", c.MainnetURL}, {"testnet URL", c.TestnetURL}} {
-		p, err := url.Parse(u.v)
-		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			errs = append(errs, fmt.Errorf("PERPGATE_BINANCE_URL: the Binance %s %q must be an http(s) URL such as %s", u.name, u.v, DefaultMainnetURL))
-		}
+		errs = append(errs, connector.CheckBaseURL("PERPGATE_BINANCE_URL", "Binance "+u.name, u.v, DefaultMainnetURL))
 	}
-	if c.RecvWindow < time.Millisecond || c.RecvWindow > time.Minute {
-		errs = append(errs, errors.New("PERPGATE_BINANCE_RECV_WINDOW must be 1 to 60000 milliseconds"))
-	}
+	errs = append(errs, connector.CheckRecvWindow("PERPGATE_BINANCE_RECV_WINDOW", c.RecvWindow))
 	if c.Timeout <= 0 {
 		errs = append(errs, errors.New("the Binance upstream timeout must be positive"))
 	}

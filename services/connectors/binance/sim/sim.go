@@ -28,6 +28,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/simkit"
+
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/shopspring/decimal"
 )
@@ -65,14 +67,13 @@ type Failure struct {
 
 // Server is the simulated Binance. It is an http.Handler.
 type Server struct {
+	*simkit.Book[Failure] // AddKey, Hits, TotalHits, FailNext
+
 	cfg    Config
 	eng    *paper.Engine
 	routes map[string]route
 
 	mu          sync.Mutex
-	keys        map[string]string
-	hits        map[string]int
-	fail        map[string][]Failure
 	hedge       map[string]bool
 	status      map[string]string // symbol → exchangeInfo status, when not TRADING
 	rewrite     map[string][]func([]byte) []byte
@@ -101,11 +102,9 @@ func New(cfg Config) *Server {
 		cfg.WeightLimit = 2400
 	}
 	s := &Server{
+		Book:    simkit.New[Failure](cfg.Keys),
 		cfg:     cfg,
 		eng:     paper.New(paper.Config{Seed: cfg.Seed, Now: cfg.Now, Markets: cfg.Markets, MaxLeverage: 125, DefaultLeverage: 20}),
-		keys:    map[string]string{},
-		hits:    map[string]int{},
-		fail:    map[string][]Failure{},
 		hedge:   map[string]bool{},
 		status:  map[string]string{},
 		rewrite: map[string][]func([]byte) []byte{},
@@ -113,49 +112,12 @@ func New(cfg Config) *Server {
 		algos:   map[int64]*algo{},
 		algoSeq: 7_000_000_000,
 	}
-	for k, v := range cfg.Keys {
-		s.keys[k] = v
-	}
 	s.routes = s.table()
 	return s
 }
 
 // Engine is the paper engine behind the simulator (tests move prices).
 func (s *Server) Engine() *paper.Engine { return s.eng }
-
-// AddKey registers an API key and its secret.
-func (s *Server) AddKey(apiKey, secret string) {
-	s.mu.Lock()
-	s.keys[apiKey] = secret
-	s.mu.Unlock()
-}
-
-// Hits counts the requests that reached method and path, e.g.
-// Hits("POST", "/fapi/v1/order").
-func (s *Server) Hits(method, path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits[method+" "+path]
-}
-
-// TotalHits counts every request.
-func (s *Server) TotalHits() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, v := range s.hits {
-		n += v
-	}
-	return n
-}
-
-// FailNext makes the next authenticated request to method and path answer
-// with f instead of being processed.
-func (s *Server) FailNext(method, path string, f Failure) {
-	s.mu.Lock()
-	s.fail[method+" "+path] = append(s.fail[method+" "+path], f)
-	s.mu.Unlock()
-}
 
 // RewriteNext passes the next successful answer to method and path
 // through f before it is sent, e.g. to answer a read as Binance does when
@@ -252,8 +214,8 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	now := s.cfg.Now()
 	q := &req{vals: vals, now: now}
+	s.Hit(r.Method, r.URL.Path)
 	s.mu.Lock()
-	s.hits[r.Method+" "+r.URL.Path]++
 	used, limitErr := s.chargeWeight(now, rt.weight(q))
 	s.mu.Unlock()
 	if limitErr != nil {
@@ -266,18 +228,13 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.mu.Lock()
-	if fs := s.fail[r.Method+" "+r.URL.Path]; len(fs) > 0 {
-		f := fs[0]
-		s.fail[r.Method+" "+r.URL.Path] = fs[1:]
-		s.mu.Unlock()
+	if f, ok := s.NextFailure(r.Method, r.URL.Path); ok {
 		if f.RetryAfter > 0 {
 			rw.Header().Set("Retry-After", strconv.Itoa(f.RetryAfter))
 		}
 		s.write(rw, nil, &apiErr{status: f.Status, code: f.Code, msg: f.Msg}, used)
 		return
 	}
-	s.mu.Unlock()
 	out, e := rt.h(q)
 	if e == nil {
 		s.mu.Lock()
@@ -355,9 +312,7 @@ func (s *Server) authenticate(r *http.Request, q *req, rawQuery, rawBody string)
 	if apiKey == "" {
 		return errf(401, -2014, "API-key format invalid.")
 	}
-	s.mu.Lock()
-	secret, ok := s.keys[apiKey]
-	s.mu.Unlock()
+	secret, ok := s.Secret(apiKey)
 	if !ok {
 		return errf(401, -2015, "Invalid API-key, IP, or permissions for action, request ip: 127.0.0.1")
 	}

@@ -30,6 +30,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/simkit"
+
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/shopspring/decimal"
 )
@@ -74,14 +76,13 @@ type Failure struct {
 
 // Server is the simulated Bybit. It is an http.Handler.
 type Server struct {
+	*simkit.Book[Failure] // AddKey, Hits, TotalHits, FailNext
+
 	cfg    Config
 	eng    *paper.Engine
 	routes map[string]route
 
 	mu      sync.Mutex
-	keys    map[string]string
-	hits    map[string]int
-	fail    map[string][]Failure
 	hedge   map[string]bool
 	margin  map[string]string      // apiKey → marginMode
 	orders  map[string]*bybitOrder // Bybit orderId → order
@@ -100,11 +101,9 @@ func New(cfg Config) *Server {
 		cfg.Markets = DefaultMarkets()
 	}
 	s := &Server{
+		Book:    simkit.New[Failure](cfg.Keys),
 		cfg:     cfg,
 		eng:     paper.New(paper.Config{Seed: cfg.Seed, Now: cfg.Now, Markets: cfg.Markets, MaxLeverage: 100, DefaultLeverage: 10}),
-		keys:    map[string]string{},
-		hits:    map[string]int{},
-		fail:    map[string][]Failure{},
 		hedge:   map[string]bool{},
 		margin:  map[string]string{},
 		orders:  map[string]*bybitOrder{},
@@ -112,47 +111,12 @@ func New(cfg Config) *Server {
 		funding: map[string][]execution{},
 		calls:   map[string][]time.Time{},
 	}
-	for k, v := range cfg.Keys {
-		s.keys[k] = v
-	}
 	s.routes = s.table()
 	return s
 }
 
 // Engine is the paper engine behind the simulator (tests move prices).
 func (s *Server) Engine() *paper.Engine { return s.eng }
-
-// AddKey registers an API key and its secret.
-func (s *Server) AddKey(apiKey, secret string) {
-	s.mu.Lock()
-	s.keys[apiKey] = secret
-	s.mu.Unlock()
-}
-
-// Hits counts the requests that reached method and path.
-func (s *Server) Hits(method, path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits[method+" "+path]
-}
-
-// TotalHits counts every request.
-func (s *Server) TotalHits() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, v := range s.hits {
-		n += v
-	}
-	return n
-}
-
-// FailNext makes the next authenticated request to method and path answer f.
-func (s *Server) FailNext(method, path string, f Failure) {
-	s.mu.Lock()
-	s.fail[method+" "+path] = append(s.fail[method+" "+path], f)
-	s.mu.Unlock()
-}
 
 // SetHedgeMode puts an account's USDT perpetuals in hedge (Both Sides) or
 // one-way mode.
@@ -245,9 +209,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	q := &req{vals: r.URL.Query(), body: raw, now: now}
-	s.mu.Lock()
-	s.hits[r.Method+" "+r.URL.Path]++
-	s.mu.Unlock()
+	s.Hit(r.Method, r.URL.Path)
 	if rt.signed {
 		payload := r.URL.RawQuery
 		if r.Method == http.MethodPost {
@@ -261,11 +223,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			s.write(rw, now, nil, e)
 			return
 		}
-		s.mu.Lock()
-		if fs := s.fail[r.Method+" "+r.URL.Path]; len(fs) > 0 {
-			f := fs[0]
-			s.fail[r.Method+" "+r.URL.Path] = fs[1:]
-			s.mu.Unlock()
+		if f, ok := s.NextFailure(r.Method, r.URL.Path); ok {
 			if f.After {
 				_, _ = rt.h(q)
 			}
@@ -276,7 +234,6 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			s.write(rw, now, nil, &apiErr{status: http.StatusOK, code: f.RetCode, msg: f.RetMsg})
 			return
 		}
-		s.mu.Unlock()
 	}
 	out, e := rt.h(q)
 	s.write(rw, now, out, e)
@@ -304,9 +261,7 @@ type withExt struct{ result, ext any }
 func (s *Server) authenticate(r *http.Request, q *req, payload string) *apiErr {
 	apiKey, sig := r.Header.Get("X-BAPI-API-KEY"), r.Header.Get("X-BAPI-SIGN")
 	tsRaw, windowRaw := r.Header.Get("X-BAPI-TIMESTAMP"), r.Header.Get("X-BAPI-RECV-WINDOW")
-	s.mu.Lock()
-	secret, ok := s.keys[apiKey]
-	s.mu.Unlock()
+	secret, ok := s.Secret(apiKey)
 	if apiKey == "" || !ok {
 		return errf(10003, "API key is invalid.")
 	}
