@@ -81,7 +81,9 @@ func credKeys(c connector.Credential) (*keys, error) {
 func (a *Adapter) base(c connector.Credential) string { return a.cfg.baseURL(c.Environment) }
 
 // scope keys the caches: live and demo share a host but not instruments.
-func (a *Adapter) scope(c connector.Credential) string { return a.base(c) + " " + string(c.Environment) }
+func (a *Adapter) scope(c connector.Credential) string {
+	return a.base(c) + " " + string(c.Environment)
+}
 
 func demo(c connector.Credential) bool { return c.Environment == contract.Testnet }
 

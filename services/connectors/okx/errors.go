@@ -50,18 +50,18 @@ var reasons = map[string]contract.Reason{
 	"51047": contract.ReasonInvalidOrder,
 	"51048": contract.ReasonInvalidOrder,
 	"51049": contract.ReasonInvalidOrder,
-	"51065": contract.ReasonInvalidOrder,         // duplicated algoClOrdId
-	"51101": contract.ReasonInvalidOrder,         // above the maximum order size
-	"51121": contract.ReasonInvalidOrder,         // size not a multiple of the lot size
-	"51131": contract.ReasonInsufficientMargin,   // insufficient balance
-	"51137": contract.ReasonInvalidOrder,         // above the highest buy price
-	"51150": contract.ReasonInvalidOrder,         // size or price precision
-	"51169": contract.ReasonInvalidOrder,         // reduce-only without a position to reduce
-	"51400": contract.ReasonOrderNotFound,        // cancel: order does not exist or is done
-	"51401": contract.ReasonOrderNotFound,        // cancel: already cancelled
-	"51402": contract.ReasonOrderNotFound,        // cancel: already filled
-	"51603": contract.ReasonOrderNotFound,        // order does not exist
-	"59102": contract.ReasonInvalidOrder,         // leverage above the maximum
+	"51065": contract.ReasonInvalidOrder,       // duplicated algoClOrdId
+	"51101": contract.ReasonInvalidOrder,       // above the maximum order size
+	"51121": contract.ReasonInvalidOrder,       // size not a multiple of the lot size
+	"51131": contract.ReasonInsufficientMargin, // insufficient balance
+	"51137": contract.ReasonInvalidOrder,       // above the highest buy price
+	"51150": contract.ReasonInvalidOrder,       // size or price precision
+	"51169": contract.ReasonInvalidOrder,       // reduce-only without a position to reduce
+	"51400": contract.ReasonOrderNotFound,      // cancel: order does not exist or is done
+	"51401": contract.ReasonOrderNotFound,      // cancel: already cancelled
+	"51402": contract.ReasonOrderNotFound,      // cancel: already filled
+	"51603": contract.ReasonOrderNotFound,      // order does not exist
+	"59102": contract.ReasonInvalidOrder,       // leverage above the maximum
 }
 
 // fallbackReason classifies an error code the table does not know by its
