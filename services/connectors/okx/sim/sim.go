@@ -108,10 +108,10 @@ type accountMode struct {
 // Id offsets make paper ids look like OKX's 19-digit ids; the first regular
 // order is 1752588852617379840, as in the signing vectors.
 const (
-	ordOffset  = 1752588852617379839
+	ordOffset  = 1752588852617379839 - 100000000 // paper order ids start after 100000000
 	deadOffset = 1752588852917379839
 	algoOffset = 2100000000000000000
-	fillOffset = 500000000
+	fillOffset = 1000000000
 )
 
 // timestampWindow is how far OK-ACCESS-TIMESTAMP may be from OKX's clock.
