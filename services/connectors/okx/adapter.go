@@ -2,6 +2,7 @@ package okx
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -69,6 +70,9 @@ func (Secret) String() string { return "[secret]" }
 
 // GoString masks the secret.
 func (Secret) GoString() string { return "[secret]" }
+
+// LogValue masks the secret in slog output.
+func (Secret) LogValue() slog.Value { return slog.StringValue("[secret]") }
 
 func credKeys(c connector.Credential) (*keys, error) {
 	var s Secret
