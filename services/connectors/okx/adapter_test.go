@@ -35,12 +35,23 @@ type fixture struct {
 
 func newFixture(t *testing.T, simCfg sim.Config, now func() time.Time) *fixture {
 	t.Helper()
+	return newFixtureWrapped(t, simCfg, now, nil)
+}
+
+// newFixtureWrapped puts wrap (when not nil) between the adapter and the
+// simulator, to lose or delay answers.
+func newFixtureWrapped(t *testing.T, simCfg sim.Config, now func() time.Time, wrap func(http.Handler) http.Handler) *fixture {
+	t.Helper()
 	simCfg.Keys = map[string]sim.Key{
 		testKey: {Secret: testSecret, Passphrase: testPassphrase},
 		demoKey: {Secret: testSecret, Passphrase: testPassphrase, Demo: true},
 	}
 	s := sim.New(simCfg)
-	srv := httptest.NewServer(s)
+	var h http.Handler = s
+	if wrap != nil {
+		h = wrap(s)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	cfg := DefaultConfig()
 	cfg.MainnetURL, cfg.TestnetURL, cfg.Now = srv.URL, srv.URL, now

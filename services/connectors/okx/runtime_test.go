@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,7 +29,12 @@ type busFixture struct {
 
 func newBusFixture(t *testing.T) *busFixture {
 	t.Helper()
-	f := newFixture(t, sim.Config{}, nil)
+	return newBusFixtureWrapped(t, nil)
+}
+
+func newBusFixtureWrapped(t *testing.T, wrap func(http.Handler) http.Handler) *busFixture {
+	t.Helper()
+	f := newFixtureWrapped(t, sim.Config{}, nil, wrap)
 	ns := testenv.EmbeddedNATS(t)
 	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
@@ -160,5 +168,43 @@ func TestOverNATS(t *testing.T) {
 	var closed contract.CloseAllResult
 	if err := b.call(t, "closeAllPositions", M{"market": mkt}, &closed); err != nil || !closed.ClosedSize.Equal(d("0.0123")) {
 		t.Fatalf("close %+v %v", closed, err)
+	}
+}
+
+// TestLostAnswerReconciled: OKX places the order but its answer is lost
+// (HTTP 502 from a proxy). The runtime looks the order up by its
+// clientOrderId (a gateway UUID, sent as the dashless clOrdId) and answers
+// the order OKX has; a repeat places nothing.
+func TestLostAnswerReconciled(t *testing.T) {
+	var lost atomic.Int32
+	b := newBusFixtureWrapped(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && r.URL.Path == "/api/v5/trade/order" && lost.Add(1) == 1 {
+				next.ServeHTTP(httptest.NewRecorder(), r) // placed; the answer never arrives
+				http.Error(w, "bad gateway", http.StatusBadGateway)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	const id = "6f1c0a52-3b7e-4d2a-9c4f-0e8b7a6d5c41"
+	var mo contract.MarketOrderResult
+	if err := b.call(t, "placeMarketOrder", map[string]any{"market": "BTC-USDT-PERP", "side": "BUY", "size": "0.01", "clientOrderId": id}, &mo); err != nil {
+		t.Fatalf("placement with a lost answer: %v", err)
+	}
+	if mo.OrderID == "" || !mo.FilledSize.Equal(d("0.01")) || mo.ClientOrderID != id {
+		t.Errorf("reconciled answer %+v", mo)
+	}
+	var again contract.MarketOrderResult
+	if err := b.call(t, "placeMarketOrder", map[string]any{"market": "BTC-USDT-PERP", "side": "BUY", "size": "0.01", "clientOrderId": id}, &again); err != nil ||
+		again.OrderID != mo.OrderID {
+		t.Errorf("repeat %+v %v", again, err)
+	}
+	if n := b.sim.Hits(http.MethodPost, "/api/v5/trade/order"); n != 1 {
+		t.Errorf("%d placements reached OKX, want 1", n)
+	}
+	pos, _ := b.a.GetPositions(context.Background(), b.cred, nil)
+	if len(pos.Positions) != 1 || !pos.Positions[0].Size.Equal(d("0.01")) {
+		t.Errorf("positions %+v, want one of 0.01 BTC", pos.Positions)
 	}
 }
