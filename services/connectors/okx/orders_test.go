@@ -388,6 +388,30 @@ func TestProtectionLinked(t *testing.T) {
 	if ce, _ := contract.AsError(err); err == nil || ce.ExchangeCode != "51169" {
 		t.Errorf("a stop-loss without a position: %+v %v", single, err)
 	}
+
+	// Closed by other means, the position takes its protection with it.
+	if _, err := f.a.PlaceMarketOrder(ctx, f.cred, marketOrder(m, contract.Buy, "0.02", false, "open-2")); err != nil {
+		t.Fatal(err)
+	}
+	mark, _ = f.a.GetMarkPrice(ctx, f.cred, m)
+	tp, sl = mark.MarkPrice.Add(d("10000")), mark.MarkPrice.Sub(d("10000"))
+	if _, err := f.a.PlaceProtectionOrders(ctx, f.cred, connector.ProtectionRequest{Market: m, PositionSide: contract.Long, Size: d("0.02"),
+		TakeProfit: &tp, StopLoss: &sl, ClientOrderID: "pair-2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.PlaceProtectionOrders(ctx, f.cred, connector.ProtectionRequest{Market: m, PositionSide: contract.Long, Size: d("0.02"),
+		StopLoss: &sl, ClientOrderID: "single-2"}); err != nil {
+		t.Fatal(err)
+	}
+	if orders, _ := f.a.GetOrders(ctx, f.cred, &m); len(orders.Orders) != 2 {
+		t.Fatalf("want the oco and the conditional order pending, got %+v", orders.Orders)
+	}
+	if _, err := f.a.CloseAllPositions(ctx, f.cred, m); err != nil {
+		t.Fatal(err)
+	}
+	if orders, _ := f.a.GetOrders(ctx, f.cred, &m); len(orders.Orders) != 0 {
+		t.Errorf("protection survived its position: %+v", orders.Orders)
+	}
 }
 
 // TestMarketOrderNoFill: OKX cancels a market order it could not fill; the
