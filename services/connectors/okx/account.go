@@ -121,25 +121,9 @@ var algoTypes = []string{"trigger", "conditional", "oco"}
 const pageSize = 100
 
 func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *connector.Market) ([]order, []algoOrder, error) {
-	base := params{}.add("instType", "SWAP")
-	if m != nil {
-		base = base.add("instId", m.Native)
-	}
-	var regular []order
-	for after := ""; ; {
-		q := base.add("limit", strconv.Itoa(pageSize))
-		if after != "" {
-			q = q.add("after", after)
-		}
-		var page []order
-		if err := a.get(ctx, c, "/api/v5/trade/orders-pending", q, rule{n: 60}, &page); err != nil {
-			return nil, nil, err
-		}
-		regular = append(regular, page...)
-		if len(page) < pageSize {
-			break
-		}
-		after = page[len(page)-1].OrdID
+	regular, err := a.pendingRegular(ctx, c, m)
+	if err != nil {
+		return nil, nil, err
 	}
 	var algos []algoOrder
 	for _, t := range algoTypes {
@@ -164,6 +148,30 @@ func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *con
 		}
 	}
 	return regular, algos, nil
+}
+
+// pendingRegular lists the pending regular orders, 100 a page.
+func (a *Adapter) pendingRegular(ctx context.Context, c connector.Credential, m *connector.Market) ([]order, error) {
+	base := params{}.add("instType", "SWAP")
+	if m != nil {
+		base = base.add("instId", m.Native)
+	}
+	var regular []order
+	for after := ""; ; {
+		q := base.add("limit", strconv.Itoa(pageSize))
+		if after != "" {
+			q = q.add("after", after)
+		}
+		var page []order
+		if err := a.get(ctx, c, "/api/v5/trade/orders-pending", q, rule{n: 60}, &page); err != nil {
+			return nil, err
+		}
+		regular = append(regular, page...)
+		if len(page) < pageSize {
+			return regular, nil
+		}
+		after = page[len(page)-1].OrdID
+	}
 }
 
 // fillsPerCall is the most fills /trade/fills answers.

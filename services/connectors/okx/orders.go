@@ -365,7 +365,7 @@ func (a *Adapter) batchPostOnly(ctx context.Context, c connector.Credential, ord
 	}
 	for instID, idx := range byInst {
 		m := orders[idx[0]].Market
-		regular, _, err := a.openOrders(ctx, c, &m)
+		regular, err := a.pendingRegular(ctx, c, &m)
 		if err != nil {
 			continue
 		}

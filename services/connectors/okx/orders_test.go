@@ -450,3 +450,34 @@ func TestCandlesPaginate(t *testing.T) {
 		}
 	}
 }
+
+// TestPendingPages: 105 pending orders take two pages of the pending list
+// (100 + 5, the second after the last ordId), and all are cancelled.
+func TestPendingPages(t *testing.T) {
+	f := newFixture(t, sim.Config{}, nil)
+	ctx := context.Background()
+	m := f.market(t, "BTC-USDT-SWAP")
+	low := d(above(t, f, m, "0.8"))
+	var orders []connector.OrderRequest
+	for i := range 105 {
+		orders = append(orders, limitOrder(m, contract.Buy, "0.0001", low.Sub(decimal.NewFromInt(int64(i))).String(), false, "p"+strconv.Itoa(i)))
+	}
+	if _, err := f.a.PlaceBatchOrder(ctx, f.cred, orders); err != nil {
+		t.Fatal(err)
+	}
+	before := f.sim.Hits(http.MethodGet, "/api/v5/trade/orders-pending")
+	open, err := f.a.GetOrders(ctx, f.cred, &m)
+	if err != nil || len(open.Orders) != 105 {
+		t.Fatalf("%d orders, %v", len(open.Orders), err)
+	}
+	seen := map[string]bool{}
+	for _, o := range open.Orders {
+		seen[o.ID] = true
+	}
+	if len(seen) != 105 || f.sim.Hits(http.MethodGet, "/api/v5/trade/orders-pending")-before != 2 {
+		t.Errorf("%d distinct orders in %d pages", len(seen), f.sim.Hits(http.MethodGet, "/api/v5/trade/orders-pending")-before)
+	}
+	if n, err := f.a.CancelAllOrders(ctx, f.cred, m); err != nil || n != 105 {
+		t.Errorf("cancel all: %d %v", n, err)
+	}
+}
