@@ -1,0 +1,283 @@
+package okx
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/shopspring/decimal"
+)
+
+// GetFeeInfo implements connector.Adapter: the account's rates for the
+// instrument's fee group (fact sheet §0 #6), in basis points charged.
+func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m connector.Market) (contract.FeeInfoResult, error) {
+	im, err := a.inst(ctx, c, m.Native)
+	if err != nil {
+		return contract.FeeInfoResult{}, err
+	}
+	var fees []tradeFee
+	if err := a.get(ctx, c, "/api/v5/account/trade-fee", params{}.add("instType", "SWAP").add("instFamily", im.family), rule{n: 5}, &fees); err != nil {
+		return contract.FeeInfoResult{}, err
+	}
+	if len(fees) == 0 {
+		return contract.FeeInfoResult{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "OKX answered no fee rates for %s", im.family)
+	}
+	f := fees[0]
+	maker, taker := f.Maker.Decimal, f.Taker.Decimal
+	for _, g := range f.FeeGroup {
+		if g.GroupID == im.groupID || (im.groupID == "" && len(f.FeeGroup) == 1) {
+			maker, taker = g.Maker.Decimal, g.Taker.Decimal
+		}
+	}
+	if maker.IsZero() && taker.IsZero() { // accounts still on the deprecated fields
+		maker, taker = f.MakerU.Decimal, f.TakerU.Decimal
+	}
+	return contract.FeeInfoResult{MakerFee: bps(maker), TakerFee: bps(taker)}, nil
+}
+
+// GetBalance implements connector.Adapter: equity is totalEq (USD);
+// accountValue and freeCollateral are the USDT detail's eq and availEq,
+// the margin of USDT swaps (fact sheet §5; availBal when availEq is empty).
+func (a *Adapter) GetBalance(ctx context.Context, c connector.Credential) (contract.BalanceResult, error) {
+	var bs []balance
+	if err := a.get(ctx, c, "/api/v5/account/balance", nil, rule{n: 10}, &bs); err != nil {
+		return contract.BalanceResult{}, err
+	}
+	res := contract.BalanceResult{Equity: decimal.Zero, FreeCollateral: decimal.Zero, AccountValue: decimal.Zero}
+	if len(bs) == 0 {
+		return res, nil
+	}
+	res.Equity, res.AccountValue = bs[0].TotalEq.Decimal, bs[0].TotalEq.Decimal
+	for _, d := range bs[0].Details {
+		if d.Ccy != quote {
+			continue
+		}
+		res.AccountValue, res.FreeCollateral = d.Eq.Decimal, d.AvailEq.Decimal
+		if d.AvailEq.IsZero() {
+			res.FreeCollateral = d.AvailBal.Decimal
+		}
+	}
+	return res, nil
+}
+
+// GetPositions implements connector.Adapter; sizes become base units.
+func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *connector.Market) (contract.PositionsResult, error) {
+	rows, err := a.positions(ctx, c, m)
+	if err != nil {
+		return contract.PositionsResult{}, err
+	}
+	out := []contract.Position{}
+	for _, p := range rows {
+		if p.Pos.IsZero() {
+			continue
+		}
+		im, err := a.inst(ctx, c, p.InstID)
+		if err != nil {
+			continue // not a USDT swap
+		}
+		out = append(out, positionFromWire(p, im))
+	}
+	return contract.PositionsResult{Positions: out}, nil
+}
+
+func (a *Adapter) positions(ctx context.Context, c connector.Credential, m *connector.Market) ([]position, error) {
+	q := params{}.add("instType", "SWAP")
+	if m != nil {
+		q = q.add("instId", m.Native)
+	}
+	var rows []position
+	err := a.get(ctx, c, "/api/v5/account/positions", q, rule{n: 10}, &rows)
+	return rows, err
+}
+
+// GetOrders implements connector.Adapter: regular pending orders and the
+// algo orders the connector places (trigger stops, conditional and oco
+// protection), which OKX lists apart and by ordType.
+func (a *Adapter) GetOrders(ctx context.Context, c connector.Credential, m *connector.Market) (contract.OrdersResult, error) {
+	regular, algos, err := a.openOrders(ctx, c, m)
+	if err != nil {
+		return contract.OrdersResult{}, err
+	}
+	out := make([]contract.Order, 0, len(regular)+len(algos))
+	for _, o := range regular {
+		if im, err := a.inst(ctx, c, o.InstID); err == nil {
+			out = append(out, orderFromWire(o, im))
+		}
+	}
+	for _, o := range algos {
+		if im, err := a.inst(ctx, c, o.InstID); err == nil {
+			out = append(out, algoFromWire(o, im))
+		}
+	}
+	return contract.OrdersResult{Orders: out}, nil
+}
+
+// algoTypes are the algo order types the connector places and lists.
+var algoTypes = []string{"trigger", "conditional", "oco"}
+
+// pageSize is the most orders one pending-list call answers.
+const pageSize = 100
+
+func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *connector.Market) ([]order, []algoOrder, error) {
+	regular, err := a.pendingRegular(ctx, c, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	var algos []algoOrder
+	for _, t := range algoTypes {
+		for after := ""; ; {
+			q := params{}.add("ordType", t).add("instType", "SWAP")
+			if m != nil {
+				q = q.add("instId", m.Native)
+			}
+			q = q.add("limit", strconv.Itoa(pageSize))
+			if after != "" {
+				q = q.add("after", after)
+			}
+			var page []algoOrder
+			if err := a.get(ctx, c, "/api/v5/trade/orders-algo-pending", q, rule{n: 20}, &page); err != nil {
+				return nil, nil, err
+			}
+			algos = append(algos, page...)
+			if len(page) < pageSize {
+				break
+			}
+			after = page[len(page)-1].AlgoID
+		}
+	}
+	return regular, algos, nil
+}
+
+// pendingRegular lists the pending regular orders, 100 a page.
+func (a *Adapter) pendingRegular(ctx context.Context, c connector.Credential, m *connector.Market) ([]order, error) {
+	base := params{}.add("instType", "SWAP")
+	if m != nil {
+		base = base.add("instId", m.Native)
+	}
+	var regular []order
+	for after := ""; ; {
+		q := base.add("limit", strconv.Itoa(pageSize))
+		if after != "" {
+			q = q.add("after", after)
+		}
+		var page []order
+		if err := a.get(ctx, c, "/api/v5/trade/orders-pending", q, rule{n: 60}, &page); err != nil {
+			return nil, err
+		}
+		regular = append(regular, page...)
+		if len(page) < pageSize {
+			return regular, nil
+		}
+		after = page[len(page)-1].OrdID
+	}
+}
+
+// fillsPerCall is the most fills /trade/fills answers.
+const fillsPerCall = 100
+
+// GetFills implements connector.Adapter, newest first as OKX answers;
+// past 100 the next page starts after the last billId.
+func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connector.Market, limit int) (contract.FillsResult, error) {
+	im, err := a.inst(ctx, c, m.Native)
+	if err != nil {
+		return contract.FillsResult{}, err
+	}
+	out := []contract.Fill{}
+	for after := ""; len(out) < limit; {
+		q := params{}.add("instType", "SWAP").add("instId", m.Native).add("limit", strconv.Itoa(min(limit-len(out), fillsPerCall)))
+		if after != "" {
+			q = q.add("after", after)
+		}
+		var page []fill
+		if err := a.get(ctx, c, "/api/v5/trade/fills", q, rule{n: 60}, &page); err != nil {
+			return contract.FillsResult{}, err
+		}
+		for _, f := range page {
+			out = append(out, fillFromWire(f, im))
+		}
+		if len(page) < fillsPerCall {
+			break
+		}
+		after = page[len(page)-1].BillID
+	}
+	return contract.FillsResult{Fills: out}, nil
+}
+
+// TestCredentials implements connector.Adapter with GET
+// /api/v5/account/config, a signed read that checks key, secret and
+// passphrase; a rejected credential is valid:false. An account that
+// cannot trade swaps is still valid: trading says what to change.
+func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (bool, error) {
+	k, err := credKeys(c)
+	if err != nil {
+		return false, nil
+	}
+	if _, err := a.accountConfig(ctx, c, k); err != nil {
+		if ce, ok := contract.AsError(err); ok && ce.Code == contract.CodeExchangeError &&
+			(ce.Reason == contract.ReasonAuthenticationFailed || ce.Reason == contract.ReasonPermissionDenied) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *keys) (accountConfig, error) {
+	var cfgs []accountConfig
+	if err := a.c.do(ctx, a.base(c), k, request{method: http.MethodGet, path: "/api/v5/account/config", signed: true, demo: demo(c), limit: rule{n: 5}}, &cfgs); err != nil {
+		return accountConfig{}, err
+	}
+	if len(cfgs) == 0 {
+		return accountConfig{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "OKX answered /api/v5/account/config without data")
+	}
+	a.mu.Lock()
+	a.configs[a.scope(c)+" "+k.apiKey] = configEntry{cfg: cfgs[0], at: a.c.now()}
+	a.mu.Unlock()
+	return cfgs[0], nil
+}
+
+// tradable refuses to trade for an account that cannot trade swaps the
+// way the connector does (fact sheet §8): Spot mode (acctLv 1) cannot
+// trade swaps at all, and long/short position mode needs posSide on every
+// order where the contract speaks of one position per market. The
+// configuration is cached per credential for configTTL.
+func (a *Adapter) tradable(ctx context.Context, c connector.Credential) error {
+	k, err := credKeys(c)
+	if err != nil {
+		return err
+	}
+	key := a.scope(c) + " " + k.apiKey
+	a.mu.Lock()
+	e, ok := a.configs[key]
+	a.mu.Unlock()
+	if !ok || a.c.now().Sub(e.at) >= configTTL {
+		if e.cfg, err = a.accountConfig(ctx, c, k); err != nil {
+			return err
+		}
+	}
+	switch {
+	case e.cfg.AcctLv == "1":
+		return contract.Upstream(contract.ReasonPermissionDenied, "", "acctLv=1",
+			"the OKX account is in Spot mode (acctLv 1), which cannot trade perpetual swaps: switch the account mode to "+
+				"Futures mode (or Multi-currency margin) in OKX's trading settings (Settings > Account mode) and retry")
+	case e.cfg.PosMode == "long_short_mode":
+		return contract.Upstream(contract.ReasonPermissionDenied, "", "posMode=long_short_mode",
+			"the OKX account is in long/short position mode; perpgate trades one position per market: switch the "+
+				"position mode to One-way (net_mode) in OKX's trading settings (no open orders or positions) and retry")
+	}
+	return nil
+}
+
+// forgetConfig drops a cached account configuration after OKX said the
+// account mode does not allow an order (51010).
+func (a *Adapter) forgetConfig(c connector.Credential) {
+	k, err := credKeys(c)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	delete(a.configs, a.scope(c)+" "+k.apiKey)
+	a.mu.Unlock()
+}

@@ -1,0 +1,330 @@
+package okx
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+)
+
+// resyncEvery is how old a server-time offset may get before the next
+// signed request measures it again.
+const resyncEvery = 10 * time.Minute
+
+// maxBody bounds what is read of one OKX answer.
+const maxBody = 32 << 20
+
+// client signs and sends OKX REST requests. It keeps, per REST host, the
+// offset of OKX's clock from ours and the per-endpoint request budgets.
+type client struct {
+	http    *http.Client
+	now     func() time.Time
+	expTime time.Duration
+	// wait blocks for d or until ctx ends; tests replace it.
+	wait func(ctx context.Context, d time.Duration) error
+
+	mu    sync.Mutex
+	hosts map[string]*host
+}
+
+// host is what the client knows about one REST base URL.
+type host struct {
+	base  string
+	clock *connector.ServerClock
+	gate  *limiter
+}
+
+// keys are a credential's API key, secret and passphrase, and whether it
+// is a demo-trading credential.
+type keys struct {
+	apiKey     string
+	secret     string
+	passphrase string
+}
+
+// param is one query parameter; params keep their order, so the signed
+// request path is exactly the one sent.
+type param struct{ k, v string }
+
+type params []param
+
+func (p params) add(k, v string) params { return append(p, param{k, v}) }
+
+// encode renders the parameters as a query string, values URL-encoded.
+func (p params) encode() string {
+	var b strings.Builder
+	for i, kv := range p {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(kv.k)
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(kv.v))
+	}
+	return b.String()
+}
+
+// request is one REST call.
+type request struct {
+	method string
+	path   string
+	query  params // GET
+	body   any    // POST: sent as JSON
+	signed bool
+	demo   bool // x-simulated-trading: 1 (testnet credentials only)
+	// items: the answer carries per-item sCode; top-level code 1 (all
+	// failed) and 2 (partial) are answers for the caller, not errors.
+	items bool
+	// expires sends expTime: OKX drops the order if it arrives too late.
+	expires bool
+	limit   rule
+	instID  string // for per-instrument limits
+}
+
+func newClient(cfg Config, hc *http.Client) *client {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &client{http: hc, now: now, expTime: cfg.ExpTime, wait: connector.SleepContext, hosts: map[string]*host{}}
+}
+
+func (c *client) host(base string) *host {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.hosts[base]
+	if h == nil {
+		h = &host{base: base, clock: connector.NewServerClock(c.now), gate: newLimiter()}
+		c.hosts[base] = h
+	}
+	return h
+}
+
+// timestamp is OK-ACCESS-TIMESTAMP: ISO-8601 UTC with milliseconds (fact
+// sheet §2).
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// sign is OK-ACCESS-SIGN: base64 of HMAC-SHA256 over timestamp + METHOD +
+// request path (with ?query) + body.
+func sign(secret, ts, method, requestPath, body string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts + strings.ToUpper(method) + requestPath + body))
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// code is OKX's code or sCode: a string on the wire, tolerated as a number.
+type code string
+
+func (c *code) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*c = code(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	*c = code(n.String())
+	return nil
+}
+
+// envelope is every OKX REST answer (fact sheet §3).
+type envelope struct {
+	Code code            `json:"code"`
+	Msg  string          `json:"msg"`
+	Data json.RawMessage `json:"data"`
+}
+
+// itemResult is the per-item outcome trading endpoints add to data[i].
+type itemResult struct {
+	SCode code   `json:"sCode"`
+	SMsg  string `json:"sMsg"`
+}
+
+// do sends r to base and decodes the data of a successful answer into out
+// (when not nil). OKX errors come back as *contract.Error (EXCHANGE_ERROR
+// with a reason); a passed deadline as the context's error. A signed
+// request rejected for its timestamp (50102) is retried once after
+// measuring the clock offset again: OKX did not act on it.
+func (c *client) do(ctx context.Context, base string, k *keys, r request, out any) error {
+	h := c.host(base)
+	if r.signed {
+		if k == nil {
+			return contract.Errorf(contract.CodeInternal, "signed OKX request without keys")
+		}
+		if err := c.ensureSynced(ctx, h, r.demo); err != nil {
+			return err
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		status, raw, err := c.send(ctx, h, k, r)
+		if err != nil {
+			return err
+		}
+		var env envelope
+		if jerr := json.Unmarshal(raw, &env); jerr != nil || (status == http.StatusOK && env.Code == "") {
+			if status != http.StatusOK {
+				return upstreamError(status, "", "")
+			}
+			return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "",
+				"OKX answered %s %s with an unexpected body", r.method, r.path)
+		}
+		if status == http.StatusOK && (env.Code == "0" || (r.items && (env.Code == "1" || env.Code == "2"))) {
+			if out == nil || len(env.Data) == 0 {
+				return nil
+			}
+			if err := json.Unmarshal(env.Data, out); err != nil {
+				return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "",
+					"OKX answered %s %s with data of an unexpected shape", r.method, r.path)
+			}
+			return nil
+		}
+		ec, msg := string(env.Code), env.Msg
+		// A failed single order carries its reason in data[0].sCode (fact
+		// sheet §0 #11): it, not the top-level code, is the answer.
+		var items []itemResult
+		if json.Unmarshal(env.Data, &items) == nil && len(items) > 0 && items[0].SCode != "" && items[0].SCode != "0" {
+			ec, msg = string(items[0].SCode), items[0].SMsg
+		}
+		if r.signed && attempt == 0 && ec == "50102" {
+			if err := c.sync(ctx, h, r.demo); err != nil {
+				return err
+			}
+			continue
+		}
+		if ec == "50011" || ec == "50061" {
+			s := h.gate.block(c.now(), r.limit.key(r, k), rateWindow)
+			return rateLimited(ec, msg, s, "OKX answered code %s (%s); retry in %d s", ec, msg, s)
+		}
+		return upstreamError(status, ec, msg)
+	}
+}
+
+// send makes one HTTP exchange within the endpoint's request budget.
+func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []byte, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, nil, err
+	}
+	key := r.limit.key(r, k)
+	wait, blocked := h.gate.admit(c.now(), key, r.limit.n)
+	if blocked > 0 {
+		s := seconds(blocked)
+		return 0, nil, rateLimited("", "", s, "OKX rate-limited %s %s; the connector sends nothing there for %d s", r.method, r.path, s)
+	}
+	if wait > 0 {
+		if dl, ok := ctx.Deadline(); ok && c.now().Add(wait).After(dl) {
+			s := seconds(wait)
+			return 0, nil, rateLimited("", "", s, "the OKX request budget of %s is used up for now; retry in %d s", r.path, s)
+		}
+		if err := c.wait(ctx, wait); err != nil {
+			return 0, nil, err
+		}
+	}
+	requestPath := r.path
+	if q := r.query.encode(); q != "" {
+		requestPath += "?" + q
+	}
+	var body []byte
+	if r.method != http.MethodGet && r.body != nil {
+		var err error
+		if body, err = json.Marshal(r.body); err != nil {
+			return 0, nil, err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, h.base+requestPath, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	if r.method != http.MethodGet {
+		req.Header.Set("Content-Type", "application/json")
+	} else {
+		req.Body, req.ContentLength = http.NoBody, 0
+	}
+	if r.demo {
+		req.Header.Set("x-simulated-trading", "1")
+	}
+	if r.signed {
+		ts := timestamp(h.clock.Now())
+		req.Header.Set("OK-ACCESS-KEY", k.apiKey)
+		req.Header.Set("OK-ACCESS-SIGN", sign(k.secret, ts, r.method, requestPath, string(body)))
+		req.Header.Set("OK-ACCESS-TIMESTAMP", ts)
+		req.Header.Set("OK-ACCESS-PASSPHRASE", k.passphrase)
+		if r.expires {
+			req.Header.Set("expTime", strconv.FormatInt(h.clock.Now().Add(c.expTime).UnixMilli(), 10))
+		}
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, nil, ctx.Err()
+		}
+		return 0, nil, unreachable(r.method+" "+r.path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, nil, ctx.Err()
+		}
+		return 0, nil, unreachable(r.method+" "+r.path, err)
+	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		var env envelope
+		_ = json.Unmarshal(raw, &env)
+		d := rateWindow
+		if s, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && s > 0 {
+			d = time.Duration(s) * time.Second
+		}
+		s := h.gate.block(c.now(), key, d)
+		return 0, nil, rateLimited(string(env.Code), env.Msg, s, "OKX answered HTTP 429 (rate limit) to %s %s; retry in %d s", r.method, r.path, s)
+	}
+	return resp.StatusCode, raw, nil
+}
+
+func seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
+
+// ensureSynced measures the clock offset when it never was or is old.
+func (c *client) ensureSynced(ctx context.Context, h *host, demo bool) error {
+	if h.clock.Fresh(resyncEvery) {
+		return nil
+	}
+	return c.sync(ctx, h, demo)
+}
+
+// sync measures OKX's clock against ours with GET /api/v5/public/time.
+func (c *client) sync(ctx context.Context, h *host, demo bool) error {
+	return h.clock.Measure(ctx, func(ctx context.Context) (time.Time, error) {
+		var st []struct {
+			TS string `json:"ts"`
+		}
+		if err := c.do(ctx, h.base, nil, request{method: http.MethodGet, path: "/api/v5/public/time", demo: demo, limit: rule{n: 10}}, &st); err != nil {
+			return time.Time{}, err
+		}
+		var ms int64
+		if len(st) > 0 {
+			ms, _ = strconv.ParseInt(st[0].TS, 10, 64)
+		}
+		if ms <= 0 {
+			return time.Time{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "OKX answered /api/v5/public/time without ts")
+		}
+		return time.UnixMilli(ms), nil
+	})
+}
+
+// errNoKeys is returned for a credential without apiKey, apiSecret or
+// passphrase.
+var errNoKeys = errors.New("okx credential lacks apiKey, apiSecret or passphrase")
