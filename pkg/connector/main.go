@@ -59,12 +59,12 @@ func run[C any](ctx context.Context, name, version string, load func(func(string
 }
 
 // SimulatorMain is the whole of a venue simulator command (<venue>-sim):
-// it serves the handler newHandler builds for the API keys in keysVar
-// (apiKey:secret pairs, comma separated; default sim-api-key:sim-api-secret)
-// on the address in addrVar (default defaultAddr) until SIGINT or SIGTERM.
-func SimulatorMain(name, addrVar, keysVar, defaultAddr string, newHandler func(keys map[string]string) http.Handler) {
+// it serves the handler newHandler builds (from the environment, through
+// lookup) on the address in addrVar (default defaultAddr) until SIGINT or
+// SIGTERM, and exits 1 with an error.
+func SimulatorMain(name, addrVar, defaultAddr string, newHandler func(lookup func(string) (string, bool)) (http.Handler, error)) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := serveSimulator(ctx, name, addrVar, keysVar, defaultAddr, newHandler)
+	err := serveSimulator(ctx, name, addrVar, defaultAddr, newHandler)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, name+":", err)
@@ -72,23 +72,32 @@ func SimulatorMain(name, addrVar, keysVar, defaultAddr string, newHandler func(k
 	}
 }
 
-func serveSimulator(ctx context.Context, name, addrVar, keysVar, defaultAddr string, newHandler func(map[string]string) http.Handler) error {
-	addr := envOr(addrVar, defaultAddr)
+// SimKeys reads the API keys a simulator accepts from keysVar: apiKey:secret
+// pairs, comma separated; default sim-api-key:sim-api-secret.
+func SimKeys(lookup func(string) (string, bool), keysVar string) (map[string]string, error) {
 	keys := map[string]string{}
-	for _, pair := range strings.Split(envOr(keysVar, "sim-api-key:sim-api-secret"), ",") {
+	for _, pair := range strings.Split(lookupOr(lookup, keysVar, "sim-api-key:sim-api-secret"), ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(pair), ":")
 		if !ok || k == "" || v == "" {
-			return fmt.Errorf("%s must be apiKey:apiSecret pairs separated by commas", keysVar)
+			return nil, fmt.Errorf("%s must be apiKey:apiSecret pairs separated by commas", keysVar)
 		}
 		keys[k] = v
 	}
-	ln, err := net.Listen("tcp", addr)
+	return keys, nil
+}
+
+func serveSimulator(ctx context.Context, name, addrVar, defaultAddr string, newHandler func(func(string) (string, bool)) (http.Handler, error)) error {
+	h, err := newHandler(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", lookupOr(os.LookupEnv, addrVar, defaultAddr))
 	if err != nil {
 		return fmt.Errorf("%w (set %s to another address)", err, addrVar)
 	}
-	srv := &http.Server{Handler: newHandler(keys), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	log := slog.New(slog.NewTextHandler(os.Stdout, nil))
-	log.Info(name+" listening", "url", "http://"+ln.Addr().String(), "api_keys", len(keys))
+	log.Info(name+" listening", "url", "http://"+ln.Addr().String())
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -101,8 +110,8 @@ func serveSimulator(ctx context.Context, name, addrVar, keysVar, defaultAddr str
 	return nil
 }
 
-func envOr(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok && v != "" {
+func lookupOr(lookup func(string) (string, bool), name, def string) string {
+	if v, ok := lookup(name); ok && v != "" {
 		return v
 	}
 	return def

@@ -3,7 +3,7 @@ package simkit
 import "testing"
 
 func TestBook(t *testing.T) {
-	b := New[int](map[string]string{"k": "s"})
+	b := New[string, int](map[string]string{"k": "s"})
 	if s, ok := b.Secret("k"); !ok || s != "s" {
 		t.Fatalf("Secret(k) = %q, %v", s, ok)
 	}

@@ -208,7 +208,7 @@ func (c *client) do(ctx context.Context, base string, k *keys, r request, out an
 		}
 		if ec == "50011" || ec == "50061" {
 			s := h.gate.block(c.now(), r.limit.key(r, k), rateWindow)
-			return rateLimited(ec, msg, s, "OKX answered code %s (%s); retry in %d s", ec, msg, s)
+			return connector.RateLimited(ec, msg, s, "OKX answered code %s (%s); retry in %d s", ec, msg, s)
 		}
 		return upstreamError(status, ec, msg)
 	}
@@ -223,12 +223,12 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 	wait, blocked := h.gate.admit(c.now(), key, r.limit.n)
 	if blocked > 0 {
 		s := seconds(blocked)
-		return 0, nil, rateLimited("", "", s, "OKX rate-limited %s %s; the connector sends nothing there for %d s", r.method, r.path, s)
+		return 0, nil, connector.RateLimited("", "", s, "OKX rate-limited %s %s; the connector sends nothing there for %d s", r.method, r.path, s)
 	}
 	if wait > 0 {
 		if dl, ok := ctx.Deadline(); ok && c.now().Add(wait).After(dl) {
 			s := seconds(wait)
-			return 0, nil, rateLimited("", "", s, "the OKX request budget of %s is used up for now; retry in %d s", r.path, s)
+			return 0, nil, connector.RateLimited("", "", s, "the OKX request budget of %s is used up for now; retry in %d s", r.path, s)
 		}
 		if err := c.wait(ctx, wait); err != nil {
 			return 0, nil, err
@@ -272,7 +272,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 		if ctx.Err() != nil {
 			return 0, nil, ctx.Err()
 		}
-		return 0, nil, unreachable(r.method+" "+r.path, err)
+		return 0, nil, connector.Unreachable("OKX", r.method+" "+r.path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
@@ -280,7 +280,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 		if ctx.Err() != nil {
 			return 0, nil, ctx.Err()
 		}
-		return 0, nil, unreachable(r.method+" "+r.path, err)
+		return 0, nil, connector.Unreachable("OKX", r.method+" "+r.path, err)
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
 		var env envelope
@@ -290,7 +290,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 			d = time.Duration(s) * time.Second
 		}
 		s := h.gate.block(c.now(), key, d)
-		return 0, nil, rateLimited(string(env.Code), env.Msg, s, "OKX answered HTTP 429 (rate limit) to %s %s; retry in %d s", r.method, r.path, s)
+		return 0, nil, connector.RateLimited(string(env.Code), env.Msg, s, "OKX answered HTTP 429 (rate limit) to %s %s; retry in %d s", r.method, r.path, s)
 	}
 	return resp.StatusCode, raw, nil
 }

@@ -2,11 +2,10 @@ package okx
 
 import (
 	"errors"
-	"fmt"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/perpgate/perpgate/pkg/connector"
 
 	"github.com/perpgate/perpgate/pkg/contract"
 )
@@ -45,11 +44,10 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		c.MainnetURL, c.TestnetURL = v, v
 	}
 	if v, ok := lookup("PERPGATE_OKX_EXP_TIME"); ok && v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("PERPGATE_OKX_EXP_TIME: %q is not a number of milliseconds", v))
+		var err error
+		if c.ExpTime, err = connector.Millis("PERPGATE_OKX_EXP_TIME", v); err != nil {
+			errs = append(errs, err)
 		}
-		c.ExpTime = time.Duration(n) * time.Millisecond
 	}
 	errs = append(errs, c.Validate())
 	return c, errors.Join(errs...)
@@ -59,14 +57,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 func (c Config) Validate() error {
 	var errs []error
 	for _, u := range []struct{ name, v string }{{"mainnet URL", c.MainnetURL}, {"testnet URL", c.TestnetURL}} {
-		p, err := url.Parse(u.v)
-		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			errs = append(errs, fmt.Errorf("PERPGATE_OKX_URL: the OKX %s %q must be an http(s) URL such as %s", u.name, u.v, DefaultURL))
-		}
+		errs = append(errs, connector.CheckBaseURL("PERPGATE_OKX_URL", "OKX "+u.name, u.v, DefaultURL))
 	}
-	if c.ExpTime < time.Millisecond || c.ExpTime > time.Minute {
-		errs = append(errs, errors.New("PERPGATE_OKX_EXP_TIME must be 1 to 60000 milliseconds"))
-	}
+	errs = append(errs, connector.CheckRecvWindow("PERPGATE_OKX_EXP_TIME", c.ExpTime))
 	if c.Timeout <= 0 {
 		errs = append(errs, errors.New("the OKX upstream timeout must be positive"))
 	}

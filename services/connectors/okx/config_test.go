@@ -20,8 +20,8 @@ func TestLoadConfig(t *testing.T) {
 		err              string
 	}{
 		{name: "defaults", mainnet: "https://www.okx.com", testnet: "https://www.okx.com", exp: 5 * time.Second},
-		{name: "override both", env: map[string]string{"PERPGATE_OKX_URL": "http://127.0.0.1:8096/"},
-			mainnet: "http://127.0.0.1:8096", testnet: "http://127.0.0.1:8096", exp: 5 * time.Second},
+		{name: "override both", env: map[string]string{"PERPGATE_OKX_URL": "http://127.0.0.1:8097/"},
+			mainnet: "http://127.0.0.1:8097", testnet: "http://127.0.0.1:8097", exp: 5 * time.Second},
 		{name: "exp time", env: map[string]string{"PERPGATE_OKX_EXP_TIME": "2000"},
 			mainnet: "https://www.okx.com", testnet: "https://www.okx.com", exp: 2 * time.Second},
 		{name: "bad url", env: map[string]string{"PERPGATE_OKX_URL": "www.okx.com"}, err: "PERPGATE_OKX_URL"},

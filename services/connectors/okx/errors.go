@@ -3,7 +3,6 @@ package okx
 import (
 	"errors"
 	"net/http"
-	"net/url"
 
 	"github.com/perpgate/perpgate/pkg/contract"
 )
@@ -123,30 +122,4 @@ func orNone(s string) string {
 func isCode(err error, ec string) bool {
 	var ce *contract.Error
 	return errors.As(err, &ce) && ce.Code == contract.CodeExchangeError && ce.ExchangeCode == ec
-}
-
-// rateLimited is UPSTREAM_RATE_LIMITED with the seconds to wait.
-func rateLimited(ec, msg string, retryAfter int, format string, args ...any) *contract.Error {
-	e := contract.Upstream(contract.ReasonUpstreamRateLimited, ec, msg, format, args...)
-	e.RetryAfterSeconds = max(retryAfter, 1)
-	return e
-}
-
-// unreachable is UPSTREAM_UNAVAILABLE for a transport failure.
-func unreachable(path string, err error) *contract.Error {
-	return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "",
-		"OKX did not answer %s (%v); retry shortly (a placement is looked up by its clientOrderId first)", path, shortErr(err))
-}
-
-// shortErr drops the URL from a transport error: it carries the query.
-func shortErr(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	s := err.Error()
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
 }

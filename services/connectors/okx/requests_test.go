@@ -169,7 +169,7 @@ func TestRequestsMatchVectors(t *testing.T) {
 			}
 			m := connector.Market{Canonical: "BTC-USDT-PERP", Native: "BTC-USDT-SWAP", Base: "BTC", Quote: "USDT", Multiplier: 1,
 				TickSize: d("0.1"), LotSize: d("0.01"), MinSize: d("0.01")}
-			if err := run(context.Background(), a, credential(env, v.Credential.APIKey, v.Credential.Secret, v.Credential.Password), m); err != nil {
+			if err := run(context.Background(), a, credential(env, v.Credential["apiKey"], v.Credential["secret"], v.Credential["password"]), m); err != nil {
 				t.Fatalf("%s: %v", op, err)
 			}
 
@@ -209,7 +209,7 @@ func TestRequestsMatchVectors(t *testing.T) {
 			if got.query != "" {
 				path += "?" + got.query
 			}
-			m2 := hmac.New(sha256.New, []byte(v.Credential.Secret))
+			m2 := hmac.New(sha256.New, []byte(v.Credential["secret"]))
 			m2.Write([]byte(got.header.Get("OK-ACCESS-TIMESTAMP") + got.method + path + got.body))
 			if sig := got.header.Get("OK-ACCESS-SIGN"); sig != base64.StdEncoding.EncodeToString(m2.Sum(nil)) {
 				t.Errorf("OK-ACCESS-SIGN %s is not the HMAC of what was sent", sig)

@@ -1,50 +1,17 @@
 package okx
 
 import (
-	"encoding/json"
 	"net/url"
-	"os"
 	"testing"
 	"time"
+
+	"github.com/perpgate/perpgate/pkg/testenv"
 )
 
 // vector is one request of the ccxt signing vectors (testdata/vectors.json).
-type vector struct {
-	Name       string `json:"name"`
-	Env        string `json:"env"`
-	Credential struct {
-		APIKey   string `json:"apiKey"`
-		Secret   string `json:"secret"`
-		Password string `json:"password"`
-	} `json:"credential"`
-	Inputs struct {
-		ClockMs int64 `json:"clockMs"`
-	} `json:"inputs"`
-	Request struct {
-		Method  string            `json:"method"`
-		URL     string            `json:"url"`
-		Headers map[string]string `json:"headers"`
-		Body    *string           `json:"body"`
-	} `json:"request"`
-}
+type vector = testenv.Vector
 
-func loadVectors(t *testing.T) []vector {
-	t.Helper()
-	raw, err := os.ReadFile("testdata/vectors.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Vectors []vector `json:"vectors"`
-	}
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
-	if len(f.Vectors) != 16 {
-		t.Fatalf("want 16 vectors, got %d", len(f.Vectors))
-	}
-	return f.Vectors
-}
+func loadVectors(t *testing.T) []vector { return testenv.LoadVectors(t, "testdata/vectors.json", 16) }
 
 func deref(s *string) string {
 	if s == nil {
@@ -77,11 +44,11 @@ func TestSignReproducesVectors(t *testing.T) {
 			if got := timestamp(time.UnixMilli(v.Inputs.ClockMs)); got != h["OK-ACCESS-TIMESTAMP"] {
 				t.Errorf("timestamp %s, vector %s", got, h["OK-ACCESS-TIMESTAMP"])
 			}
-			got := sign(v.Credential.Secret, h["OK-ACCESS-TIMESTAMP"], v.Request.Method, requestPath(t, v), deref(v.Request.Body))
+			got := sign(v.Credential["secret"], h["OK-ACCESS-TIMESTAMP"], v.Request.Method, requestPath(t, v), deref(v.Request.Body))
 			if got != h["OK-ACCESS-SIGN"] {
 				t.Errorf("sign = %s, want %s", got, h["OK-ACCESS-SIGN"])
 			}
-			if h["OK-ACCESS-KEY"] != v.Credential.APIKey || h["OK-ACCESS-PASSPHRASE"] != v.Credential.Password {
+			if h["OK-ACCESS-KEY"] != v.Credential["apiKey"] || h["OK-ACCESS-PASSPHRASE"] != v.Credential["password"] {
 				t.Errorf("vector sends key and passphrase in OK-ACCESS-KEY and OK-ACCESS-PASSPHRASE")
 			}
 		})

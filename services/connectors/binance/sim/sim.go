@@ -67,7 +67,7 @@ type Failure struct {
 
 // Server is the simulated Binance. It is an http.Handler.
 type Server struct {
-	*simkit.Book[Failure] // AddKey, Hits, TotalHits, FailNext
+	*simkit.Book[string, Failure] // AddKey, Hits, TotalHits, FailNext
 
 	cfg    Config
 	eng    *paper.Engine
@@ -102,7 +102,7 @@ func New(cfg Config) *Server {
 		cfg.WeightLimit = 2400
 	}
 	s := &Server{
-		Book:    simkit.New[Failure](cfg.Keys),
+		Book:    simkit.New[string, Failure](cfg.Keys),
 		cfg:     cfg,
 		eng:     paper.New(paper.Config{Seed: cfg.Seed, Now: cfg.Now, Markets: cfg.Markets, MaxLeverage: 125, DefaultLeverage: 20}),
 		hedge:   map[string]bool{},

@@ -76,7 +76,7 @@ type Failure struct {
 
 // Server is the simulated Bybit. It is an http.Handler.
 type Server struct {
-	*simkit.Book[Failure] // AddKey, Hits, TotalHits, FailNext
+	*simkit.Book[string, Failure] // AddKey, Hits, TotalHits, FailNext
 
 	cfg    Config
 	eng    *paper.Engine
@@ -101,7 +101,7 @@ func New(cfg Config) *Server {
 		cfg.Markets = DefaultMarkets()
 	}
 	s := &Server{
-		Book:    simkit.New[Failure](cfg.Keys),
+		Book:    simkit.New[string, Failure](cfg.Keys),
 		cfg:     cfg,
 		eng:     paper.New(paper.Config{Seed: cfg.Seed, Now: cfg.Now, Markets: cfg.Markets, MaxLeverage: 100, DefaultLeverage: 10}),
 		hedge:   map[string]bool{},

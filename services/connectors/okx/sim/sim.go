@@ -26,6 +26,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/simkit"
+
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/shopspring/decimal"
 )
@@ -82,6 +84,8 @@ type Failure struct {
 
 // Server is the simulated OKX. It is an http.Handler.
 type Server struct {
+	*simkit.Book[Key, Failure] // AddKey, Hits, TotalHits, FailNext
+
 	cfg    Config
 	eng    *paper.Engine
 	insts  map[string]Instrument
@@ -89,10 +93,7 @@ type Server struct {
 	routes map[string]route
 
 	mu      sync.Mutex
-	keys    map[string]Key
 	modes   map[string]accountMode
-	hits    map[string]int
-	fail    map[string][]Failure
 	rewrite map[string][]func([]byte) []byte
 	algos   map[string]*algo
 	algoSeq int64
@@ -128,9 +129,9 @@ func New(cfg Config) *Server {
 		cfg.Instruments = DefaultInstruments()
 	}
 	var specs []paper.MarketSpec
-	s := &Server{cfg: cfg, insts: map[string]Instrument{}, keys: map[string]Key{}, modes: map[string]accountMode{},
-		hits: map[string]int{}, fail: map[string][]Failure{}, rewrite: map[string][]func([]byte) []byte{},
-		algos: map[string]*algo{}, dead: map[string]deadOrder{}}
+	s := &Server{Book: simkit.New[Key, Failure](cfg.Keys), cfg: cfg, insts: map[string]Instrument{}, modes: map[string]accountMode{},
+		rewrite: map[string][]func([]byte) []byte{},
+		algos:   map[string]*algo{}, dead: map[string]deadOrder{}}
 	for _, in := range cfg.Instruments {
 		s.insts[in.InstID] = in
 		s.order = append(s.order, in.InstID)
@@ -138,22 +139,12 @@ func New(cfg Config) *Server {
 			TickSize: in.TickSz, LotSize: in.LotSz.Mul(in.CtVal), MinNotional: decimal.Zero, MaxLeverage: in.Lever})
 	}
 	s.eng = paper.New(paper.Config{Seed: cfg.Seed, Now: cfg.Now, Markets: specs, MaxLeverage: 125, DefaultLeverage: 20})
-	for k, v := range cfg.Keys {
-		s.keys[k] = v
-	}
 	s.routes = s.table()
 	return s
 }
 
 // Engine is the paper engine behind the simulator (tests move prices).
 func (s *Server) Engine() *paper.Engine { return s.eng }
-
-// AddKey registers an API key.
-func (s *Server) AddKey(apiKey string, k Key) {
-	s.mu.Lock()
-	s.keys[apiKey] = k
-	s.mu.Unlock()
-}
 
 // SetAccountMode sets an account's acctLv ("1" Spot, "2" Futures, "3"
 // Multi-currency, "4" Portfolio) and posMode (net_mode, long_short_mode).
@@ -171,33 +162,6 @@ func (s *Server) mode(key string) accountMode {
 		return m
 	}
 	return accountMode{acctLv: "2", posMode: "net_mode"}
-}
-
-// Hits counts the requests that reached method and path, e.g.
-// Hits("POST", "/api/v5/trade/order").
-func (s *Server) Hits(method, path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits[method+" "+path]
-}
-
-// TotalHits counts every request.
-func (s *Server) TotalHits() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, v := range s.hits {
-		n += v
-	}
-	return n
-}
-
-// FailNext makes the next request to method and path that passes the
-// authentication checks answer f instead of being processed.
-func (s *Server) FailNext(method, path string, f Failure) {
-	s.mu.Lock()
-	s.fail[method+" "+path] = append(s.fail[method+" "+path], f)
-	s.mu.Unlock()
 }
 
 // RewriteNext passes the next successful answer's data array to method
@@ -250,9 +214,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	q := &req{query: r.URL.Query(), body: body, now: s.cfg.Now()}
-	s.mu.Lock()
-	s.hits[r.Method+" "+r.URL.Path]++
-	s.mu.Unlock()
+	s.Hit(r.Method, r.URL.Path)
 	if rt.signed {
 		if e := s.authenticate(r, q); e != nil {
 			s.write(rw, r, nil, e)
@@ -262,18 +224,13 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		s.write(rw, r, nil, e)
 		return
 	}
-	s.mu.Lock()
-	if fs := s.fail[r.Method+" "+r.URL.Path]; len(fs) > 0 {
-		f := fs[0]
-		s.fail[r.Method+" "+r.URL.Path] = fs[1:]
-		s.mu.Unlock()
+	if f, ok := s.NextFailure(r.Method, r.URL.Path); ok {
 		if f.RetryAfter > 0 {
 			rw.Header().Set("Retry-After", fmt.Sprint(f.RetryAfter))
 		}
 		s.write(rw, r, nil, &apiErr{status: max(f.Status, 200), code: f.Code, msg: f.Msg})
 		return
 	}
-	s.mu.Unlock()
 	out, e := rt.h(q)
 	s.write(rw, r, out, e)
 }
@@ -351,9 +308,7 @@ func (s *Server) authenticate(r *http.Request, q *req) *apiErr {
 	if ts == "" {
 		return authErr("50107", "Request header OK-ACCESS-TIMESTAMP cannot be empty.")
 	}
-	s.mu.Lock()
-	k, ok := s.keys[apiKey]
-	s.mu.Unlock()
+	k, ok := s.Secret(apiKey)
 	if !ok {
 		return authErr("50111", "Invalid OK-ACCESS-KEY.")
 	}

@@ -8,46 +8,20 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/perpgate/perpgate/pkg/testenv"
 )
 
-type vector struct {
-	Name       string `json:"name"`
-	Env        string `json:"env"`
-	Credential struct {
-		APIKey   string `json:"apiKey"`
-		Secret   string `json:"secret"`
-		Password string `json:"password"`
-	} `json:"credential"`
-	Inputs struct {
-		ClockMs int64 `json:"clockMs"`
-	} `json:"inputs"`
-	Request struct {
-		Method  string            `json:"method"`
-		URL     string            `json:"url"`
-		Headers map[string]string `json:"headers"`
-		Body    *string           `json:"body"`
-	} `json:"request"`
-}
+type vector = testenv.Vector
 
 func loadVectors(t *testing.T) map[string][]vector {
 	t.Helper()
-	raw, err := os.ReadFile("../testdata/vectors.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Vectors []vector `json:"vectors"`
-	}
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
 	byEnv := map[string][]vector{}
-	for _, v := range f.Vectors {
+	for _, v := range testenv.LoadVectors(t, "../testdata/vectors.json", 16) {
 		byEnv[v.Env] = append(byEnv[v.Env], v)
 	}
 	return byEnv
@@ -77,7 +51,7 @@ func send(s *Server, c *clock, v vector, body string, headers map[string]string)
 func newServer(vs []vector, env string, c *clock) *Server {
 	c.ms.Store(vs[0].Inputs.ClockMs)
 	cr := vs[0].Credential
-	return New(Config{Now: c.now, Keys: map[string]Key{cr.APIKey: {Secret: cr.Secret, Passphrase: cr.Password, Demo: env == "testnet"}}})
+	return New(Config{Now: c.now, Keys: map[string]Key{cr["apiKey"]: {Secret: cr["secret"], Passphrase: cr["password"], Demo: env == "testnet"}}})
 }
 
 type answer struct {
@@ -150,7 +124,7 @@ func resigned(v vector, body string) map[string]string {
 		h[k] = val
 	}
 	u, _ := url.Parse(v.Request.URL)
-	m := hmac.New(sha256.New, []byte(v.Credential.Secret))
+	m := hmac.New(sha256.New, []byte(v.Credential["secret"]))
 	m.Write([]byte(h["OK-ACCESS-TIMESTAMP"] + v.Request.Method + u.RequestURI() + body))
 	h["OK-ACCESS-SIGN"] = base64.StdEncoding.EncodeToString(m.Sum(nil))
 	return h
@@ -204,8 +178,8 @@ func TestVectorsOneByteChanged(t *testing.T) {
 						check(h+" byte "+val[:i]+"^", send(s, c, v, body, with(h, flip(val, i))))
 					}
 				}
-				check("key byte 0", send(s, c, v, body, with("OK-ACCESS-KEY", flip(v.Credential.APIKey, 0))))
-				check("passphrase byte 0", send(s, c, v, body, with("OK-ACCESS-PASSPHRASE", flip(v.Credential.Password, 0))))
+				check("key byte 0", send(s, c, v, body, with("OK-ACCESS-KEY", flip(v.Credential["apiKey"], 0))))
+				check("passphrase byte 0", send(s, c, v, body, with("OK-ACCESS-PASSPHRASE", flip(v.Credential["password"], 0))))
 				demo := "1"
 				if env == "testnet" {
 					demo = ""
@@ -215,7 +189,7 @@ func TestVectorsOneByteChanged(t *testing.T) {
 			if n := s.Hits("POST", "/api/v5/trade/order"); n == 0 {
 				t.Fatal("no order request reached the simulator")
 			}
-			if o, _ := s.Engine().OpenOrders(vs[0].Credential.APIKey, ""); len(o) != 0 {
+			if o, _ := s.Engine().OpenOrders(vs[0].Credential["apiKey"], ""); len(o) != 0 {
 				t.Errorf("a changed request placed orders: %v", o)
 			}
 		})

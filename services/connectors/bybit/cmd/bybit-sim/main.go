@@ -15,6 +15,8 @@ import (
 )
 
 func main() {
-	connector.SimulatorMain("bybit simulator", "PERPGATE_BYBIT_SIM_ADDR", "PERPGATE_BYBIT_SIM_KEYS", "127.0.0.1:8096",
-		func(keys map[string]string) http.Handler { return sim.New(sim.Config{Keys: keys}) })
+	connector.SimulatorMain("bybit simulator", "PERPGATE_BYBIT_SIM_ADDR", "127.0.0.1:8096", func(lookup func(string) (string, bool)) (http.Handler, error) {
+		keys, err := connector.SimKeys(lookup, "PERPGATE_BYBIT_SIM_KEYS")
+		return sim.New(sim.Config{Keys: keys}), err
+	})
 }
