@@ -15,6 +15,7 @@ import (
 	"github.com/perpgate/perpgate/services/connectors/binance"
 	"github.com/perpgate/perpgate/services/connectors/bybit"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
+	"github.com/perpgate/perpgate/services/connectors/okx"
 	"github.com/perpgate/perpgate/services/edge"
 	"github.com/perpgate/perpgate/services/keys"
 )
@@ -37,6 +38,7 @@ type Config struct {
 	Log         telemetry.LogConfig
 	Binance     binance.Config // PERPGATE_BINANCE_URL, PERPGATE_BINANCE_RECV_WINDOW
 	Bybit       bybit.Config   // PERPGATE_BYBIT_URL, PERPGATE_BYBIT_RECV_WINDOW
+	OKX         okx.Config     // PERPGATE_OKX_URL, PERPGATE_OKX_EXP_TIME
 	// Exchanges are the exchanges served (PERPGATE_EXCHANGES, comma
 	// separated); empty serves every one built in. Calls for one left out
 	// answer EXCHANGE_UNAVAILABLE.
@@ -44,7 +46,7 @@ type Config struct {
 }
 
 // BuiltIn are the exchanges perpgate serve has connectors for.
-var BuiltIn = []contract.Exchange{contract.Paper, contract.Binance, contract.Bybit, contract.Hyperliquid}
+var BuiltIn = []contract.Exchange{contract.Paper, contract.Binance, contract.Bybit, contract.OKX, contract.Hyperliquid}
 
 // serves reports whether the gateway runs x's connector.
 func (c Config) serves(x contract.Exchange) bool {
@@ -60,6 +62,7 @@ func DefaultConfig() Config {
 		Hyperliquid: hyperliquid.DefaultConfig(),
 		Binance:     binance.DefaultConfig(),
 		Bybit:       bybit.DefaultConfig(),
+		OKX:         okx.DefaultConfig(),
 		Edge:        edge.DefaultConfig(),
 		Log:         telemetry.LogConfig{Format: "text", Level: "info"},
 	}
@@ -117,6 +120,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		errs = append(errs, err)
 	}
 	if c.Bybit, err = bybit.LoadConfig(lookup); err != nil {
+		errs = append(errs, err)
+	}
+	if c.OKX, err = okx.LoadConfig(lookup); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.Validate())

@@ -8,6 +8,7 @@ import (
 	binanceconn "github.com/perpgate/perpgate/services/connectors/binance"
 	bybitconn "github.com/perpgate/perpgate/services/connectors/bybit"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
+	okxconn "github.com/perpgate/perpgate/services/connectors/okx"
 	paperconn "github.com/perpgate/perpgate/services/connectors/paper"
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
 	"github.com/redis/go-redis/v9"
@@ -41,5 +42,6 @@ func (g *Gateway) adapters(rdb *redis.Client) ([]connector.Adapter, error) {
 		hyperliquid.NewAdapter(g.cfg.Hyperliquid, connector.NewHTTPClient(g.cfg.Hyperliquid.Timeout), hlOpts...),
 		binanceconn.NewAdapter(g.cfg.Binance, nil),
 		bybitconn.NewAdapter(g.cfg.Bybit, nil),
+		okxconn.NewAdapter(g.cfg.OKX, nil),
 	}, nil
 }
