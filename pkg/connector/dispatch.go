@@ -150,6 +150,7 @@ func (d dispatch) accountWide(ctx context.Context, op *contract.Operation) (any,
 		res, err := a.GetMarketsWithFunding(ctx, c)
 		for i := range res.Markets {
 			res.Markets[i].Symbol = d.canon(ctx, res.Markets[i].Symbol)
+			res.Markets[i].Hourly()
 		}
 		return res, err
 	case contract.OpGetBalance:
@@ -178,7 +179,9 @@ func (d dispatch) perMarket(ctx context.Context, op *contract.Operation, p *cont
 	case contract.OpGetMarkPrice:
 		return a.GetMarkPrice(ctx, c, m)
 	case contract.OpGetFundingRate:
-		return a.GetFundingRate(ctx, c, m)
+		res, err := a.GetFundingRate(ctx, c, m)
+		res.Hourly()
+		return res, err
 	case contract.OpGetFeeInfo:
 		return a.GetFeeInfo(ctx, c, m)
 	case contract.OpCancelAllOrders:

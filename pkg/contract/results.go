@@ -40,14 +40,38 @@ type CandlesResult struct {
 type FundingRateResult struct {
 	FundingRate     decimal.Decimal `json:"fundingRate"`
 	NextFundingTime int64           `json:"nextFundingTime"`
+	// FundingIntervalHours is how many hours FundingRate covers (8 on most
+	// CEX markets, 1 on Hyperliquid); FundingRateHourly is FundingRate
+	// spread over them, so venues compare (DESIGN §12).
+	FundingIntervalHours int             `json:"fundingIntervalHours"`
+	FundingRateHourly    decimal.Decimal `json:"fundingRateHourly"`
+}
+
+// Hourly fills FundingRateHourly from the rate and its interval.
+func (r *FundingRateResult) Hourly() {
+	r.FundingRateHourly = hourly(r.FundingRate, r.FundingIntervalHours)
+}
+
+func hourly(rate decimal.Decimal, hours int) decimal.Decimal {
+	if hours <= 0 {
+		return rate
+	}
+	return rate.DivRound(decimal.NewFromInt(int64(hours)), 12)
 }
 
 // MarketEntry is one market of getMarketsWithFunding.
 type MarketEntry struct {
-	Symbol       string          `json:"symbol"`
-	MarkPrice    decimal.Decimal `json:"markPrice"`
-	FundingRate  decimal.Decimal `json:"fundingRate"`
-	OpenInterest decimal.Decimal `json:"openInterest"`
+	Symbol               string          `json:"symbol"`
+	MarkPrice            decimal.Decimal `json:"markPrice"`
+	FundingRate          decimal.Decimal `json:"fundingRate"`
+	OpenInterest         decimal.Decimal `json:"openInterest"`
+	FundingIntervalHours int             `json:"fundingIntervalHours"`
+	FundingRateHourly    decimal.Decimal `json:"fundingRateHourly"`
+}
+
+// Hourly fills FundingRateHourly from the rate and its interval.
+func (e *MarketEntry) Hourly() {
+	e.FundingRateHourly = hourly(e.FundingRate, e.FundingIntervalHours)
 }
 
 // MarketsResult is getMarketsWithFunding's result.

@@ -154,6 +154,7 @@ func (e *Engine) marketInfo(m *market, now time.Time) MarketInfo {
 		IndexPrice:      m.index,
 		FundingRate:     m.fundingRate(),
 		NextFundingTime: e.nextFunding(now),
+		FundingInterval: e.cfg.FundingInterval,
 		OpenInterest:    e.openInterest(m),
 	}
 }

@@ -153,6 +153,7 @@ type MarketInfo struct {
 	IndexPrice      decimal.Decimal
 	FundingRate     decimal.Decimal
 	NextFundingTime time.Time
+	FundingInterval time.Duration   // what FundingRate covers
 	OpenInterest    decimal.Decimal // in base units
 }
 

@@ -25,6 +25,7 @@ type Adapter struct {
 	lists map[string][]connector.Market    // by REST base: the last Markets answer
 	modes map[string]modeEntry             // by REST base + apiKey
 	oi    map[string]oiEntry               // by REST base + symbol
+	hours map[string]hoursEntry            // by REST base: funding intervals of adjusted symbols
 }
 
 var _ connector.Adapter = (*Adapter)(nil)
@@ -39,6 +40,15 @@ const oiTTL = time.Minute
 type modeEntry struct {
 	hedge bool
 	at    time.Time
+}
+
+// hoursTTL is how long the list of symbols with adjusted funding
+// intervals is reused; Binance changes it rarely and announces it.
+const hoursTTL = time.Hour
+
+type hoursEntry struct {
+	bySymbol map[string]int
+	at       time.Time
 }
 
 type oiEntry struct {
@@ -58,6 +68,7 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		lists: map[string][]connector.Market{},
 		modes: map[string]modeEntry{},
 		oi:    map[string]oiEntry{},
+		hours: map[string]hoursEntry{},
 	}
 }
 
@@ -145,7 +156,46 @@ func (a *Adapter) GetMarkPrice(ctx context.Context, c connector.Credential, m co
 // interval (lastFundingRate) and when it is paid.
 func (a *Adapter) GetFundingRate(ctx context.Context, c connector.Credential, m connector.Market) (contract.FundingRateResult, error) {
 	p, err := a.premium(ctx, c, m)
-	return contract.FundingRateResult{FundingRate: p.LastFundingRate, NextFundingTime: p.NextFundingTime / 1000}, err
+	if err != nil {
+		return contract.FundingRateResult{}, err
+	}
+	hours, err := a.fundingHours(ctx, c)
+	return contract.FundingRateResult{FundingRate: p.LastFundingRate, NextFundingTime: p.NextFundingTime / 1000,
+		FundingIntervalHours: intervalOf(hours, m.Native)}, err
+}
+
+// fundingHours reads GET /fapi/v1/fundingInfo, which lists only the
+// symbols whose funding interval was adjusted from the default 8 hours
+// (fact sheet §5), cached for hoursTTL.
+func (a *Adapter) fundingHours(ctx context.Context, c connector.Credential) (map[string]int, error) {
+	base := a.base(c)
+	a.mu.Lock()
+	e, ok := a.hours[base]
+	a.mu.Unlock()
+	if ok && a.c.now().Sub(e.at) < hoursTTL {
+		return e.bySymbol, nil
+	}
+	var rows []fundingInfo
+	if err := a.public(ctx, c, "/fapi/v1/fundingInfo", nil, 1, &rows); err != nil {
+		return nil, err
+	}
+	e = hoursEntry{bySymbol: map[string]int{}, at: a.c.now()}
+	for _, r := range rows {
+		if r.FundingIntervalHours > 0 {
+			e.bySymbol[r.Symbol] = r.FundingIntervalHours
+		}
+	}
+	a.mu.Lock()
+	a.hours[base] = e
+	a.mu.Unlock()
+	return e.bySymbol, nil
+}
+
+func intervalOf(hours map[string]int, symbol string) int {
+	if h, ok := hours[symbol]; ok {
+		return h
+	}
+	return 8
 }
 
 // GetCandles implements connector.Adapter; Binance answers oldest first.
@@ -194,6 +244,10 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 	if err := a.public(ctx, c, "/fapi/v1/premiumIndex", nil, 10, &all); err != nil {
 		return contract.MarketsResult{}, err
 	}
+	hours, err := a.fundingHours(ctx, c)
+	if err != nil {
+		return contract.MarketsResult{}, err
+	}
 	byNative := map[string]premiumIndex{}
 	for _, p := range all {
 		byNative[p.Symbol] = p
@@ -204,7 +258,8 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 		if !ok {
 			continue
 		}
-		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: p.MarkPrice, FundingRate: p.LastFundingRate})
+		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: p.MarkPrice, FundingRate: p.LastFundingRate,
+			FundingIntervalHours: intervalOf(hours, m.Native)})
 	}
 	if err := a.fillOpenInterest(ctx, c, out); err != nil {
 		return contract.MarketsResult{}, err

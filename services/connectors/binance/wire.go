@@ -173,3 +173,10 @@ type batchAnswer struct {
 	Code int    `json:"code"`
 	Msg  string `json:"msg"`
 }
+
+// fundingInfo is one row of GET /fapi/v1/fundingInfo: a symbol whose
+// funding rate cap, floor or interval was adjusted.
+type fundingInfo struct {
+	Symbol               string `json:"symbol"`
+	FundingIntervalHours int    `json:"fundingIntervalHours"`
+}

@@ -175,7 +175,21 @@ func (a *Adapter) GetMarkPrice(ctx context.Context, c connector.Credential, m co
 // rate and when it is paid.
 func (a *Adapter) GetFundingRate(ctx context.Context, c connector.Credential, m connector.Market) (contract.FundingRateResult, error) {
 	t, err := a.ticker(ctx, c, m)
-	return contract.FundingRateResult{FundingRate: t.FundingRate.D(), NextFundingTime: msToSeconds(t.NextFundingTime)}, err
+	return contract.FundingRateResult{FundingRate: t.FundingRate.D(), NextFundingTime: msToSeconds(t.NextFundingTime),
+		FundingIntervalHours: a.fundingHours(c, t)}, err
+}
+
+// fundingHours is the interval a ticker's rate covers: the ticker's
+// fundingIntervalHour, else the instrument's fundingInterval (minutes),
+// else Bybit's usual 8 hours.
+func (a *Adapter) fundingHours(c connector.Credential, t ticker) int {
+	if h, err := strconv.Atoi(t.FundingIntervalHour); err == nil && h > 0 {
+		return h
+	}
+	if m := a.symbolMeta(c, t.Symbol).fundingMinutes; m >= 60 {
+		return m / 60
+	}
+	return 8
 }
 
 // GetCandles implements connector.Adapter. Bybit answers newest first
@@ -226,7 +240,7 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 			continue
 		}
 		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: x.MarkPrice.D(), FundingRate: x.FundingRate.D(),
-			OpenInterest: x.OpenInterest.D()})
+			OpenInterest: x.OpenInterest.D(), FundingIntervalHours: a.fundingHours(c, x)})
 	}
 	return contract.MarketsResult{Markets: out}, nil
 }

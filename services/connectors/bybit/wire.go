@@ -74,6 +74,8 @@ type ticker struct {
 	FundingRate     dec    `json:"fundingRate"`
 	NextFundingTime string `json:"nextFundingTime"` // ms
 	OpenInterest    dec    `json:"openInterest"`
+	// FundingIntervalHour is the hours the rate covers (market/tickers).
+	FundingIntervalHour string `json:"fundingIntervalHour"`
 }
 
 // klines is GET /v5/market/kline (market/kline): rows newest first, each

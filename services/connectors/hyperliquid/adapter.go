@@ -358,7 +358,7 @@ func (a *Adapter) GetFundingRate(ctx context.Context, c connector.Credential, m 
 		return contract.FundingRateResult{}, err
 	}
 	next := (a.now().Unix()/3600 + 1) * 3600
-	return contract.FundingRateResult{FundingRate: dec(x.Funding), NextFundingTime: next}, nil
+	return contract.FundingRateResult{FundingRate: dec(x.Funding), NextFundingTime: next, FundingIntervalHours: 1}, nil
 }
 
 // GetMarketsWithFunding implements connector.Adapter; open interest is in
@@ -374,7 +374,7 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 			continue
 		}
 		out = append(out, contract.MarketEntry{Symbol: u.Name, MarkPrice: dec(ctxs[i].MarkPx),
-			FundingRate: dec(ctxs[i].Funding), OpenInterest: dec(ctxs[i].OpenInterest)})
+			FundingRate: dec(ctxs[i].Funding), OpenInterest: dec(ctxs[i].OpenInterest), FundingIntervalHours: 1})
 	}
 	return contract.MarketsResult{Markets: out}, nil
 }

@@ -103,7 +103,18 @@ func (a *Adapter) GetFundingRate(ctx context.Context, c connector.Credential, m 
 	if len(rates) == 0 {
 		return contract.FundingRateResult{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "OKX has no funding rate for %s", m.Native)
 	}
-	return contract.FundingRateResult{FundingRate: rates[0].FundingRate.Decimal, NextFundingTime: int64(rates[0].FundingTime) / 1000}, nil
+	return contract.FundingRateResult{FundingRate: rates[0].FundingRate.Decimal, NextFundingTime: int64(rates[0].FundingTime) / 1000,
+		FundingIntervalHours: rates[0].intervalHours()}, nil
+}
+
+// intervalHours is the time between the coming settlement and the one
+// after it, which the rate covers; OKX's usual 8 hours when either is
+// missing.
+func (r fundingRate) intervalHours() int {
+	if h := int((int64(r.NextFundingTime) - int64(r.FundingTime)) / 3_600_000); h > 0 && r.FundingTime > 0 {
+		return h
+	}
+	return 8
 }
 
 // GetMarketsWithFunding implements connector.Adapter with three bulk
@@ -132,11 +143,12 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 		return contract.MarketsResult{}, err
 	}
 	mark, rate, oi := map[string]decimal.Decimal{}, map[string]decimal.Decimal{}, map[string]decimal.Decimal{}
+	hours := map[string]int{}
 	for _, x := range marks {
 		mark[x.InstID] = x.MarkPx.Decimal
 	}
 	for _, x := range rates {
-		rate[x.InstID] = x.FundingRate.Decimal
+		rate[x.InstID], hours[x.InstID] = x.FundingRate.Decimal, x.intervalHours()
 	}
 	for _, x := range ois {
 		oi[x.InstID] = x.OiCcy.Decimal
@@ -147,7 +159,12 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 		if !ok {
 			continue
 		}
-		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: px, FundingRate: rate[m.Native], OpenInterest: oi[m.Native]})
+		h := hours[m.Native]
+		if h == 0 {
+			h = 8
+		}
+		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: px, FundingRate: rate[m.Native], OpenInterest: oi[m.Native],
+			FundingIntervalHours: h})
 	}
 	return contract.MarketsResult{Markets: out}, nil
 }

@@ -102,7 +102,7 @@ func (a *Adapter) GetFundingRate(ctx context.Context, _ connector.Credential, m 
 	if err != nil {
 		return contract.FundingRateResult{}, mapError(err)
 	}
-	return contract.FundingRateResult{FundingRate: f.FundingRate, NextFundingTime: f.NextFundingTime}, nil
+	return contract.FundingRateResult{FundingRate: f.FundingRate, NextFundingTime: f.NextFundingTime, FundingIntervalHours: int(f.IntervalSeconds / 3600)}, nil
 }
 
 // GetMarketsWithFunding implements connector.Adapter.
@@ -113,7 +113,8 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, _ connector.Credent
 	}
 	out := make([]contract.MarketEntry, len(list))
 	for i, m := range list {
-		out[i] = contract.MarketEntry{Symbol: m.Symbol, MarkPrice: m.MarkPrice, FundingRate: m.FundingRate, OpenInterest: m.OpenInterest}
+		out[i] = contract.MarketEntry{Symbol: m.Symbol, MarkPrice: m.MarkPrice, FundingRate: m.FundingRate, OpenInterest: m.OpenInterest,
+			FundingIntervalHours: int(m.FundingIntervalSeconds / 3600)}
 	}
 	return contract.MarketsResult{Markets: out}, nil
 }

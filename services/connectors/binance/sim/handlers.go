@@ -34,6 +34,7 @@ func (s *Server) table() map[string]route {
 		"GET /fapi/v1/premiumIndex":   pub(bySymbol(1, 10), s.premiumIndex),
 		"GET /fapi/v1/klines":         pub(w(2), s.klines),
 		"GET /fapi/v1/openInterest":   pub(w(1), s.openInterest),
+		"GET /fapi/v1/fundingInfo":    pub(w(0), s.fundingInfo),
 		"GET /fapi/v1/commissionRate": sig(w(20), s.commissionRate),
 		"GET /fapi/v3/account":        sig(w(5), s.account),
 		"GET /fapi/v3/positionRisk":   sig(w(5), s.positionRisk),
@@ -651,6 +652,20 @@ func (s *Server) openOrders(q *req) (any, *apiErr) {
 	for _, o := range open {
 		if o.Type == paper.Limit {
 			out = append(out, toWireOrder(o))
+		}
+	}
+	return out, nil
+}
+
+// fundingInfo lists the symbols with an adjusted funding interval, as
+// Binance's Get Funding Rate Info does (market-data/rest-api/Get-Funding-Rate-Info):
+// only those, each with its cap, floor and fundingIntervalHours.
+func (s *Server) fundingInfo(*req) (any, *apiErr) {
+	out := []map[string]any{}
+	for _, m := range s.eng.Markets() {
+		if h, ok := s.cfg.FundingHours[m.Symbol]; ok {
+			out = append(out, map[string]any{"symbol": m.Symbol, "adjustedFundingRateCap": "0.02500000",
+				"adjustedFundingRateFloor": "-0.02500000", "fundingIntervalHours": h, "disclaimer": false})
 		}
 	}
 	return out, nil

@@ -44,6 +44,9 @@ type Config struct {
 	// MarketMaxQty is MARKET_LOT_SIZE maxQty by symbol, the largest market
 	// order (-4005 above it); default 1000000000.
 	MarketMaxQty map[string]decimal.Decimal
+	// FundingHours are the symbols listed by fundingInfo with an adjusted
+	// funding interval in hours; the rest are on the default 8 hours.
+	FundingHours map[string]int
 }
 
 // DefaultMarkets are BTCUSDT, ETHUSDT and the multiplier listing

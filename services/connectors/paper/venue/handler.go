@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/shopspring/decimal"
@@ -370,6 +371,7 @@ func marketInfo(m paper.MarketInfo) MarketInfo {
 		Symbol: m.Symbol, Base: m.Base, Quote: m.Quote, TickSize: m.TickSize, LotSize: m.LotSize,
 		MinNotional: m.MinNotional, MaxLeverage: m.MaxLeverage, MarkPrice: m.MarkPrice, IndexPrice: m.IndexPrice,
 		FundingRate: m.FundingRate, NextFundingTime: m.NextFundingTime.Unix(), OpenInterest: m.OpenInterest,
+		FundingIntervalSeconds: int64(m.FundingInterval / time.Second),
 	}
 }
 

@@ -18,6 +18,8 @@ type MarketInfo struct {
 	FundingRate     decimal.Decimal `json:"fundingRate"`
 	NextFundingTime int64           `json:"nextFundingTime"`
 	OpenInterest    decimal.Decimal `json:"openInterest"`
+	// FundingIntervalSeconds is what FundingRate covers.
+	FundingIntervalSeconds int64 `json:"fundingIntervalSeconds"`
 }
 
 // MarketsResponse lists every market.
