@@ -58,10 +58,11 @@ func flip(s string, i int) string {
 // accepted (retCode is not a signature or key error), and the same request
 // with one byte of its payload or signature changed is refused with 10004.
 func TestSimulatorChecksVectorSignatures(t *testing.T) {
-	for _, v := range loadVectors(t) {
+	vs := loadVectors(t)
+	c := &clock{}
+	s := New(Config{Now: c.now, Keys: map[string]string{vs[0].Credential["apiKey"]: vs[0].Credential["secret"]}})
+	for _, v := range vs {
 		t.Run(v.Name, func(t *testing.T) {
-			c := &clock{}
-			s := New(Config{Now: c.now, Keys: map[string]string{v.Credential["apiKey"]: v.Credential["secret"]}})
 			u, _ := url.Parse(v.Request.URL)
 			body := ""
 			if v.Request.Body != nil {
@@ -99,13 +100,15 @@ func TestSimulatorChecksVectorSignatures(t *testing.T) {
 func TestSimulatorTimestampWindow(t *testing.T) {
 	v := loadVectors(t)[len(loadVectors(t))-1] // a GET: balance
 	u, _ := url.Parse(v.Request.URL)
+	c := &clock{}
+	var skew atomic.Int64 // the simulator's clock minus the request's, ms
+	s := New(Config{Now: func() time.Time { return c.now().Add(time.Duration(skew.Load()) * time.Millisecond) },
+		Keys: map[string]string{v.Credential["apiKey"]: v.Credential["secret"]}})
 	for _, tt := range []struct {
 		skewMs int64
 		ok     bool
 	}{{0, true}, {-999, true}, {-1000, false}, {5000, true}, {5001, false}} {
-		c := &clock{}
-		s := New(Config{Now: func() time.Time { return c.now().Add(time.Duration(tt.skewMs) * time.Millisecond) },
-			Keys: map[string]string{v.Credential["apiKey"]: v.Credential["secret"]}})
+		skew.Store(tt.skewMs)
 		env := send(s, c, v, u.RawQuery, "", v.Request.Headers["X-BAPI-SIGN"])
 		if ok := env["retCode"].(float64) != 10002; ok != tt.ok {
 			t.Errorf("server clock %+d ms from the request: retCode %v, accepted %v, want %v", tt.skewMs, env["retCode"], ok, tt.ok)
