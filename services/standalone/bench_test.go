@@ -19,6 +19,8 @@ var benchLine = regexp.MustCompile(`^bench: gateway_rps=\d+ bare_rps=\d+ ratio=\
 // TestBenchLine runs `perpgate bench` briefly, with its targets and load
 // generators as processes, and checks the line it ends with.
 func TestBenchLine(t *testing.T) {
+	// Parallel: it waits on its own processes most of the time.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the benchmark's processes; skipped with -short")
 	}

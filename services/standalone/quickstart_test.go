@@ -18,6 +18,8 @@ import (
 // directory laid out as `make run` leaves it (bin/perpgate,
 // .perpgate/bootstrap.json). Each call must succeed as printed.
 func TestQuickstart(t *testing.T) {
+	// Parallel: it waits on its own perpgate serve most of the time.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs perpgate serve; skipped with -short")
 	}
