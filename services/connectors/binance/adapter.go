@@ -105,7 +105,7 @@ func (a *Adapter) signed(ctx context.Context, c connector.Credential, method, pa
 	return a.c.do(ctx, a.base(c), k, request{method: method, path: path, params: p, signed: true, weight: weight}, out)
 }
 
-func symbolParam(m connector.Market) params { return params{}.add("symbol", m.Native) }
+func symbolParam(m connector.Market) params { return params{}.Add("symbol", m.Native) }
 
 // Markets implements connector.Adapter: the USDT perpetuals of
 // exchangeInfo with their filters. It also takes the weight limit.
@@ -134,7 +134,7 @@ func (a *Adapter) symbolMeta(c connector.Credential, native string) symbolMeta {
 func (a *Adapter) GetOrderbook(ctx context.Context, c connector.Credential, m connector.Market, n int) (contract.OrderbookResult, error) {
 	limit := depthLimit(n)
 	var d depth
-	if err := a.public(ctx, c, "/fapi/v1/depth", symbolParam(m).add("limit", strconv.Itoa(limit)), depthWeight(limit), &d); err != nil {
+	if err := a.public(ctx, c, "/fapi/v1/depth", symbolParam(m).Add("limit", strconv.Itoa(limit)), depthWeight(limit), &d); err != nil {
 		return contract.OrderbookResult{}, err
 	}
 	return contract.OrderbookResult{Bids: levels(d.Bids, n), Asks: levels(d.Asks, n)}, nil
@@ -214,7 +214,7 @@ func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m conn
 		weight = 2
 	}
 	var rows []kline
-	if err := a.public(ctx, c, "/fapi/v1/klines", symbolParam(m).add("interval", iv).add("limit", strconv.Itoa(limit)), weight, &rows); err != nil {
+	if err := a.public(ctx, c, "/fapi/v1/klines", symbolParam(m).Add("interval", iv).Add("limit", strconv.Itoa(limit)), weight, &rows); err != nil {
 		return contract.CandlesResult{}, err
 	}
 	out := make([]contract.Candle, 0, len(rows))
@@ -290,7 +290,7 @@ func (a *Adapter) fillOpenInterest(ctx context.Context, c connector.Credential, 
 			defer wg.Done()
 			defer func() { <-sem }()
 			var oi openInterest
-			if errs[j] = a.public(ctx, c, "/fapi/v1/openInterest", params{}.add("symbol", entries[i].Symbol), 1, &oi); errs[j] == nil {
+			if errs[j] = a.public(ctx, c, "/fapi/v1/openInterest", params{}.Add("symbol", entries[i].Symbol), 1, &oi); errs[j] == nil {
 				entries[i].OpenInterest = oi.OpenInterest
 			}
 		}()
@@ -396,7 +396,7 @@ func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *con
 // oldest first).
 func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connector.Market, limit int) (contract.FillsResult, error) {
 	var trades []userTrade
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/userTrades", symbolParam(m).add("limit", strconv.Itoa(limit)), 5, &trades); err != nil {
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/userTrades", symbolParam(m).Add("limit", strconv.Itoa(limit)), 5, &trades); err != nil {
 		return contract.FillsResult{}, err
 	}
 	out := make([]contract.Fill, 0, len(trades))

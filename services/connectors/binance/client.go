@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,27 +51,8 @@ type keys struct {
 	secret string
 }
 
-// param is one request parameter; params keep their order, so the string
-// signed is exactly the string sent (fact sheet §2).
-type param struct{ k, v string }
-
-type params []param
-
-func (p params) add(k, v string) params { return append(p, param{k, v}) }
-
-// encode renders the parameters as a query string, values URL-encoded.
-func (p params) encode() string {
-	var b strings.Builder
-	for i, kv := range p {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(kv.k)
-		b.WriteByte('=')
-		b.WriteString(url.QueryEscape(kv.v))
-	}
-	return b.String()
-}
+// params keep their order: the string signed is exactly the string sent.
+type params = connector.Query
 
 // request is one REST call.
 type request struct {
@@ -122,8 +102,8 @@ func sign(secret, payload string) string {
 // signedPayload appends timestamp and recvWindow to the encoded
 // parameters and returns the string to send, signature last.
 func signedPayload(p params, secret string, timestampMs, recvWindowMs int64) string {
-	q := p.add("recvWindow", strconv.FormatInt(recvWindowMs, 10)).
-		add("timestamp", strconv.FormatInt(timestampMs, 10)).encode()
+	q := p.Add("recvWindow", strconv.FormatInt(recvWindowMs, 10)).
+		Add("timestamp", strconv.FormatInt(timestampMs, 10)).Encode()
 	return q + "&signature=" + sign(secret, q)
 }
 
@@ -193,7 +173,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 			return 0, nil, err
 		}
 	}
-	q := r.params.encode()
+	q := r.params.Encode()
 	if r.signed {
 		ts := h.clock.Now().UnixMilli()
 		q = signedPayload(r.params, k.secret, ts, c.recvWindow)

@@ -21,7 +21,7 @@ const batchSize = 5
 // under us: the cache is dropped so the next order asks again.
 func (a *Adapter) place(ctx context.Context, c connector.Credential, p params) (order, error) {
 	var res order
-	err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/order", p.add("newOrderRespType", "RESULT"), 0, &res)
+	err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/order", p.Add("newOrderRespType", "RESULT"), 0, &res)
 	if isCode(err, -4061) {
 		a.forgetMode(c)
 		if ce, ok := contract.AsError(err); ok {
@@ -36,12 +36,12 @@ func limitParams(o connector.OrderRequest) params {
 	if o.PostOnly {
 		tif = "GTX" // Binance's post-only time in force (fact sheet §5)
 	}
-	p := symbolParam(o.Market).add("side", string(o.Side)).add("type", "LIMIT").
-		add("quantity", fmtDec(o.Size)).add("price", fmtDec(o.Price)).add("timeInForce", tif)
+	p := symbolParam(o.Market).Add("side", string(o.Side)).Add("type", "LIMIT").
+		Add("quantity", fmtDec(o.Size)).Add("price", fmtDec(o.Price)).Add("timeInForce", tif)
 	if o.ReduceOnly {
-		p = p.add("reduceOnly", "true")
+		p = p.Add("reduceOnly", "true")
 	}
-	return p.add("newClientOrderId", o.ClientOrderID)
+	return p.Add("newClientOrderId", o.ClientOrderID)
 }
 
 // PlaceLimitOrder implements connector.Adapter.
@@ -94,11 +94,11 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 	if err := a.oneWay(ctx, c); err != nil {
 		return contract.MarketOrderResult{}, err
 	}
-	p := symbolParam(o.Market).add("side", string(o.Side)).add("type", "MARKET").add("quantity", fmtDec(size))
+	p := symbolParam(o.Market).Add("side", string(o.Side)).Add("type", "MARKET").Add("quantity", fmtDec(size))
 	if o.ReduceOnly {
-		p = p.add("reduceOnly", "true")
+		p = p.Add("reduceOnly", "true")
 	}
-	res, err := a.place(ctx, c, p.add("newClientOrderId", o.ClientOrderID))
+	res, err := a.place(ctx, c, p.Add("newClientOrderId", o.ClientOrderID))
 	if err != nil {
 		return contract.MarketOrderResult{}, err
 	}
@@ -140,7 +140,7 @@ func (a *Adapter) fillOf(ctx context.Context, c connector.Credential, m connecto
 		}
 		var trades []userTrade
 		if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/userTrades",
-			symbolParam(m).add("orderId", id).add("limit", "1000"), 5, &trades); err != nil {
+			symbolParam(m).Add("orderId", id).Add("limit", "1000"), 5, &trades); err != nil {
 			return f, err
 		}
 		f = connector.NewExecution()
@@ -158,7 +158,7 @@ func (a *Adapter) fillOf(ctx context.Context, c connector.Credential, m connecto
 		return f, nil
 	}
 	var q order
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/order", symbolParam(m).add("orderId", id), 1, &q); err != nil {
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/order", symbolParam(m).Add("orderId", id), 1, &q); err != nil {
 		return f, err
 	}
 	f.Size, f.Notional = res.ExecutedQty, res.ExecutedQty.Mul(q.AvgPrice)
@@ -181,13 +181,13 @@ func (a *Adapter) marketSize(c connector.Credential, m connector.Market, size de
 // the mark price (the default would be the last price).
 func (a *Adapter) placeAlgo(ctx context.Context, c connector.Credential, m connector.Market, side contract.Side, typ string,
 	size, trigger decimal.Decimal, reduceOnly bool, clientID string) (algoOrder, error) {
-	p := symbolParam(m).add("side", string(side)).add("algoType", "CONDITIONAL").add("type", typ).
-		add("quantity", fmtDec(size)).add("triggerPrice", fmtDec(trigger)).add("workingType", "MARK_PRICE")
+	p := symbolParam(m).Add("side", string(side)).Add("algoType", "CONDITIONAL").Add("type", typ).
+		Add("quantity", fmtDec(size)).Add("triggerPrice", fmtDec(trigger)).Add("workingType", "MARK_PRICE")
 	if reduceOnly {
-		p = p.add("reduceOnly", "true")
+		p = p.Add("reduceOnly", "true")
 	}
 	var res algoOrder
-	err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/algoOrder", p.add("clientAlgoId", clientID), 0, &res)
+	err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/algoOrder", p.Add("clientAlgoId", clientID), 0, &res)
 	return res, err
 }
 
@@ -244,7 +244,7 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, o
 			return nil, err
 		}
 		var answers []batchAnswer
-		err = a.signed(ctx, c, http.MethodPost, "/fapi/v1/batchOrders", params{}.add("batchOrders", string(body)), 5, &answers)
+		err = a.signed(ctx, c, http.MethodPost, "/fapi/v1/batchOrders", params{}.Add("batchOrders", string(body)), 5, &answers)
 		if err != nil {
 			if !placedAny {
 				return nil, err
@@ -342,7 +342,7 @@ func (a *Adapter) cancelAlgo(ctx context.Context, c connector.Credential, id str
 	if err != nil {
 		return err
 	}
-	return a.signed(ctx, c, http.MethodDelete, "/fapi/v1/algoOrder", params{}.add("algoId", strconv.FormatInt(n, 10)), 1, nil)
+	return a.signed(ctx, c, http.MethodDelete, "/fapi/v1/algoOrder", params{}.Add("algoId", strconv.FormatInt(n, 10)), 1, nil)
 }
 
 // CancelOrder implements connector.Adapter. algo-<id> cancels on the algo
@@ -375,7 +375,7 @@ func (a *Adapter) CancelOrder(ctx context.Context, c connector.Credential, id st
 		}
 	}
 	return a.signed(ctx, c, http.MethodDelete, "/fapi/v1/order",
-		params{}.add("symbol", sym).add("orderId", strconv.FormatInt(n, 10)), 1, nil)
+		params{}.Add("symbol", sym).Add("orderId", strconv.FormatInt(n, 10)), 1, nil)
 }
 
 // CancelAllOrders implements connector.Adapter. Binance's cancel-alls
@@ -423,8 +423,8 @@ func (a *Adapter) CloseAllPositions(ctx context.Context, c connector.Credential,
 			if maxQty.IsPositive() && qty.GreaterThan(maxQty) {
 				qty = maxQty
 			}
-			o, err := a.place(ctx, c, symbolParam(m).add("side", side).add("type", "MARKET").
-				add("quantity", fmtDec(qty)).add("reduceOnly", "true"))
+			o, err := a.place(ctx, c, symbolParam(m).Add("side", side).Add("type", "MARKET").
+				Add("quantity", fmtDec(qty)).Add("reduceOnly", "true"))
 			if err != nil {
 				return closeResult(res, total, m), err
 			}
@@ -447,12 +447,12 @@ func closeResult(res contract.CloseAllResult, total connector.Execution, m conne
 // SetLeverage implements connector.Adapter: cross margin on the symbol
 // (-4046, "no need to change", means it already is), then the leverage.
 func (a *Adapter) SetLeverage(ctx context.Context, c connector.Credential, m connector.Market, leverage int) (int, error) {
-	err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/marginType", symbolParam(m).add("marginType", "CROSSED"), 1, nil)
+	err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/marginType", symbolParam(m).Add("marginType", "CROSSED"), 1, nil)
 	if err != nil && !isCode(err, -4046) {
 		return 0, err
 	}
 	var res leverageAnswer
-	if err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/leverage", symbolParam(m).add("leverage", strconv.Itoa(leverage)), 1, &res); err != nil {
+	if err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/leverage", symbolParam(m).Add("leverage", strconv.Itoa(leverage)), 1, &res); err != nil {
 		return 0, err
 	}
 	return res.Leverage, nil
@@ -467,7 +467,7 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, m conne
 		return connector.FoundOrder{}, false, nil // never sent: Binance would have refused it
 	}
 	var o order
-	err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/order", symbolParam(m).add("origClientOrderId", clientOrderID), 1, &o)
+	err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/order", symbolParam(m).Add("origClientOrderId", clientOrderID), 1, &o)
 	if err == nil {
 		found := connector.FoundOrder{Order: orderFromWire(o), AvgPrice: o.AvgPrice, Fee: decimal.Zero}
 		if o.ExecutedQty.IsPositive() {
@@ -481,7 +481,7 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, m conne
 		return connector.FoundOrder{}, false, err
 	}
 	var algo algoOrder
-	err = a.signed(ctx, c, http.MethodGet, "/fapi/v1/algoOrder", params{}.add("clientAlgoId", clientOrderID), 1, &algo)
+	err = a.signed(ctx, c, http.MethodGet, "/fapi/v1/algoOrder", params{}.Add("clientAlgoId", clientOrderID), 1, &algo)
 	if isCode(err, -2013) {
 		return connector.FoundOrder{}, false, nil
 	}

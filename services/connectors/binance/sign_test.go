@@ -101,7 +101,7 @@ func TestSignedPayloadMatchesVectors(t *testing.T) {
 					recv, _ = strconv.ParseInt(val, 10, 64)
 				default:
 					dec, _ := url.QueryUnescape(val)
-					p = p.add(k, dec)
+					p = p.Add(k, dec)
 				}
 			}
 			sent := signedPayload(p, v.Credential["secret"], v.Inputs.ClockMs, recv)

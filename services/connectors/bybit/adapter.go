@@ -106,9 +106,9 @@ func (a *Adapter) post(ctx context.Context, c connector.Credential, path string,
 	return a.c.do(ctx, a.base(c), k, request{method: http.MethodPost, path: path, body: body, signed: true}, out)
 }
 
-func linear() params { return params{}.add("category", category) }
+func linear() params { return params{}.Add("category", category) }
 
-func symbolQuery(m connector.Market) params { return linear().add("symbol", m.Native) }
+func symbolQuery(m connector.Market) params { return linear().Add("symbol", m.Native) }
 
 // Markets implements connector.Adapter: every page of instruments-info
 // (more than 500 linear symbols exist; 1000 a page), USDT perpetuals kept.
@@ -116,9 +116,9 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	var all []instrument
 	cursor := ""
 	for range 20 {
-		q := linear().add("limit", "1000")
+		q := linear().Add("limit", "1000")
 		if cursor != "" {
-			q = q.add("cursor", cursor)
+			q = q.Add("cursor", cursor)
 		}
 		var page instrumentsPage
 		if err := a.public(ctx, c, "/v5/market/instruments-info", q, &page); err != nil {
@@ -146,7 +146,7 @@ func (a *Adapter) symbolMeta(c connector.Credential, native string) symbolMeta {
 // GetOrderbook implements connector.Adapter (limit 1 to 1000 for linear).
 func (a *Adapter) GetOrderbook(ctx context.Context, c connector.Credential, m connector.Market, n int) (contract.OrderbookResult, error) {
 	var b book
-	if err := a.public(ctx, c, "/v5/market/orderbook", symbolQuery(m).add("limit", strconv.Itoa(min(max(n, 1), 1000))), &b); err != nil {
+	if err := a.public(ctx, c, "/v5/market/orderbook", symbolQuery(m).Add("limit", strconv.Itoa(min(max(n, 1), 1000))), &b); err != nil {
 		return contract.OrderbookResult{}, err
 	}
 	return contract.OrderbookResult{Bids: levels(b.Bids, n), Asks: levels(b.Asks, n)}, nil
@@ -200,7 +200,7 @@ func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m conn
 		return contract.CandlesResult{}, contract.Errorf(contract.CodeInvalidRequest, "field \"interval\": Bybit has no %d-minute candles", minutes)
 	}
 	var k klines
-	if err := a.public(ctx, c, "/v5/market/kline", symbolQuery(m).add("interval", iv).add("limit", strconv.Itoa(min(limit, 1000))), &k); err != nil {
+	if err := a.public(ctx, c, "/v5/market/kline", symbolQuery(m).Add("interval", iv).Add("limit", strconv.Itoa(min(limit, 1000))), &k); err != nil {
 		return contract.CandlesResult{}, err
 	}
 	out := make([]contract.Candle, 0, len(k.List))
@@ -270,7 +270,7 @@ func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m conn
 // account value totalMarginBalance (wallet plus perpetual unrealized PnL).
 func (a *Adapter) GetBalance(ctx context.Context, c connector.Credential) (contract.BalanceResult, error) {
 	var w wallet
-	if err := a.get(ctx, c, "/v5/account/wallet-balance", params{}.add("accountType", "UNIFIED"), &w); err != nil {
+	if err := a.get(ctx, c, "/v5/account/wallet-balance", params{}.Add("accountType", "UNIFIED"), &w); err != nil {
 		return contract.BalanceResult{}, err
 	}
 	if len(w.List) == 0 {
@@ -289,7 +289,7 @@ func allPages[T any](ctx context.Context, a *Adapter, c connector.Credential, pa
 	for range pages {
 		p := q
 		if cursor != "" {
-			p = append(append(params{}, q...), param{"cursor", cursor})
+			p = append(append(params{}, q...), connector.Param{Key: "cursor", Value: cursor})
 		}
 		var page T
 		if err := a.get(ctx, c, path, p, &page); err != nil {
@@ -319,9 +319,9 @@ func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *c
 }
 
 func (a *Adapter) positionRows(ctx context.Context, c connector.Credential, m *connector.Market) ([]position, error) {
-	q := linear().add("settleCoin", settle).add("limit", "200")
+	q := linear().Add("settleCoin", settle).Add("limit", "200")
 	if m != nil {
-		q = symbolQuery(*m).add("limit", "200")
+		q = symbolQuery(*m).Add("limit", "200")
 	}
 	var rows []position
 	err := allPages(ctx, a, c, "/v5/position/list", q, 10, func(p positions) (int, string) {
@@ -346,9 +346,9 @@ func (a *Adapter) GetOrders(ctx context.Context, c connector.Credential, m *conn
 }
 
 func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *connector.Market) ([]order, error) {
-	q := linear().add("settleCoin", settle).add("limit", "50")
+	q := linear().Add("settleCoin", settle).Add("limit", "50")
 	if m != nil {
-		q = symbolQuery(*m).add("limit", "50")
+		q = symbolQuery(*m).Add("limit", "50")
 	}
 	var list []order
 	err := allPages(ctx, a, c, "/v5/order/realtime", q, 20, func(p orders) (int, string) {
@@ -362,7 +362,7 @@ func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *con
 // leaves out the funding rows the execution list also carries.
 func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connector.Market, limit int) (contract.FillsResult, error) {
 	var ex executions
-	if err := a.get(ctx, c, "/v5/execution/list", symbolQuery(m).add("execType", "Trade").add("limit", strconv.Itoa(min(limit, 100))), &ex); err != nil {
+	if err := a.get(ctx, c, "/v5/execution/list", symbolQuery(m).Add("execType", "Trade").Add("limit", strconv.Itoa(min(limit, 100))), &ex); err != nil {
 		return contract.FillsResult{}, err
 	}
 	out := make([]contract.Fill, 0, len(ex.List))

@@ -9,9 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -73,26 +71,8 @@ type keys struct {
 	secret string
 }
 
-// param is one query parameter; params keep their order, so the query
-// signed is exactly the query sent (guide: "Authentication").
-type param struct{ k, v string }
-
-type params []param
-
-func (p params) add(k, v string) params { return append(p, param{k, v}) }
-
-func (p params) encode() string {
-	var b strings.Builder
-	for i, kv := range p {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(url.QueryEscape(kv.k))
-		b.WriteByte('=')
-		b.WriteString(url.QueryEscape(kv.v))
-	}
-	return b.String()
-}
+// params keep their order: the string signed is exactly the string sent.
+type params = connector.Query
 
 // request is one REST call: GETs carry query, POSTs a JSON body.
 type request struct {
@@ -274,7 +254,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (envelop
 	if err := c.admit(ctx, h, k, r.path); err != nil {
 		return envelope{}, err
 	}
-	query, payload := r.query.encode(), ""
+	query, payload := r.query.Encode(), ""
 	var body io.Reader
 	if r.method == http.MethodPost {
 		raw, err := json.Marshal(r.body)

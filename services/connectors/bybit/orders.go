@@ -61,7 +61,7 @@ func (a *Adapter) place(ctx context.Context, c connector.Credential, m connector
 func (a *Adapter) lookup(ctx context.Context, c connector.Credential, m connector.Market, by, id string) (order, bool, error) {
 	for _, path := range []string{"/v5/order/realtime", "/v5/order/history"} {
 		var list orders
-		if err := a.get(ctx, c, path, symbolQuery(m).add(by, id), &list); err != nil {
+		if err := a.get(ctx, c, path, symbolQuery(m).Add(by, id), &list); err != nil {
 			return order{}, false, err
 		}
 		for _, o := range list.List {
@@ -202,7 +202,7 @@ func (a *Adapter) executed(ctx context.Context, c connector.Credential, m connec
 		return total, back, nil
 	}
 	var ex executions
-	if err := a.get(ctx, c, "/v5/execution/list", symbolQuery(m).add("orderId", id).add("limit", "100"), &ex); err == nil {
+	if err := a.get(ctx, c, "/v5/execution/list", symbolQuery(m).Add("orderId", id).Add("limit", "100"), &ex); err == nil {
 		for _, e := range ex.List {
 			if e.OrderID == id && e.ExecType == "Trade" {
 				total = total.Add(e.ExecQty.D(), e.ExecPrice.D(), e.ExecFee.D())

@@ -18,7 +18,7 @@ func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m conn
 		return contract.FeeInfoResult{}, err
 	}
 	var fees []tradeFee
-	if err := a.get(ctx, c, "/api/v5/account/trade-fee", params{}.add("instType", "SWAP").add("instFamily", im.family), rule{n: 5}, &fees); err != nil {
+	if err := a.get(ctx, c, "/api/v5/account/trade-fee", params{}.Add("instType", "SWAP").Add("instFamily", im.family), rule{n: 5}, &fees); err != nil {
 		return contract.FeeInfoResult{}, err
 	}
 	if len(fees) == 0 {
@@ -83,9 +83,9 @@ func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *c
 }
 
 func (a *Adapter) positions(ctx context.Context, c connector.Credential, m *connector.Market) ([]position, error) {
-	q := params{}.add("instType", "SWAP")
+	q := params{}.Add("instType", "SWAP")
 	if m != nil {
-		q = q.add("instId", m.Native)
+		q = q.Add("instId", m.Native)
 	}
 	var rows []position
 	err := a.get(ctx, c, "/api/v5/account/positions", q, rule{n: 10}, &rows)
@@ -128,13 +128,13 @@ func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *con
 	var algos []algoOrder
 	for _, t := range algoTypes {
 		for after := ""; ; {
-			q := params{}.add("ordType", t).add("instType", "SWAP")
+			q := params{}.Add("ordType", t).Add("instType", "SWAP")
 			if m != nil {
-				q = q.add("instId", m.Native)
+				q = q.Add("instId", m.Native)
 			}
-			q = q.add("limit", strconv.Itoa(pageSize))
+			q = q.Add("limit", strconv.Itoa(pageSize))
 			if after != "" {
-				q = q.add("after", after)
+				q = q.Add("after", after)
 			}
 			var page []algoOrder
 			if err := a.get(ctx, c, "/api/v5/trade/orders-algo-pending", q, rule{n: 20}, &page); err != nil {
@@ -152,15 +152,15 @@ func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *con
 
 // pendingRegular lists the pending regular orders, 100 a page.
 func (a *Adapter) pendingRegular(ctx context.Context, c connector.Credential, m *connector.Market) ([]order, error) {
-	base := params{}.add("instType", "SWAP")
+	base := params{}.Add("instType", "SWAP")
 	if m != nil {
-		base = base.add("instId", m.Native)
+		base = base.Add("instId", m.Native)
 	}
 	var regular []order
 	for after := ""; ; {
-		q := base.add("limit", strconv.Itoa(pageSize))
+		q := base.Add("limit", strconv.Itoa(pageSize))
 		if after != "" {
-			q = q.add("after", after)
+			q = q.Add("after", after)
 		}
 		var page []order
 		if err := a.get(ctx, c, "/api/v5/trade/orders-pending", q, rule{n: 60}, &page); err != nil {
@@ -186,9 +186,9 @@ func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connec
 	}
 	out := []contract.Fill{}
 	for after := ""; len(out) < limit; {
-		q := params{}.add("instType", "SWAP").add("instId", m.Native).add("limit", strconv.Itoa(min(limit-len(out), fillsPerCall)))
+		q := params{}.Add("instType", "SWAP").Add("instId", m.Native).Add("limit", strconv.Itoa(min(limit-len(out), fillsPerCall)))
 		if after != "" {
-			q = q.add("after", after)
+			q = q.Add("after", after)
 		}
 		var page []fill
 		if err := a.get(ctx, c, "/api/v5/trade/fills", q, rule{n: 60}, &page); err != nil {

@@ -115,19 +115,19 @@ func (a *Adapter) post(ctx context.Context, c connector.Credential, r request, o
 
 func instOf(q params) string {
 	for _, p := range q {
-		if p.k == "instId" {
-			return p.v
+		if p.Key == "instId" {
+			return p.Value
 		}
 	}
 	return ""
 }
 
-func instParam(m connector.Market) params { return params{}.add("instId", m.Native) }
+func instParam(m connector.Market) params { return params{}.Add("instId", m.Native) }
 
 // Markets implements connector.Adapter: the live linear USDT swaps.
 func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connector.Market, error) {
 	var insts []instrument
-	if err := a.public(ctx, c, "/api/v5/public/instruments", params{}.add("instType", "SWAP"), rule{n: 20}, &insts); err != nil {
+	if err := a.public(ctx, c, "/api/v5/public/instruments", params{}.Add("instType", "SWAP"), rule{n: 20}, &insts); err != nil {
 		return nil, err
 	}
 	list, meta := marketsFromInstruments(insts)

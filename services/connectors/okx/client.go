@@ -10,7 +10,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,27 +54,8 @@ type keys struct {
 	passphrase string
 }
 
-// param is one query parameter; params keep their order, so the signed
-// request path is exactly the one sent.
-type param struct{ k, v string }
-
-type params []param
-
-func (p params) add(k, v string) params { return append(p, param{k, v}) }
-
-// encode renders the parameters as a query string, values URL-encoded.
-func (p params) encode() string {
-	var b strings.Builder
-	for i, kv := range p {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(kv.k)
-		b.WriteByte('=')
-		b.WriteString(url.QueryEscape(kv.v))
-	}
-	return b.String()
-}
+// params keep their order: the string signed is exactly the string sent.
+type params = connector.Query
 
 // request is one REST call.
 type request struct {
@@ -235,7 +215,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 		}
 	}
 	requestPath := r.path
-	if q := r.query.encode(); q != "" {
+	if q := r.query.Encode(); q != "" {
 		requestPath += "?" + q
 	}
 	var body []byte

@@ -17,7 +17,7 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, m conne
 	if err != nil {
 		return connector.FoundOrder{}, false, err
 	}
-	o, err := a.orderDetails(ctx, c, instParam(m).add("clOrdId", clOrdID(clientOrderID)))
+	o, err := a.orderDetails(ctx, c, instParam(m).Add("clOrdId", clOrdID(clientOrderID)))
 	if err == nil {
 		f := connector.FoundOrder{Order: orderFromWire(o, im), AvgPrice: o.AvgPx.Decimal, Fee: o.Fee.Neg()}
 		return f, true, nil
@@ -33,7 +33,7 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, m conne
 	}
 	for i, id := range ids {
 		var algos []algoOrder
-		err := a.get(ctx, c, "/api/v5/trade/order-algo", params{}.add("algoClOrdId", id), rule{n: 20}, &algos)
+		err := a.get(ctx, c, "/api/v5/trade/order-algo", params{}.Add("algoClOrdId", id), rule{n: 20}, &algos)
 		if isCode(err, "51603") || (err == nil && len(algos) == 0) {
 			continue
 		}

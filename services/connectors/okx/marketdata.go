@@ -16,7 +16,7 @@ func (a *Adapter) GetOrderbook(ctx context.Context, c connector.Credential, m co
 		return contract.OrderbookResult{}, err
 	}
 	var books []book
-	if err := a.public(ctx, c, "/api/v5/market/books", instParam(m).add("sz", strconv.Itoa(min(max(depth, 1), 400))), rule{n: 40}, &books); err != nil {
+	if err := a.public(ctx, c, "/api/v5/market/books", instParam(m).Add("sz", strconv.Itoa(min(max(depth, 1), 400))), rule{n: 40}, &books); err != nil {
 		return contract.OrderbookResult{}, err
 	}
 	if len(books) == 0 {
@@ -34,11 +34,11 @@ func (a *Adapter) GetMarkPrice(ctx context.Context, c connector.Credential, m co
 		return contract.MarkPriceResult{}, err
 	}
 	var marks []markPrice
-	if err := a.public(ctx, c, "/api/v5/public/mark-price", params{}.add("instType", "SWAP").add("instId", m.Native), rule{n: 10, byInst: true}, &marks); err != nil {
+	if err := a.public(ctx, c, "/api/v5/public/mark-price", params{}.Add("instType", "SWAP").Add("instId", m.Native), rule{n: 10, byInst: true}, &marks); err != nil {
 		return contract.MarkPriceResult{}, err
 	}
 	var idx []indexTicker
-	if err := a.public(ctx, c, "/api/v5/market/index-tickers", params{}.add("instId", im.family), rule{n: 20}, &idx); err != nil {
+	if err := a.public(ctx, c, "/api/v5/market/index-tickers", params{}.Add("instId", im.family), rule{n: 20}, &idx); err != nil {
 		return contract.MarkPriceResult{}, err
 	}
 	if len(marks) == 0 || len(idx) == 0 {
@@ -61,9 +61,9 @@ func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m conn
 	var rows []candle
 	after := ""
 	for len(rows) < limit {
-		q := instParam(m).add("bar", bar).add("limit", strconv.Itoa(min(limit-len(rows), candlesPerCall)))
+		q := instParam(m).Add("bar", bar).Add("limit", strconv.Itoa(min(limit-len(rows), candlesPerCall)))
 		if after != "" {
-			q = q.add("after", after)
+			q = q.Add("after", after)
 		}
 		var page []candle
 		if err := a.public(ctx, c, "/api/v5/market/candles", q, rule{n: 40}, &page); err != nil {
@@ -131,15 +131,15 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 		}
 	}
 	var marks []markPrice
-	if err := a.public(ctx, c, "/api/v5/public/mark-price", params{}.add("instType", "SWAP"), rule{n: 10}, &marks); err != nil {
+	if err := a.public(ctx, c, "/api/v5/public/mark-price", params{}.Add("instType", "SWAP"), rule{n: 10}, &marks); err != nil {
 		return contract.MarketsResult{}, err
 	}
 	var rates []fundingRate
-	if err := a.public(ctx, c, "/api/v5/public/funding-rate", params{}.add("instId", "ANY"), rule{n: 10}, &rates); err != nil {
+	if err := a.public(ctx, c, "/api/v5/public/funding-rate", params{}.Add("instId", "ANY"), rule{n: 10}, &rates); err != nil {
 		return contract.MarketsResult{}, err
 	}
 	var ois []openInterest
-	if err := a.public(ctx, c, "/api/v5/public/open-interest", params{}.add("instType", "SWAP"), rule{n: 20}, &ois); err != nil {
+	if err := a.public(ctx, c, "/api/v5/public/open-interest", params{}.Add("instType", "SWAP"), rule{n: 20}, &ois); err != nil {
 		return contract.MarketsResult{}, err
 	}
 	mark, rate, oi := map[string]decimal.Decimal{}, map[string]decimal.Decimal{}, map[string]decimal.Decimal{}

@@ -120,7 +120,7 @@ func (a *Adapter) postOnlyOutcome(ctx context.Context, c connector.Credential, i
 				return "", err
 			}
 		}
-		o, err := a.orderDetails(ctx, c, params{}.add("instId", instID).add("ordId", ordID))
+		o, err := a.orderDetails(ctx, c, params{}.Add("instId", instID).Add("ordId", ordID))
 		if isCode(err, "51603") {
 			continue // not visible yet
 		}
@@ -184,7 +184,7 @@ func (a *Adapter) executed(ctx context.Context, c connector.Credential, instID, 
 				return execution{}, o, err
 			}
 		}
-		o, err = a.orderDetails(ctx, c, params{}.add("instId", instID).add("ordId", ordID))
+		o, err = a.orderDetails(ctx, c, params{}.Add("instId", instID).Add("ordId", ordID))
 		if isCode(err, "51603") {
 			continue
 		}
@@ -377,7 +377,7 @@ func (a *Adapter) batchPostOnly(ctx context.Context, c connector.Credential, ord
 			if pending[out[i].OrderID] {
 				continue
 			}
-			o, err := a.orderDetails(ctx, c, params{}.add("instId", instID).add("ordId", out[i].OrderID))
+			o, err := a.orderDetails(ctx, c, params{}.Add("instId", instID).Add("ordId", out[i].OrderID))
 			if err != nil {
 				continue
 			}
