@@ -65,15 +65,6 @@ func (f *fixture) market(t *testing.T, native string) connector.Market {
 	return connector.Market{}
 }
 
-func wantReason(t *testing.T, err error, reason contract.Reason) *contract.Error {
-	t.Helper()
-	ce, ok := contract.AsError(err)
-	if err == nil || !ok || ce.Code != contract.CodeExchangeError || ce.Reason != reason {
-		t.Fatalf("want EXCHANGE_ERROR %s, got %v", reason, err)
-	}
-	return ce
-}
-
 func TestMarketsFromExchangeInfo(t *testing.T) {
 	f := newFixture(t, sim.Config{}, nil)
 	list, err := f.a.Markets(context.Background(), f.cred)
@@ -120,7 +111,7 @@ func TestTestCredentials(t *testing.T) {
 		})
 	}
 	_, err := f.a.GetBalance(context.Background(), credential(contract.Mainnet, testKey, "not-the-secret"))
-	if ce := wantReason(t, err, contract.ReasonAuthenticationFailed); ce.ExchangeCode != "-1022" {
+	if ce := testenv.WantUpstream(t, err, contract.ReasonAuthenticationFailed); ce.ExchangeCode != "-1022" {
 		t.Errorf("wrong secret: exchange code %s, want -1022", ce.ExchangeCode)
 	}
 }
@@ -230,13 +221,13 @@ func TestUpstreamRateLimited(t *testing.T) {
 			m := f.market(t, "BTCUSDT")
 			f.sim.FailNext("GET", "/fapi/v1/premiumIndex", tt.fail)
 			_, err := f.a.GetMarkPrice(context.Background(), f.cred, m)
-			ce := wantReason(t, err, contract.ReasonUpstreamRateLimited)
+			ce := testenv.WantUpstream(t, err, contract.ReasonUpstreamRateLimited)
 			if ce.RetryAfterSeconds != tt.retry || ce.ExchangeCode != "-1003" {
 				t.Errorf("retryAfter %d code %s, want %d -1003", ce.RetryAfterSeconds, ce.ExchangeCode, tt.retry)
 			}
 			before := f.sim.TotalHits()
 			_, err = f.a.GetMarkPrice(context.Background(), f.cred, m)
-			wantReason(t, err, contract.ReasonUpstreamRateLimited)
+			testenv.WantUpstream(t, err, contract.ReasonUpstreamRateLimited)
 			if f.sim.TotalHits() != before {
 				t.Errorf("a request was sent during the ban")
 			}
@@ -289,7 +280,7 @@ func TestErrorReasonsFromSimulator(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if ce := wantReason(t, tt.run(), tt.reason); ce.ExchangeCode != tt.code {
+			if ce := testenv.WantUpstream(t, tt.run(), tt.reason); ce.ExchangeCode != tt.code {
 				t.Errorf("exchange code %s, want %s", ce.ExchangeCode, tt.code)
 			}
 		})
@@ -318,7 +309,7 @@ func TestPostOnlyExpired(t *testing.T) {
 	}
 	f.sim.RewriteNext(http.MethodPost, "/fapi/v1/order", expire)
 	_, err := f.a.PlaceLimitOrder(ctx, f.cred, gtx("gtx-1"))
-	if ce := wantReason(t, err, contract.ReasonPostOnlyRejected); ce.ExchangeMessage != "EXPIRED" {
+	if ce := testenv.WantUpstream(t, err, contract.ReasonPostOnlyRejected); ce.ExchangeMessage != "EXPIRED" {
 		t.Errorf("exchange message %q", ce.ExchangeMessage)
 	}
 	f.sim.RewriteNext(http.MethodPost, "/fapi/v1/batchOrders", func(body []byte) []byte {
@@ -374,7 +365,7 @@ func TestHedgeModeChangedUnderUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.sim.SetHedgeMode(testKey, true)
-	ce := wantReason(t, limit("switched"), contract.ReasonInvalidOrder)
+	ce := testenv.WantUpstream(t, limit("switched"), contract.ReasonInvalidOrder)
 	if ce.ExchangeCode != "-4061" || !strings.Contains(ce.Message, "hedge") {
 		t.Errorf("-4061 answer: %+v", ce)
 	}

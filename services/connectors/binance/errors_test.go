@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perpgate/perpgate/pkg/testenv"
+
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 )
@@ -120,7 +122,7 @@ func TestErrorFallbackByStatus(t *testing.T) {
 			f := newFixture(t, sim.Config{}, nil)
 			f.sim.FailNext(http.MethodGet, "/fapi/v3/account", sim.Failure{Status: tt.status, Code: -9999, Msg: "new to us"})
 			_, err := f.a.GetBalance(context.Background(), f.cred)
-			if ce := wantReason(t, err, tt.reason); ce.ExchangeCode != "-9999" {
+			if ce := testenv.WantUpstream(t, err, tt.reason); ce.ExchangeCode != "-9999" {
 				t.Errorf("exchange code %s", ce.ExchangeCode)
 			}
 		})

@@ -14,14 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/testenv"
+
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // sent is one request the adapter put on the wire.
 type sent struct {
@@ -120,7 +118,7 @@ func TestRequestsMatchVectors(t *testing.T) {
 			answers := wireAnswers(v.Inputs.ClockMs)
 			var mu sync.Mutex
 			var reqs []sent
-			hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			hc := &http.Client{Transport: testenv.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
 				body := ""
 				if r.Body != nil {
 					b, _ := io.ReadAll(r.Body)

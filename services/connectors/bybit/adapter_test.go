@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/testenv"
+
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/bybit/sim"
@@ -62,15 +64,6 @@ func (f *fixture) market(t *testing.T, native string) connector.Market {
 	}
 	t.Fatalf("no market %s in %v", native, list)
 	return connector.Market{}
-}
-
-func wantReason(t *testing.T, err error, reason contract.Reason) *contract.Error {
-	t.Helper()
-	ce, ok := contract.AsError(err)
-	if err == nil || !ok || ce.Code != contract.CodeExchangeError || ce.Reason != reason {
-		t.Fatalf("want EXCHANGE_ERROR %s, got %v", reason, err)
-	}
-	return ce
 }
 
 var d = decimal.RequireFromString
@@ -205,7 +198,7 @@ func TestTradingRoundTrip(t *testing.T) {
 	if err := f.a.CancelOrder(ctx, f.cred, lo.OrderID, nil); err != nil {
 		t.Fatalf("cancel without market: %v", err)
 	}
-	wantReason(t, f.a.CancelOrder(ctx, f.cred, lo.OrderID, &m), contract.ReasonOrderNotFound)
+	testenv.WantUpstream(t, f.a.CancelOrder(ctx, f.cred, lo.OrderID, &m), contract.ReasonOrderNotFound)
 	n, err := f.a.CancelAllOrders(ctx, f.cred, m)
 	if err != nil || n != 3 {
 		t.Fatalf("cancel all: %d, %v; want 3 (stop, TP, SL)", n, err)
@@ -231,7 +224,7 @@ func TestPostOnly(t *testing.T) {
 	taker.PostOnly = true
 	f.sim.LagReads(2) // not visible for the first two reads
 	_, err := f.a.PlaceLimitOrder(ctx, f.cred, taker)
-	wantReason(t, err, contract.ReasonPostOnlyRejected)
+	testenv.WantUpstream(t, err, contract.ReasonPostOnlyRejected)
 
 	maker := limit(m, contract.Buy, "0.01", mark.MarkPrice.Mul(d("0.95")).Round(1).String(), "po-make")
 	maker.PostOnly = true
@@ -379,12 +372,12 @@ func TestRateLimitedAnswer(t *testing.T) {
 	f := newFixture(t, sim.Config{}, nil)
 	f.sim.FailNext(http.MethodGet, "/v5/account/wallet-balance", sim.Failure{RetCode: 10006, RetMsg: "Too many visits!"})
 	_, err := f.a.GetBalance(context.Background(), f.cred)
-	if ce := wantReason(t, err, contract.ReasonUpstreamRateLimited); ce.RetryAfterSeconds < 1 {
+	if ce := testenv.WantUpstream(t, err, contract.ReasonUpstreamRateLimited); ce.RetryAfterSeconds < 1 {
 		t.Fatalf("retry after %d", ce.RetryAfterSeconds)
 	}
 	f.sim.FailNext(http.MethodGet, "/v5/account/wallet-balance", sim.Failure{Status: http.StatusForbidden})
 	_, err = f.a.GetBalance(context.Background(), f.cred)
-	if ce := wantReason(t, err, contract.ReasonUpstreamRateLimited); ce.RetryAfterSeconds != 600 {
+	if ce := testenv.WantUpstream(t, err, contract.ReasonUpstreamRateLimited); ce.RetryAfterSeconds != 600 {
 		t.Fatalf("403: retry after %d, want 600", ce.RetryAfterSeconds)
 	}
 }

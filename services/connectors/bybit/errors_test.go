@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/perpgate/perpgate/pkg/testenv"
+
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/bybit/sim"
 )
@@ -43,11 +45,11 @@ func TestRetCodeFallbacks(t *testing.T) {
 	f.sim.FailNext(http.MethodGet, "/v5/account/wallet-balance", sim.Failure{RetCode: 10002, RetMsg: "expired"})
 	f.sim.FailNext(http.MethodGet, "/v5/account/wallet-balance", sim.Failure{RetCode: 10002, RetMsg: "expired"})
 	_, err := f.a.GetBalance(context.Background(), f.cred)
-	wantReason(t, err, contract.ReasonAuthenticationFailed)
+	testenv.WantUpstream(t, err, contract.ReasonAuthenticationFailed)
 	if n := f.sim.Hits(http.MethodGet, "/v5/market/time"); n != 2 {
 		t.Errorf("/v5/market/time asked %d times, want 2 (first use, then the resync after 10002)", n)
 	}
 	f.sim.FailNext(http.MethodGet, "/v5/account/wallet-balance", sim.Failure{Status: http.StatusBadGateway})
 	_, err = f.a.GetBalance(context.Background(), f.cred)
-	wantReason(t, err, contract.ReasonUpstreamUnavailable)
+	testenv.WantUpstream(t, err, contract.ReasonUpstreamUnavailable)
 }

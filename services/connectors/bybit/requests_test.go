@@ -68,10 +68,6 @@ func TestSignDocExample(t *testing.T) {
 	}
 }
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 type sent struct {
 	method, host, path, query, body string
 	header                          http.Header
@@ -163,7 +159,7 @@ func TestRequestsMatchVectors(t *testing.T) {
 			answers := wireAnswers(v.Inputs.ClockMs)
 			var mu sync.Mutex
 			var reqs []sent
-			hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			hc := &http.Client{Transport: testenv.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
 				body := ""
 				if r.Body != nil {
 					b, _ := io.ReadAll(r.Body)

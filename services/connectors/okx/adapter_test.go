@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/testenv"
+
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/okx/sim"
@@ -79,15 +81,6 @@ func (f *fixture) market(t *testing.T, native string) connector.Market {
 	}
 	t.Fatalf("no market %s in %v", native, list)
 	return connector.Market{}
-}
-
-func wantReason(t *testing.T, err error, reason contract.Reason) *contract.Error {
-	t.Helper()
-	ce, ok := contract.AsError(err)
-	if err == nil || !ok || ce.Code != contract.CodeExchangeError || ce.Reason != reason {
-		t.Fatalf("want EXCHANGE_ERROR %s, got %v", reason, err)
-	}
-	return ce
 }
 
 func limitOrder(m connector.Market, side contract.Side, size, price string, postOnly bool, id string) connector.OrderRequest {
@@ -287,11 +280,11 @@ func TestTestCredentials(t *testing.T) {
 		})
 	}
 	_, err := f.a.GetBalance(context.Background(), credential(contract.Mainnet, testKey, "not-the-secret", testPassphrase))
-	if ce := wantReason(t, err, contract.ReasonAuthenticationFailed); ce.ExchangeCode != "50113" {
+	if ce := testenv.WantUpstream(t, err, contract.ReasonAuthenticationFailed); ce.ExchangeCode != "50113" {
 		t.Errorf("wrong secret: exchange code %s, want 50113", ce.ExchangeCode)
 	}
 	_, err = f.a.GetBalance(context.Background(), credential(contract.Mainnet, demoKey, testSecret, testPassphrase))
-	if ce := wantReason(t, err, contract.ReasonAuthenticationFailed); ce.ExchangeCode != "50101" || !strings.Contains(ce.Message, "other OKX environment") {
+	if ce := testenv.WantUpstream(t, err, contract.ReasonAuthenticationFailed); ce.ExchangeCode != "50101" || !strings.Contains(ce.Message, "other OKX environment") {
 		t.Errorf("demo key on live: %+v", ce)
 	}
 }

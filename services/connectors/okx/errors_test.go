@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perpgate/perpgate/pkg/testenv"
+
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/okx/sim"
 )
@@ -83,7 +85,7 @@ func TestErrorTable(t *testing.T) {
 				f.sim.FailNext(http.MethodGet, "/api/v5/account/balance", fail)
 			}
 			_, err := f.a.GetBalance(context.Background(), f.cred)
-			ce := wantReason(t, err, tt.reason)
+			ce := testenv.WantUpstream(t, err, tt.reason)
 			if ce.ExchangeCode != tt.code || ce.ExchangeMessage != msg || !strings.Contains(ce.Message, msg) {
 				t.Errorf("error %+v", ce)
 			}
@@ -115,7 +117,7 @@ func TestFallbackReasons(t *testing.T) {
 			f := newFixture(t, sim.Config{}, nil)
 			f.sim.FailNext(http.MethodGet, "/api/v5/account/balance", sim.Failure{Status: tt.status, Code: "59999", Msg: "new code"})
 			_, err := f.a.GetBalance(context.Background(), f.cred)
-			if ce := wantReason(t, err, tt.reason); ce.ExchangeCode != "59999" {
+			if ce := testenv.WantUpstream(t, err, tt.reason); ce.ExchangeCode != "59999" {
 				t.Errorf("exchange code %s", ce.ExchangeCode)
 			}
 		})

@@ -36,7 +36,7 @@ func TestPostOnlyWouldTake(t *testing.T) {
 	var waited time.Duration
 	f.a.c.wait = func(_ context.Context, d time.Duration) error { waited += d; return nil }
 	_, err := f.a.PlaceLimitOrder(ctx, f.cred, limitOrder(m, contract.Buy, "0.01", above(t, f, m, "1.1"), true, "po-1"))
-	if ce := wantReason(t, err, contract.ReasonPostOnlyRejected); ce.ExchangeMessage != "cancelSource=31" {
+	if ce := testenv.WantUpstream(t, err, contract.ReasonPostOnlyRejected); ce.ExchangeMessage != "cancelSource=31" {
 		t.Errorf("error %+v", ce)
 	}
 	if n := f.sim.Hits(http.MethodGet, "/api/v5/trade/order"); n != 1 {
@@ -207,7 +207,7 @@ func TestAccountModes(t *testing.T) {
 			_, err = f.a.CloseAllPositions(ctx, f.cred, m)
 			errs = append(errs, err)
 			for i, err := range errs {
-				ce := wantReason(t, err, contract.ReasonPermissionDenied)
+				ce := testenv.WantUpstream(t, err, contract.ReasonPermissionDenied)
 				if !strings.Contains(ce.Message, tc.want) {
 					t.Errorf("call %d: message %q does not say %q", i, ce.Message, tc.want)
 				}
@@ -231,12 +231,12 @@ func TestAccountModeChangedUnderUs(t *testing.T) {
 	}
 	f.sim.SetAccountMode(testKey, "1", "net_mode")
 	_, err := f.a.PlaceLimitOrder(ctx, f.cred, limitOrder(m, contract.Buy, "0.01", "50000", false, "a2"))
-	if ce := wantReason(t, err, contract.ReasonPermissionDenied); ce.ExchangeCode != "51010" || !strings.Contains(ce.Message, "Futures mode") {
+	if ce := testenv.WantUpstream(t, err, contract.ReasonPermissionDenied); ce.ExchangeCode != "51010" || !strings.Contains(ce.Message, "Futures mode") {
 		t.Errorf("51010: %+v", ce)
 	}
 	sent := f.sim.Hits(http.MethodPost, "/api/v5/trade/order")
 	_, err = f.a.PlaceLimitOrder(ctx, f.cred, limitOrder(m, contract.Buy, "0.01", "50000", false, "a3"))
-	if ce := wantReason(t, err, contract.ReasonPermissionDenied); !strings.Contains(ce.Message, "Spot mode") {
+	if ce := testenv.WantUpstream(t, err, contract.ReasonPermissionDenied); !strings.Contains(ce.Message, "Spot mode") {
 		t.Errorf("after 51010: %+v", ce)
 	}
 	if f.sim.Hits(http.MethodPost, "/api/v5/trade/order") != sent {
@@ -266,13 +266,13 @@ func TestUpstreamRateLimited(t *testing.T) {
 			m := f.market(t, "BTC-USDT-SWAP")
 			f.sim.FailNext(http.MethodGet, "/api/v5/market/books", tt.fail)
 			_, err := f.a.GetOrderbook(context.Background(), f.cred, m, 5)
-			ce := wantReason(t, err, contract.ReasonUpstreamRateLimited)
+			ce := testenv.WantUpstream(t, err, contract.ReasonUpstreamRateLimited)
 			if ce.RetryAfterSeconds != tt.retry || ce.ExchangeCode != tt.fail.Code {
 				t.Errorf("retryAfter %d code %s, want %d %s", ce.RetryAfterSeconds, ce.ExchangeCode, tt.retry, tt.fail.Code)
 			}
 			before := f.sim.Hits(http.MethodGet, "/api/v5/market/books")
 			_, err = f.a.GetOrderbook(context.Background(), f.cred, m, 5)
-			wantReason(t, err, contract.ReasonUpstreamRateLimited)
+			testenv.WantUpstream(t, err, contract.ReasonUpstreamRateLimited)
 			if f.sim.Hits(http.MethodGet, "/api/v5/market/books") != before {
 				t.Errorf("a request was sent while rate-limited")
 			}
@@ -424,7 +424,7 @@ func TestMarketOrderNoFill(t *testing.T) {
 		return []byte(strings.Replace(s, `"accFillSz":"2"`, `"accFillSz":"0"`, 1))
 	})
 	_, err := f.a.PlaceMarketOrder(context.Background(), f.cred, marketOrder(m, contract.Buy, "0.02", false, "nofill"))
-	if ce := wantReason(t, err, contract.ReasonInvalidOrder); !strings.Contains(ce.Message, "without a fill") {
+	if ce := testenv.WantUpstream(t, err, contract.ReasonInvalidOrder); !strings.Contains(ce.Message, "without a fill") {
 		t.Errorf("error %+v", ce)
 	}
 }
