@@ -5,12 +5,10 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,12 +20,6 @@ import (
 )
 
 // sent is one request the adapter put on the wire.
-type sent struct {
-	method, scheme, host, path string
-	header                     http.Header
-	query, body                string
-}
-
 // wireAnswers are plausible Binance answers, enough for each operation of
 // the vectors to complete.
 func wireAnswers(clockMs int64) map[string]string {
@@ -116,26 +108,12 @@ func TestRequestsMatchVectors(t *testing.T) {
 				t.Fatalf("no operation for vector %s", v.Name)
 			}
 			answers := wireAnswers(v.Inputs.ClockMs)
-			var mu sync.Mutex
-			var reqs []sent
-			hc := &http.Client{Transport: testenv.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
-				body := ""
-				if r.Body != nil {
-					b, _ := io.ReadAll(r.Body)
-					body = string(b)
+			hc, rec := testenv.NewRecorder(func(method, path string) (int, string) {
+				if ans, ok := answers[method+" "+path]; ok {
+					return http.StatusOK, ans
 				}
-				mu.Lock()
-				reqs = append(reqs, sent{method: r.Method, scheme: r.URL.Scheme, host: r.URL.Host, path: r.URL.Path,
-					header: r.Header.Clone(), query: r.URL.RawQuery, body: body})
-				mu.Unlock()
-				ans, ok := answers[r.Method+" "+r.URL.Path]
-				status := http.StatusOK
-				if !ok {
-					status, ans = http.StatusNotFound, `{"code":-1000,"msg":"not in this test"}`
-				}
-				return &http.Response{StatusCode: status, Header: http.Header{"Content-Type": {"application/json"}},
-					Body: io.NopCloser(strings.NewReader(ans)), Request: r}, nil
-			})}
+				return http.StatusNotFound, `{"code":-1000,"msg":"not in this test"}`
+			})
 			cfg := DefaultConfig()
 			cfg.RecvWindow = 10 * time.Second // ccxt's recvWindow
 			cfg.Now = func() time.Time { return time.UnixMilli(v.Inputs.ClockMs) }
@@ -155,34 +133,23 @@ func TestRequestsMatchVectors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got *sent
-			for i := range reqs {
-				if reqs[i].method == v.Request.Method && reqs[i].path == want.Path {
-					if got != nil {
-						t.Fatalf("%s %s sent twice", v.Request.Method, want.Path)
-					}
-					got = &reqs[i]
-				}
-			}
-			if got == nil {
-				t.Fatalf("no %s %s among %d requests", v.Request.Method, want.Path, len(reqs))
-			}
-			if got.scheme+"://"+got.host != want.Scheme+"://"+want.Host {
-				t.Errorf("sent to %s://%s, vector to %s://%s", got.scheme, got.host, want.Scheme, want.Host)
+			got := rec.Only(t, v.Request.Method, want.Path)
+			if got.Scheme+"://"+got.Host != want.Scheme+"://"+want.Host {
+				t.Errorf("sent to %s://%s, vector to %s://%s", got.Scheme, got.Host, want.Scheme, want.Host)
 			}
 			for k, val := range v.Request.Headers {
-				if got.header.Get(k) != val {
-					t.Errorf("header %s = %q, want %q", k, got.header.Get(k), val)
+				if got.Header.Get(k) != val {
+					t.Errorf("header %s = %q, want %q", k, got.Header.Get(k), val)
 				}
 			}
-			if (v.Request.Body == nil) != (got.body == "") {
-				t.Errorf("parameters in body %q / query %q; vector body %v", got.body, got.query, v.Request.Body != nil)
+			if (v.Request.Body == nil) != (got.Body == "") {
+				t.Errorf("parameters in body %q / query %q; vector body %v", got.Body, got.Query, v.Request.Body != nil)
 			}
 
 			// What was sent, and its signature.
 			payload, sig := strings.Builder{}, ""
 			var pairs []string
-			for _, raw := range []string{got.query, got.body} {
+			for _, raw := range []string{got.Query, got.Body} {
 				var keep []string
 				for _, p := range strings.Split(raw, "&") {
 					if s, ok := strings.CutPrefix(p, "signature="); ok {
@@ -197,7 +164,7 @@ func TestRequestsMatchVectors(t *testing.T) {
 			if sig != hmacHex(v.Credential["secret"], payload.String()) {
 				t.Errorf("signature %s is not HMAC-SHA256 of the sent payload %q", sig, payload.String())
 			}
-			if last := lastParam(got.query, got.body); last != "signature" {
+			if last := lastParam(got.Query, got.Body); last != "signature" {
 				t.Errorf("signature is not the last parameter (last is %s)", last)
 			}
 

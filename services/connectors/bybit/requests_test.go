@@ -6,12 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -66,11 +64,6 @@ func TestSignDocExample(t *testing.T) {
 	if got := sign(secret, 1658385579423, "XXXXXXXXXX", 5000, `{"category": "option"}`); got != "1f7f2faa88fd4e86a228df6ddeca15641ad8aba5b51f24e537554053ae517a01" {
 		t.Errorf("POST example: %s", got)
 	}
-}
-
-type sent struct {
-	method, host, path, query, body string
-	header                          http.Header
 }
 
 // wireAnswers are plausible Bybit results, enough for each vector's
@@ -157,24 +150,12 @@ func TestRequestsMatchVectors(t *testing.T) {
 				t.Fatalf("no operation for vector %s", v.Name)
 			}
 			answers := wireAnswers(v.Inputs.ClockMs)
-			var mu sync.Mutex
-			var reqs []sent
-			hc := &http.Client{Transport: testenv.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
-				body := ""
-				if r.Body != nil {
-					b, _ := io.ReadAll(r.Body)
-					body = string(b)
+			hc, rec := testenv.NewRecorder(func(method, path string) (int, string) {
+				if result, ok := answers[method+" "+path]; ok {
+					return http.StatusOK, `{"retCode":0,"retMsg":"OK","result":` + result + `,"retExtInfo":{},"time":1}`
 				}
-				mu.Lock()
-				reqs = append(reqs, sent{method: r.Method, host: r.URL.Scheme + "://" + r.URL.Host, path: r.URL.Path, query: r.URL.RawQuery, body: body, header: r.Header.Clone()})
-				mu.Unlock()
-				result, ok := answers[r.Method+" "+r.URL.Path]
-				env := `{"retCode":0,"retMsg":"OK","result":` + result + `,"retExtInfo":{},"time":1}`
-				if !ok {
-					env = `{"retCode":10001,"retMsg":"not in this test","result":{},"retExtInfo":{},"time":1}`
-				}
-				return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(env)), Request: r}, nil
-			})}
+				return http.StatusOK, `{"retCode":10001,"retMsg":"not in this test","result":{},"retExtInfo":{},"time":1}`
+			})
 			cfg := DefaultConfig()
 			cfg.Now = func() time.Time { return time.UnixMilli(v.Inputs.ClockMs) }
 			a := NewAdapter(cfg, hc)
@@ -190,46 +171,35 @@ func TestRequestsMatchVectors(t *testing.T) {
 				t.Fatalf("%s: %v", op, err)
 			}
 			want, _ := url.Parse(v.Request.URL)
-			var got *sent
-			for i := range reqs {
-				if reqs[i].method == v.Request.Method && reqs[i].path == want.Path {
-					if got != nil {
-						t.Fatalf("%s %s sent twice", v.Request.Method, want.Path)
-					}
-					got = &reqs[i]
-				}
-			}
-			if got == nil {
-				t.Fatalf("no %s %s among %d requests", v.Request.Method, want.Path, len(reqs))
-			}
-			if got.host != want.Scheme+"://"+want.Host {
-				t.Errorf("sent to %s, vector to %s://%s", got.host, want.Scheme, want.Host)
+			got := rec.Only(t, v.Request.Method, want.Path)
+			if got.Scheme+"://"+got.Host != want.Scheme+"://"+want.Host {
+				t.Errorf("sent to %s://%s, vector to %s://%s", got.Scheme, got.Host, want.Scheme, want.Host)
 			}
 			for _, k := range []string{"Content-Type", "X-BAPI-API-KEY", "X-BAPI-TIMESTAMP", "X-BAPI-RECV-WINDOW"} {
-				if got.header.Get(k) != v.Request.Headers[k] {
-					t.Errorf("header %s = %q, want %q", k, got.header.Get(k), v.Request.Headers[k])
+				if got.Header.Get(k) != v.Request.Headers[k] {
+					t.Errorf("header %s = %q, want %q", k, got.Header.Get(k), v.Request.Headers[k])
 				}
 			}
-			payload := got.query
-			if got.method == http.MethodPost {
-				payload = got.body
+			payload := got.Query
+			if got.Method == http.MethodPost {
+				payload = got.Body
 			}
-			h := got.header
+			h := got.Header
 			if s := hmacHex(v.Credential["secret"], h.Get("X-BAPI-TIMESTAMP")+h.Get("X-BAPI-API-KEY")+h.Get("X-BAPI-RECV-WINDOW")+payload); h.Get("X-BAPI-SIGN") != s {
 				t.Errorf("X-BAPI-SIGN %s is not HMAC-SHA256 of what was sent (%s)", h.Get("X-BAPI-SIGN"), s)
 			}
-			if got.query != want.RawQuery {
-				t.Errorf("query %q, want %q", got.query, want.RawQuery)
+			if got.Query != want.RawQuery {
+				t.Errorf("query %q, want %q", got.Query, want.RawQuery)
 			}
 			if v.Request.Body == nil {
-				if got.body != "" {
-					t.Errorf("a GET with a body %q (Bybit answers 403)", got.body)
+				if got.Body != "" {
+					t.Errorf("a GET with a body %q (Bybit answers 403)", got.Body)
 				}
 				return
 			}
 			var ours, theirs map[string]any
-			if err := json.Unmarshal([]byte(got.body), &ours); err != nil {
-				t.Fatalf("body %q: %v", got.body, err)
+			if err := json.Unmarshal([]byte(got.Body), &ours); err != nil {
+				t.Fatalf("body %q: %v", got.Body, err)
 			}
 			_ = json.Unmarshal([]byte(*v.Request.Body), &theirs)
 			for k, val := range vectorDiffs[op] {

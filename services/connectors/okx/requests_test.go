@@ -7,13 +7,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,12 +22,6 @@ import (
 )
 
 // sent is one request the adapter put on the wire.
-type sent struct {
-	method, scheme, host, path, query string
-	header                            http.Header
-	body                              string
-}
-
 // wireAnswers are plausible OKX answers, enough for each operation of the
 // vectors to complete.
 func wireAnswers(clockMs int64) map[string]string {
@@ -138,25 +130,12 @@ func TestRequestsMatchVectors(t *testing.T) {
 				t.Fatalf("no operation for vector %s", v.Name)
 			}
 			answers := wireAnswers(v.Inputs.ClockMs)
-			var mu sync.Mutex
-			var reqs []sent
-			hc := &http.Client{Transport: testenv.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
-				body := ""
-				if r.Body != nil {
-					b, _ := io.ReadAll(r.Body)
-					body = string(b)
+			hc, rec := testenv.NewRecorder(func(method, path string) (int, string) {
+				if ans, ok := answers[method+" "+path]; ok {
+					return http.StatusOK, ans
 				}
-				mu.Lock()
-				reqs = append(reqs, sent{method: r.Method, scheme: r.URL.Scheme, host: r.URL.Host, path: r.URL.Path,
-					query: r.URL.RawQuery, header: r.Header.Clone(), body: body})
-				mu.Unlock()
-				ans, ok := answers[r.Method+" "+r.URL.Path]
-				if !ok {
-					ans = `{"code":"50000","msg":"not in this test","data":[]}`
-				}
-				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
-					Body: io.NopCloser(strings.NewReader(ans)), Request: r}, nil
-			})}
+				return http.StatusOK, `{"code":"50000","msg":"not in this test","data":[]}`
+			})
 			cfg := DefaultConfig()
 			cfg.Now = func() time.Time { return time.UnixMilli(v.Inputs.ClockMs) }
 			a := NewAdapter(cfg, hc)
@@ -175,58 +154,47 @@ func TestRequestsMatchVectors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got *sent
-			for i := range reqs {
-				if reqs[i].method == v.Request.Method && reqs[i].path == want.Path {
-					if got != nil {
-						t.Fatalf("%s %s sent twice", v.Request.Method, want.Path)
-					}
-					got = &reqs[i]
-				}
-			}
-			if got == nil {
-				t.Fatalf("no %s %s among %d requests", v.Request.Method, want.Path, len(reqs))
-			}
-			if got.scheme+"://"+got.host != want.Scheme+"://"+want.Host || got.query != want.RawQuery {
-				t.Errorf("sent to %s://%s%s?%s, vector to %s", got.scheme, got.host, got.path, got.query, v.Request.URL)
+			got := rec.Only(t, v.Request.Method, want.Path)
+			if got.Scheme+"://"+got.Host != want.Scheme+"://"+want.Host || got.Query != want.RawQuery {
+				t.Errorf("sent to %s://%s%s?%s, vector to %s", got.Scheme, got.Host, got.Path, got.Query, v.Request.URL)
 			}
 			for k, val := range v.Request.Headers {
 				if k == "OK-ACCESS-SIGN" {
 					continue
 				}
-				if got.header.Get(k) != val {
-					t.Errorf("header %s = %q, want %q", k, got.header.Get(k), val)
+				if got.Header.Get(k) != val {
+					t.Errorf("header %s = %q, want %q", k, got.Header.Get(k), val)
 				}
 			}
-			if demo := got.header.Get("x-simulated-trading"); (v.Env == "testnet") != (demo == "1") || (v.Env == "mainnet" && demo != "") {
+			if demo := got.Header.Get("x-simulated-trading"); (v.Env == "testnet") != (demo == "1") || (v.Env == "mainnet" && demo != "") {
 				t.Errorf("x-simulated-trading %q on %s", demo, v.Env)
 			}
 
 			// The signature is over exactly what was sent.
-			path := got.path
-			if got.query != "" {
-				path += "?" + got.query
+			path := got.Path
+			if got.Query != "" {
+				path += "?" + got.Query
 			}
 			m2 := hmac.New(sha256.New, []byte(v.Credential["secret"]))
-			m2.Write([]byte(got.header.Get("OK-ACCESS-TIMESTAMP") + got.method + path + got.body))
-			if sig := got.header.Get("OK-ACCESS-SIGN"); sig != base64.StdEncoding.EncodeToString(m2.Sum(nil)) {
+			m2.Write([]byte(got.Header.Get("OK-ACCESS-TIMESTAMP") + got.Method + path + got.Body))
+			if sig := got.Header.Get("OK-ACCESS-SIGN"); sig != base64.StdEncoding.EncodeToString(m2.Sum(nil)) {
 				t.Errorf("OK-ACCESS-SIGN %s is not the HMAC of what was sent", sig)
 			}
 			if exact[op] {
-				if got.body != deref(v.Request.Body) {
-					t.Fatalf("body %s, ccxt's %s", got.body, deref(v.Request.Body))
+				if got.Body != deref(v.Request.Body) {
+					t.Fatalf("body %s, ccxt's %s", got.Body, deref(v.Request.Body))
 				}
-				if got.header.Get("OK-ACCESS-SIGN") != v.Request.Headers["OK-ACCESS-SIGN"] {
-					t.Errorf("signature %s, vector %s", got.header.Get("OK-ACCESS-SIGN"), v.Request.Headers["OK-ACCESS-SIGN"])
+				if got.Header.Get("OK-ACCESS-SIGN") != v.Request.Headers["OK-ACCESS-SIGN"] {
+					t.Errorf("signature %s, vector %s", got.Header.Get("OK-ACCESS-SIGN"), v.Request.Headers["OK-ACCESS-SIGN"])
 				}
 			}
 			if v.Request.Body == nil {
-				if got.body != "" {
-					t.Errorf("GET with a body %q", got.body)
+				if got.Body != "" {
+					t.Errorf("GET with a body %q", got.Body)
 				}
 				return
 			}
-			ours, theirs := fieldsOf(t, got.body), fieldsOf(t, *v.Request.Body)
+			ours, theirs := fieldsOf(t, got.Body), fieldsOf(t, *v.Request.Body)
 			diff := vectorDiffs[op]
 			for _, obj := range theirs {
 				for _, k := range diff.theirs {
