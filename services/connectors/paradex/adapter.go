@@ -433,4 +433,3 @@ func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (
 	}
 	return true, nil
 }
-

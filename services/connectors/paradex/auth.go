@@ -215,5 +215,3 @@ func (c *client) syncIfStale(ctx context.Context, h *host) error {
 		return time.UnixMilli(ms), nil
 	})
 }
-
-

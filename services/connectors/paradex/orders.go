@@ -492,4 +492,3 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, m conne
 	}
 	return out, true, nil
 }
-

@@ -73,11 +73,11 @@ type bookResp struct {
 
 // accountResp is GET /account (AccountSummaryResponse).
 type accountResp struct {
-	Account        string `json:"account"`
-	AccountValue   dec    `json:"account_value"`
-	FreeCollateral dec    `json:"free_collateral"`
-	TotalCollateral dec   `json:"total_collateral"`
-	Status         string `json:"status"`
+	Account         string `json:"account"`
+	AccountValue    dec    `json:"account_value"`
+	FreeCollateral  dec    `json:"free_collateral"`
+	TotalCollateral dec    `json:"total_collateral"`
+	Status          string `json:"status"`
 }
 
 // positionResp is one row of GET /positions.
