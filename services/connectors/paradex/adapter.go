@@ -10,6 +10,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/connectors/paradex/stark"
 	"github.com/shopspring/decimal"
 )
 
@@ -70,11 +71,11 @@ func decode(c connector.Credential) (*account, error) {
 		return nil, contract.Upstream(contract.ReasonAuthenticationFailed, "", "",
 			"the Paradex credential lacks accountAddress or starkPrivateKey: store both (0x-prefixed hex)")
 	}
-	addr, err := AccountAddress(s.AccountAddress)
+	addr, err := stark.AccountAddress(s.AccountAddress)
 	if err != nil {
 		return nil, contract.Upstream(contract.ReasonAuthenticationFailed, "", "", "the Paradex credential's %v", err)
 	}
-	key, err := ParseStarkKey(s.StarkPrivateKey)
+	key, err := stark.ParseKey(s.StarkPrivateKey)
 	if err != nil {
 		return nil, contract.Upstream(contract.ReasonAuthenticationFailed, "", "", "the Paradex credential's %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/connectors/paradex/stark"
 )
 
 // A Paradex JWT lives five minutes and cannot be extended (docs, "API
@@ -79,14 +80,14 @@ func (s *MemoryTokens) Delete(key string) {
 type account struct {
 	credID  string
 	address *big.Int
-	key     *StarkKey
+	key     *stark.Key
 }
 
 // tokenKey names a credential's token at a host: the credential, the
 // address and the public key (a rotated key gets a new token), never the
 // private key.
 func (a *account) tokenKey(base string) string {
-	return base + " " + a.credID + " " + HexFelt(a.address) + " " + HexFelt(a.key.PublicKey())
+	return base + " " + a.credID + " " + stark.HexFelt(a.address) + " " + stark.HexFelt(a.key.PublicKey())
 }
 
 // token returns a JWT for acct, from the store while it has more than
@@ -129,17 +130,17 @@ func (c *client) authenticate(ctx context.Context, h *host, acct *account) (Toke
 	}
 	ts := h.clock.Now().Unix()
 	exp := ts + int64(c.authExpiry/time.Second)
-	r, s, err := acct.key.Sign(AuthHash(chain, acct.address, ts, exp))
+	r, s, err := acct.key.Sign(stark.AuthHash(chain, acct.address, ts, exp))
 	if err != nil {
 		return Token{}, err
 	}
 	hdr := http.Header{}
-	hdr.Set("PARADEX-STARKNET-ACCOUNT", HexFelt(acct.address))
-	hdr.Set("PARADEX-STARKNET-SIGNATURE", FormatSignature(r, s))
+	hdr.Set("PARADEX-STARKNET-ACCOUNT", stark.HexFelt(acct.address))
+	hdr.Set("PARADEX-STARKNET-SIGNATURE", stark.FormatSignature(r, s))
 	hdr.Set("PARADEX-TIMESTAMP", strconv.FormatInt(ts, 10))
 	hdr.Set("PARADEX-SIGNATURE-EXPIRATION", strconv.FormatInt(exp, 10))
 	var out authResp
-	req := request{method: http.MethodPost, path: "/auth/" + HexFelt(acct.key.PublicKey()), header: hdr, limit: "auth"}
+	req := request{method: http.MethodPost, path: "/auth/" + stark.HexFelt(acct.key.PublicKey()), header: hdr, limit: "auth"}
 	if _, err := c.send(ctx, h, req, "", &out); err != nil {
 		return Token{}, err
 	}

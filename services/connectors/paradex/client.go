@@ -13,6 +13,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/connectors/paradex/stark"
 )
 
 // resyncEvery is how old a server-time offset may get before the next
@@ -108,7 +109,7 @@ func (c *client) do(ctx context.Context, base string, acct *account, r request, 
 			r.limit = "orders"
 		}
 	}
-	qkey := HexFelt(acct.address)
+	qkey := stark.HexFelt(acct.address)
 	for attempt := 0; ; attempt++ {
 		jwt, err := c.token(ctx, h, acct, attempt > 0)
 		if err != nil {

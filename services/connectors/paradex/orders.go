@@ -9,6 +9,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/connectors/paradex/stark"
 	"github.com/shopspring/decimal"
 )
 
@@ -37,8 +38,8 @@ func checkClientID(id string) error {
 }
 
 // body turns a rounded order into Paradex's OrderRequest (unsigned).
-func body(o connector.OrderRequest) OrderRequest {
-	b := OrderRequest{Market: o.Market.Native, Side: sideToWire(o.Side), Size: fmtDec(o.Size), Instruction: "GTC", ClientID: o.ClientOrderID}
+func body(o connector.OrderRequest) stark.OrderRequest {
+	b := stark.OrderRequest{Market: o.Market.Native, Side: sideToWire(o.Side), Size: fmtDec(o.Size), Instruction: "GTC", ClientID: o.ClientOrderID}
 	switch o.Type {
 	case connector.Limit:
 		b.Type, b.Price = "LIMIT", fmtDec(o.Price)
@@ -58,7 +59,7 @@ func body(o connector.OrderRequest) OrderRequest {
 
 // signer returns what signs an order for c: account, chain id, and the
 // time on Paradex's clock in ms (signature_timestamp).
-func (a *Adapter) sign(ctx context.Context, c connector.Credential, acct *account, b *OrderRequest) error {
+func (a *Adapter) sign(ctx context.Context, c connector.Credential, acct *account, b *stark.OrderRequest) error {
 	h := a.c.host(a.base(c))
 	chain, err := a.c.chainID(ctx, h)
 	if err != nil {
@@ -76,7 +77,7 @@ func (a *Adapter) sign(ctx context.Context, c connector.Credential, acct *accoun
 // place signs and sends one order; 201 answers it with status NEW. A
 // DUPLICATED_CLIENT_ID means Paradex already has it: that order is
 // answered, so a retry never reports an order that exists as failed.
-func (a *Adapter) place(ctx context.Context, c connector.Credential, m connector.Market, b OrderRequest) (orderResp, error) {
+func (a *Adapter) place(ctx context.Context, c connector.Credential, m connector.Market, b stark.OrderRequest) (orderResp, error) {
 	acct, err := decode(c)
 	if err != nil {
 		return orderResp{}, err
@@ -261,7 +262,7 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, i
 	placedAny := false
 	for start := 0; start < len(send); start += batchSize {
 		chunk := send[start:min(start+batchSize, len(send))]
-		bodies := make([]OrderRequest, len(chunk))
+		bodies := make([]stark.OrderRequest, len(chunk))
 		for j, i := range chunk {
 			bodies[j] = body(in[i])
 			if err := a.sign(ctx, c, acct, &bodies[j]); err != nil {
@@ -338,8 +339,8 @@ func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credent
 	if p.PositionSide == contract.Short {
 		side = contract.Buy
 	}
-	leg := func(typ string, trigger decimal.Decimal, suffix string) OrderRequest {
-		return OrderRequest{Market: p.Market.Native, Side: sideToWire(side), Type: typ, Size: fmtDec(p.Size), Instruction: "GTC",
+	leg := func(typ string, trigger decimal.Decimal, suffix string) stark.OrderRequest {
+		return stark.OrderRequest{Market: p.Market.Native, Side: sideToWire(side), Type: typ, Size: fmtDec(p.Size), Instruction: "GTC",
 			TriggerPrice: fmtDec(trigger), ClientID: p.ClientOrderID + suffix, Flags: []string{"REDUCE_ONLY"}}
 	}
 	var res contract.ProtectionResult

@@ -1,9 +1,32 @@
 package paradex
 
-import "github.com/shopspring/decimal"
+import (
+	"encoding/json"
+
+	"github.com/shopspring/decimal"
+)
 
 // dec is a decimal as Paradex writes it: a string, sometimes empty.
 type dec string
+
+// UnmarshalJSON takes a string or a JSON number (some fields, such as
+// funding_period_hours, are numbers), never through float64.
+func (d *dec) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*d = dec(s)
+		return nil
+	}
+	if string(b) == "null" {
+		*d = ""
+		return nil
+	}
+	*d = dec(b)
+	return nil
+}
 
 // D is the value, zero when empty or malformed.
 func (d dec) D() decimal.Decimal {

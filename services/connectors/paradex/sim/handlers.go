@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/paper"
-	"github.com/perpgate/perpgate/services/connectors/paradex"
+	"github.com/perpgate/perpgate/services/connectors/paradex/stark"
 	"github.com/shopspring/decimal"
 )
 
@@ -269,18 +269,18 @@ func (s *Server) klines(q *req) (int, any, *apiErr) {
 // answers {"jwt_token"}.
 func (s *Server) auth(q *req) (int, any, *apiErr) {
 	h := q.r.Header
-	addr, err := paradex.ParseFelt(h.Get("PARADEX-STARKNET-ACCOUNT"))
+	addr, err := stark.ParseFelt(h.Get("PARADEX-STARKNET-ACCOUNT"))
 	if err != nil {
 		return 0, nil, errf(http.StatusBadRequest, "INVALID_STARKNET_ADDRESS", "invalid PARADEX-STARKNET-ACCOUNT")
 	}
-	pub, known := s.Secret(paradex.HexFelt(addr))
+	pub, known := s.Secret(stark.HexFelt(addr))
 	if !known {
-		return 0, nil, errf(http.StatusBadRequest, "NOT_ONBOARDED", "account %s is not onboarded", paradex.HexFelt(addr))
+		return 0, nil, errf(http.StatusBadRequest, "NOT_ONBOARDED", "account %s is not onboarded", stark.HexFelt(addr))
 	}
 	if p := q.r.PathValue("publicKey"); p != "" {
-		v, err := paradex.ParseFelt(p)
+		v, err := stark.ParseFelt(p)
 		if err != nil || v.Cmp(pub) != 0 {
-			return 0, nil, errf(http.StatusBadRequest, "INVALID_SUBKEY", "public key %s does not sign for account %s", p, paradex.HexFelt(addr))
+			return 0, nil, errf(http.StatusBadRequest, "INVALID_SUBKEY", "public key %s does not sign for account %s", p, stark.HexFelt(addr))
 		}
 	}
 	ts, err1 := strconv.ParseInt(h.Get("PARADEX-TIMESTAMP"), 10, 64)
@@ -292,11 +292,11 @@ func (s *Server) auth(q *req) (int, any, *apiErr) {
 	case ts > now+60 || exp <= now || exp-ts > 7*24*3600:
 		return 0, nil, errf(http.StatusBadRequest, "INVALID_TIMESTAMP", "signature timestamp %d / expiration %d not valid at %d", ts, exp, now)
 	}
-	r, sv, err := paradex.ParseSignature(h.Get("PARADEX-STARKNET-SIGNATURE"))
-	if err != nil || !paradex.VerifyStark(pub, paradex.AuthHash(s.cfg.ChainID, addr, ts, exp), r, sv) {
+	r, sv, err := stark.ParseSignature(h.Get("PARADEX-STARKNET-SIGNATURE"))
+	if err != nil || !stark.Verify(pub, stark.AuthHash(s.cfg.ChainID, addr, ts, exp), r, sv) {
 		return 0, nil, errf(http.StatusUnauthorized, "STARKNET_SIGNATURE_VERIFICATION_FAILED", "starknet signature verification failed")
 	}
-	return ok(map[string]string{"jwt_token": s.jwt(paradex.HexFelt(addr), q.now)})
+	return ok(map[string]string{"jwt_token": s.jwt(stark.HexFelt(addr), q.now)})
 }
 
 // account/get-account (AccountSummaryResponse).

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/paper"
-	"github.com/perpgate/perpgate/services/connectors/paradex"
+	"github.com/perpgate/perpgate/services/connectors/paradex/stark"
 	"github.com/shopspring/decimal"
 )
 
@@ -20,7 +20,7 @@ import (
 type order struct {
 	ID      string
 	Account string
-	Req     paradex.OrderRequest
+	Req     stark.OrderRequest
 	Created time.Time
 	PaperID string
 	Reason  string // cancel_reason of a frozen order
@@ -43,7 +43,7 @@ var orderTypes = map[string]paper.OrderType{
 
 // validate checks an order as Paradex does before answering 201: shape,
 // market rules and the Stark signature over the Order message.
-func (s *Server) validate(q *req, b paradex.OrderRequest) *apiErr {
+func (s *Server) validate(q *req, b stark.OrderRequest) *apiErr {
 	m, e := s.market(b.Market)
 	if e != nil {
 		return e
@@ -88,22 +88,22 @@ func (s *Server) validate(q *req, b paradex.OrderRequest) *apiErr {
 	return s.checkSignature(q.account, b)
 }
 
-func (s *Server) checkSignature(account string, b paradex.OrderRequest) *apiErr {
+func (s *Server) checkSignature(account string, b stark.OrderRequest) *apiErr {
 	pub, _ := s.Secret(account)
-	addr, _ := paradex.ParseFelt(account)
+	addr, _ := stark.ParseFelt(account)
 	msg, err := b.SignedMessage()
 	if err != nil {
 		return errf(http.StatusBadRequest, "VALIDATION_ERROR", "%v", err)
 	}
-	r, sv, err := paradex.ParseSignature(b.Signature)
-	if err != nil || pub == nil || !paradex.VerifyStark(pub, paradex.OrderHash(s.cfg.ChainID, addr, msg), r, sv) {
+	r, sv, err := stark.ParseSignature(b.Signature)
+	if err != nil || pub == nil || !stark.Verify(pub, stark.OrderHash(s.cfg.ChainID, addr, msg), r, sv) {
 		return errf(http.StatusBadRequest, "INVALID_ORDER_SIGNATURE", "order signature verification failed")
 	}
 	return nil
 }
 
 // accept queues a validated order: 201 NEW, risk checks at the next request.
-func (s *Server) accept(q *req, b paradex.OrderRequest) *order {
+func (s *Server) accept(q *req, b stark.OrderRequest) *order {
 	o := &order{ID: s.nextID(q.now), Account: q.account, Req: b, Created: q.now, intake: true}
 	s.mu.Lock()
 	s.orders[o.ID] = o
@@ -114,7 +114,7 @@ func (s *Server) accept(q *req, b paradex.OrderRequest) *order {
 
 // orders/new: 201 with the order as queued (status NEW).
 func (s *Server) create(q *req) (int, any, *apiErr) {
-	var b paradex.OrderRequest
+	var b stark.OrderRequest
 	if err := json.Unmarshal(q.body, &b); err != nil {
 		return 0, nil, errf(http.StatusBadRequest, "BINDING_ERROR", "%v", err)
 	}
@@ -127,7 +127,7 @@ func (s *Server) create(q *req) (int, any, *apiErr) {
 // orders/new-batch: 1 to 10 orders; a bad signature fails the whole
 // batch, otherwise each order stands alone: {"orders":[...],"errors":[...]}.
 func (s *Server) createBatch(q *req) (int, any, *apiErr) {
-	var bs []paradex.OrderRequest
+	var bs []stark.OrderRequest
 	if err := json.Unmarshal(q.body, &bs); err != nil {
 		return 0, nil, errf(http.StatusBadRequest, "BINDING_ERROR", "%v", err)
 	}

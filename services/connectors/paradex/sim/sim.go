@@ -29,7 +29,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/simkit"
-	"github.com/perpgate/perpgate/services/connectors/paradex"
+	"github.com/perpgate/perpgate/services/connectors/paradex/stark"
 	"github.com/shopspring/decimal"
 )
 
@@ -99,7 +99,7 @@ func New(cfg Config) *Server {
 		cfg.Markets = DefaultMarkets()
 	}
 	if cfg.ChainID == "" {
-		cfg.ChainID = paradex.ChainMainnet
+		cfg.ChainID = stark.ChainMainnet
 	}
 	if cfg.TokenTTL <= 0 {
 		cfg.TokenTTL = 5 * time.Minute
@@ -128,15 +128,15 @@ func New(cfg Config) *Server {
 // AddAccount registers an account address and the Stark public key that
 // signs for it (a main key or a subkey).
 func (s *Server) AddAccount(address, publicKey string) error {
-	a, err := paradex.ParseFelt(address)
+	a, err := stark.ParseFelt(address)
 	if err != nil {
 		return fmt.Errorf("account %s: %w", address, err)
 	}
-	p, err := paradex.ParseFelt(publicKey)
+	p, err := stark.ParseFelt(publicKey)
 	if err != nil {
 		return fmt.Errorf("public key of %s: %w", address, err)
 	}
-	s.AddKey(paradex.HexFelt(a), p)
+	s.AddKey(stark.HexFelt(a), p)
 	return nil
 }
 

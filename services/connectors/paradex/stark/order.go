@@ -1,4 +1,4 @@
-package paradex
+package stark
 
 import (
 	"errors"
@@ -72,7 +72,7 @@ func (o *OrderRequest) SignedMessage() (OrderMessage, error) {
 }
 
 // Sign fills signature and signature_timestamp (ms).
-func (o *OrderRequest) Sign(key *StarkKey, chainID string, account *big.Int, nowMs int64) error {
+func (o *OrderRequest) Sign(key *Key, chainID string, account *big.Int, nowMs int64) error {
 	o.SignatureTimestamp = nowMs
 	m, err := o.SignedMessage()
 	if err != nil {

@@ -1,4 +1,4 @@
-package paradex
+package stark
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 )
 
 func vectors(t *testing.T) []testenv.Vector {
-	return testenv.LoadVectors(t, "testdata/vectors.json", 18)
+	return testenv.LoadVectors(t, "../testdata/vectors.json", 18)
 }
 
 func chainFor(env string) string {
@@ -74,7 +74,7 @@ func TestMessageHashesExact(t *testing.T) {
 
 // Signatures made by starknet.js (two of them high-s) must verify.
 func TestKnownSignaturesVerify(t *testing.T) {
-	key, err := ParseStarkKey("0x543b6cf6c91817a87174aaea4fb370ac1c694e864d7740d728f8344d53e815")
+	key, err := ParseKey("0x543b6cf6c91817a87174aaea4fb370ac1c694e864d7740d728f8344d53e815")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,14 +90,14 @@ func TestKnownSignaturesVerify(t *testing.T) {
 	}
 	for _, row := range rows {
 		h, r, s := big16(t, row.hash), bigDec(row.r), bigDec(row.s)
-		if !VerifyStark(key.PublicKey(), h, r, s) {
+		if !Verify(key.PublicKey(), h, r, s) {
 			t.Errorf("gnark path rejects %s", row.hash)
 		}
 		if !refVerify(key.PublicKey(), h, r, s) {
 			t.Errorf("reference rejects %s", row.hash)
 		}
 		bad := new(big.Int).Add(h, big.NewInt(1))
-		if VerifyStark(key.PublicKey(), bad, r, s) || refVerify(key.PublicKey(), bad, r, s) {
+		if Verify(key.PublicKey(), bad, r, s) || refVerify(key.PublicKey(), bad, r, s) {
 			t.Errorf("%s: a changed hash verifies", row.hash)
 		}
 	}
@@ -145,7 +145,7 @@ func TestVectorsHashAndSignature(t *testing.T) {
 		}
 		n++
 		t.Run(v.Name, func(t *testing.T) {
-			key, err := ParseStarkKey(v.Credential["starkPrivateKey"])
+			key, err := ParseKey(v.Credential["starkPrivateKey"])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func TestVectorsHashAndSignature(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !VerifyStark(key.PublicKey(), hash, r, s) || !refVerify(key.PublicKey(), hash, r, s) {
+			if !Verify(key.PublicKey(), hash, r, s) || !refVerify(key.PublicKey(), hash, r, s) {
 				t.Fatalf("ccxt signature does not verify over our hash %s", HexFelt(hash))
 			}
 			for range 5 {
@@ -165,7 +165,7 @@ func TestVectorsHashAndSignature(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !refVerify(key.PublicKey(), hash, r2, s2) || !VerifyStark(key.PublicKey(), hash, r2, s2) {
+				if !refVerify(key.PublicKey(), hash, r2, s2) || !Verify(key.PublicKey(), hash, r2, s2) {
 					t.Fatal("our signature does not verify")
 				}
 				if refVerify(key.PublicKey(), new(big.Int).Xor(hash, big.NewInt(1)), r2, s2) {
@@ -179,10 +179,10 @@ func TestVectorsHashAndSignature(t *testing.T) {
 	}
 }
 
-func TestParseStarkKeyRejects(t *testing.T) {
+func TestParseKeyRejects(t *testing.T) {
 	for _, k := range []string{"", "0x", "0x0", "123", "0xzz",
 		"0x0800000000000010ffffffffffffffffb781126dcae7b2321e66a241adc64d2f"} {
-		if _, err := ParseStarkKey(k); err == nil {
+		if _, err := ParseKey(k); err == nil {
 			t.Errorf("%q accepted", k)
 		} else if k != "" && len(k) > 4 && strings.Contains(err.Error(), k[2:]) {
 			t.Errorf("error echoes the key: %v", err)

@@ -1,4 +1,4 @@
-package paradex
+package stark
 
 import "math/big"
 

@@ -1,4 +1,8 @@
-package paradex
+// Package stark hashes and signs Paradex messages: SNIP-12 revision 0
+// typed data (StarkNetDomain, Pedersen hashing over felts) signed with
+// Stark-curve ECDSA, for POST /v1/auth and for orders. The connector signs
+// with it and its simulator verifies with it.
+package stark
 
 import (
 	"encoding/json"
@@ -13,9 +17,6 @@ import (
 	pedersen "github.com/consensys/gnark-crypto/ecc/stark-curve/pedersen-hash"
 	"golang.org/x/crypto/sha3"
 )
-
-// Paradex signs every message as SNIP-12 revision 0 typed data: Pedersen
-// hashing over felts, domain StarkNetDomain{name,chainId,version}.
 
 // Chain ids (short strings). The connector reads the live one from
 // /system/config; these are the fallbacks and the simulator's defaults.
@@ -130,15 +131,15 @@ func OrderHash(chainID string, account *big.Int, m OrderMessage) *big.Int {
 	return messageHash(chainID, account, sh)
 }
 
-// StarkKey is a Stark-curve private key with its public point.
-type StarkKey struct {
+// Key is a Stark-curve private key with its public point.
+type Key struct {
 	priv *ecdsa.PrivateKey
 	pub  starkcurve.G1Affine
 }
 
-// ParseStarkKey validates a private key (hex): it must be a scalar in [1, n).
+// ParseKey validates a private key (hex): it must be a scalar in [1, n).
 // Errors never echo the key.
-func ParseStarkKey(hex string) (*StarkKey, error) {
+func ParseKey(hex string) (*Key, error) {
 	hex = strings.TrimSpace(hex)
 	if !strings.HasPrefix(hex, "0x") && !strings.HasPrefix(hex, "0X") {
 		return nil, errors.New("starkPrivateKey must be 0x-prefixed hex")
@@ -160,11 +161,11 @@ func ParseStarkKey(hex string) (*StarkKey, error) {
 	if _, err := pk.SetBytes(buf); err != nil {
 		return nil, errors.New("starkPrivateKey is not a valid Stark scalar")
 	}
-	return &StarkKey{priv: &pk, pub: pub}, nil
+	return &Key{priv: &pk, pub: pub}, nil
 }
 
 // PublicKey is the x coordinate of priv·G, as Starknet defines it.
-func (k *StarkKey) PublicKey() *big.Int {
+func (k *Key) PublicKey() *big.Int {
 	var x big.Int
 	k.pub.X.BigInt(&x)
 	return &x
@@ -172,7 +173,7 @@ func (k *StarkKey) PublicKey() *big.Int {
 
 // Sign signs a message hash (< 2^251). gnark uses a random nonce and low s;
 // we retry until r, s and 1/s are in [1, 2^251) as Starknet verifiers demand.
-func (k *StarkKey) Sign(hash *big.Int) (r, s *big.Int, err error) {
+func (k *Key) Sign(hash *big.Int) (r, s *big.Int, err error) {
 	if hash.Sign() < 0 || hash.Cmp(two251) >= 0 {
 		return nil, nil, errors.New("message hash out of range")
 	}
@@ -234,7 +235,7 @@ func parseScalar(v string) (*big.Int, error) {
 // Starknet signers emit high s half the time; gnark's Verify refuses it, so s
 // is normalised to n - s first. With only x known both y are tried, as
 // Starkware's verifier does.
-func VerifyStark(pub, hash, r, s *big.Int) bool {
+func Verify(pub, hash, r, s *big.Int) bool {
 	if pub == nil || hash == nil || r == nil || s == nil {
 		return false
 	}
