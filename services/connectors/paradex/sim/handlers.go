@@ -78,6 +78,7 @@ func (s *Server) routes() *http.ServeMux {
 	add("POST /v1/auth", false, s.auth)
 	add("POST /v1/auth/{publicKey}", false, s.auth)
 	add("GET /v1/account", true, s.account)
+	add("GET /v1/balance", true, s.balance)
 	add("GET /v1/positions", true, s.positions)
 	add("GET /v1/fills", true, s.fills)
 	add("GET /v1/orders", true, s.openOrders)
@@ -310,6 +311,15 @@ func (s *Server) account(q *req) (int, any, *apiErr) {
 		"total_collateral": b.Wallet.String(), "initial_margin_requirement": im.String(), "maintenance_margin_requirement": im.Div(decimal.NewFromInt(2)).String(),
 		"margin_cushion": b.Equity.Sub(im.Div(decimal.NewFromInt(2))).String(), "status": "ACTIVE", "settlement_asset": "USDC",
 		"updated_at": q.now.UnixMilli(), "seq_no": q.now.UnixMilli()})
+}
+
+// balance/get-balances: token balances (USDC collateral).
+func (s *Server) balance(q *req) (int, any, *apiErr) {
+	b, err := s.eng.Balance(q.account)
+	if err != nil {
+		return 0, nil, errf(http.StatusInternalServerError, "INTERNAL_ERROR", "%v", err)
+	}
+	return ok(results([]map[string]any{{"token": "USDC", "size": b.Wallet.String(), "last_updated_at": q.now.UnixMilli()}}))
 }
 
 // positions/list-open-positions: size is signed (negative short).
