@@ -235,9 +235,7 @@ func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m conn
 		}
 		from = to + 1
 	}
-	if res != minutes {
-		return contract.CandlesResult{Candles: aggregate(rows, minutes, limit)}, nil
-	}
+	// aggregate also sorts and trims native candles (one row per bucket).
 	return contract.CandlesResult{Candles: aggregate(rows, minutes, limit)}, nil
 }
 
@@ -424,8 +422,9 @@ func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (
 	if err != nil {
 		return false, nil
 	}
+	// Always a new token: the key is what is being tested.
 	h := a.c.host(a.base(c))
-	if _, err := a.c.token(ctx, h, acct, true); err != nil {
+	if _, err := a.c.authenticate(ctx, h, acct); err != nil {
 		if ce, ok := contract.AsError(err); ok && ce.Code == contract.CodeExchangeError &&
 			(ce.Reason == contract.ReasonAuthenticationFailed || ce.Reason == contract.ReasonPermissionDenied) {
 			return false, nil

@@ -385,12 +385,29 @@ func TestJWT401RetriedOnce(t *testing.T) {
 	if n, h := f.sim.TokensIssued(), f.sim.Hits(http.MethodGet, "/v1/account"); n != 2 || h != 3 {
 		t.Fatalf("%d tokens and %d reads, want 2 and 3 (one retry)", n, h)
 	}
+	// Many callers refused at once replace the token once.
+	f.sim.RevokeTokens()
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := f.a.GetBalance(ctx, f.cred); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := f.sim.TokensIssued(); n != 3 {
+		t.Fatalf("%d tokens after 20 concurrent refusals, want 3 (one more)", n)
+	}
+	before := f.sim.Hits(http.MethodGet, "/v1/account")
 	f.sim.FailNext(http.MethodGet, "/v1/account", sim.Failure{Status: http.StatusUnauthorized, Code: "INVALID_TOKEN", Message: "expired"})
 	f.sim.FailNext(http.MethodGet, "/v1/account", sim.Failure{Status: http.StatusUnauthorized, Code: "INVALID_TOKEN", Message: "expired"})
 	_, err := f.a.GetBalance(ctx, f.cred)
 	wantReason(t, err, contract.ReasonAuthenticationFailed)
-	if h := f.sim.Hits(http.MethodGet, "/v1/account"); h != 5 {
-		t.Fatalf("%d reads, want 5 (exactly one retry)", h)
+	if h := f.sim.Hits(http.MethodGet, "/v1/account") - before; h != 2 {
+		t.Fatalf("%d reads, want 2 (exactly one retry)", h)
 	}
 }
 

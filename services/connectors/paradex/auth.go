@@ -91,9 +91,10 @@ func (a *account) tokenKey(base string) string {
 }
 
 // token returns a JWT for acct, from the store while it has more than
-// refreshBefore left, else from POST /auth. Concurrent callers of one
-// credential share one auth call.
-func (c *client) token(ctx context.Context, h *host, acct *account, fresh bool) (string, error) {
+// refreshBefore left, else from POST /auth. refused is a token Paradex
+// answered 401 to: it is replaced unless another caller already did.
+// Concurrent callers of one credential share one auth call.
+func (c *client) token(ctx context.Context, h *host, acct *account, refused string) (string, error) {
 	key := acct.tokenKey(h.base)
 	c.mu.Lock()
 	fl := c.flights[key]
@@ -104,11 +105,10 @@ func (c *client) token(ctx context.Context, h *host, acct *account, fresh bool) 
 	c.mu.Unlock()
 	fl.Lock()
 	defer fl.Unlock()
-	if fresh {
-		c.tokens.Delete(key)
-	} else if t, ok := c.tokens.Get(key); ok && c.now().Before(t.Expires.Add(-refreshBefore)) {
+	if t, ok := c.tokens.Get(key); ok && t.JWT != refused && c.now().Before(t.Expires.Add(-refreshBefore)) {
 		return t.JWT, nil
 	}
+	c.tokens.Delete(key)
 	t, err := c.authenticate(ctx, h, acct)
 	if err != nil {
 		return "", err

@@ -110,8 +110,9 @@ func (c *client) do(ctx context.Context, base string, acct *account, r request, 
 		}
 	}
 	qkey := stark.HexFelt(acct.address)
+	refused := ""
 	for attempt := 0; ; attempt++ {
-		jwt, err := c.token(ctx, h, acct, attempt > 0)
+		jwt, err := c.token(ctx, h, acct, refused)
 		if err != nil {
 			return 0, err
 		}
@@ -121,6 +122,7 @@ func (c *client) do(ctx context.Context, base string, acct *account, r request, 
 		r.header.Set("Authorization", "Bearer "+jwt)
 		status, err := c.send(ctx, h, r, qkey, out)
 		if status == http.StatusUnauthorized && attempt == 0 {
+			refused = jwt
 			continue
 		}
 		return status, err

@@ -254,10 +254,7 @@ func (s *Server) klines(q *req) (int, any, *apiErr) {
 	num := func(d decimal.Decimal) json.Number { return json.Number(d.String()) }
 	for _, c := range cs {
 		t := c.Time.UnixMilli()
-		if t < start-step+1 || t > end {
-			continue
-		}
-		if t < start {
+		if t < start || t > end {
 			continue
 		}
 		rows = append(rows, []json.Number{json.Number(strconv.FormatInt(t, 10)), num(c.Open), num(c.High), num(c.Low), num(c.Close), num(c.Volume)})

@@ -90,7 +90,8 @@ type Server struct {
 	leverage map[string]int
 }
 
-// New returns a simulator with cfg's defaults filled in.
+// New returns a simulator with cfg's defaults filled in; it panics on an
+// invalid address or key in cfg.Accounts (AddAccount returns the error).
 func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -9,7 +9,7 @@
 package main
 
 import (
-	"fmt"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -19,20 +19,22 @@ import (
 
 func main() {
 	connector.SimulatorMain("paradex simulator", "PERPGATE_PARADEX_SIM_ADDR", "127.0.0.1:8098", func(lookup func(string) (string, bool)) (http.Handler, error) {
-		cfg := sim.Config{Accounts: map[string]string{}}
-		if v, ok := lookup("PERPGATE_PARADEX_SIM_ACCOUNTS"); ok && v != "" {
-			for _, pair := range strings.Split(v, ",") {
-				addr, pub, ok := strings.Cut(strings.TrimSpace(pair), ":")
-				if !ok || addr == "" || pub == "" {
-					return nil, fmt.Errorf("PERPGATE_PARADEX_SIM_ACCOUNTS must be accountAddress:starkPublicKey pairs separated by commas")
-				}
-				cfg.Accounts[addr] = pub
-			}
-		}
+		var cfg sim.Config
 		if v, ok := lookup("PERPGATE_PARADEX_SIM_CHAIN"); ok && v != "" {
 			cfg.ChainID = v
 		}
 		s := sim.New(cfg)
+		if v, ok := lookup("PERPGATE_PARADEX_SIM_ACCOUNTS"); ok && v != "" {
+			for _, pair := range strings.Split(v, ",") {
+				addr, pub, ok := strings.Cut(strings.TrimSpace(pair), ":")
+				if !ok || addr == "" || pub == "" {
+					return nil, errors.New("PERPGATE_PARADEX_SIM_ACCOUNTS must be accountAddress:starkPublicKey pairs separated by commas")
+				}
+				if err := s.AddAccount(addr, pub); err != nil {
+					return nil, errors.New("PERPGATE_PARADEX_SIM_ACCOUNTS: " + err.Error())
+				}
+			}
+		}
 		return s, nil
 	})
 }
