@@ -14,6 +14,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/paradex/sim"
+	"github.com/perpgate/perpgate/services/connectors/paradex/stark"
 	"github.com/shopspring/decimal"
 )
 
@@ -427,6 +428,21 @@ func TestCredentials(t *testing.T) {
 		if ok, err := f.a.TestCredentials(ctx, c); ok || err != nil {
 			t.Errorf("%s: %v, %v; want valid:false", name, ok, err)
 		}
+	}
+	// The main key posts to /v1/auth; a subkey of another account to
+	// /v1/auth/{its public key}.
+	if f.sim.Hits(http.MethodPost, "/v1/auth") == 0 {
+		t.Error("the main key did not use POST /v1/auth")
+	}
+	sub, _ := stark.ParseKey(otherKey)
+	if err := f.sim.AddAccount("0x5678", stark.HexFelt(sub.PublicKey())); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := f.a.TestCredentials(ctx, credential("c7", "0x5678", otherKey)); !ok || err != nil {
+		t.Fatalf("subkey: %v, %v", ok, err)
+	}
+	if f.sim.Hits(http.MethodPost, "/v1/auth/{publicKey}") != 3 { // the wrong key and the unknown account above, then the subkey
+		t.Errorf("subkeys used POST /v1/auth/{publicKey} %d times, want 3", f.sim.Hits(http.MethodPost, "/v1/auth/{publicKey}"))
 	}
 	if err := ValidateSecret(contract.Secret(`{"accountAddress":"0x1","starkPrivateKey":"0x0"}`)); err == nil {
 		t.Error("a zero key validates")

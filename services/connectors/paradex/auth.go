@@ -118,8 +118,8 @@ func (c *client) token(ctx context.Context, h *host, acct *account, refused stri
 }
 
 // authenticate signs Request{POST,/v1/auth,"",ts,exp} (seconds) and posts
-// it to /auth/{public key}, which serves main keys and subkeys alike
-// (paradex-py). The path signed is /v1/auth either way.
+// it: a main key to /auth, a subkey to /auth/{public key} (auth page;
+// paradex-py posts there for both). The path signed is /v1/auth either way.
 func (c *client) authenticate(ctx context.Context, h *host, acct *account) (Token, error) {
 	chain, err := c.chainID(ctx, h)
 	if err != nil {
@@ -140,7 +140,7 @@ func (c *client) authenticate(ctx context.Context, h *host, acct *account) (Toke
 	hdr.Set("PARADEX-TIMESTAMP", strconv.FormatInt(ts, 10))
 	hdr.Set("PARADEX-SIGNATURE-EXPIRATION", strconv.FormatInt(exp, 10))
 	var out authResp
-	req := request{method: http.MethodPost, path: "/auth/" + stark.HexFelt(acct.key.PublicKey()), header: hdr, limit: "auth"}
+	req := request{method: http.MethodPost, path: c.authPath(h, acct), header: hdr, limit: "auth"}
 	if _, err := c.send(ctx, h, req, "", &out); err != nil {
 		return Token{}, err
 	}
@@ -148,6 +148,20 @@ func (c *client) authenticate(ctx context.Context, h *host, acct *account) (Toke
 		return Token{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Paradex answered POST /auth without jwt_token")
 	}
 	return Token{JWT: out.JWTToken, Expires: c.jwtExpiry(h, out.JWTToken)}, nil
+}
+
+// authPath is /auth when acct's address is the one Paradex derives for
+// its key (a main key), else /auth/{public key} (a subkey). Without the
+// class hashes it is the latter, which Paradex takes for both.
+func (c *client) authPath(h *host, acct *account) string {
+	h.mu.Lock()
+	ah, ph := h.accountHash, h.proxyHash
+	h.mu.Unlock()
+	pub := acct.key.PublicKey()
+	if ah != nil && ph != nil && stark.MainAccountAddress(pub, ah, ph).Cmp(acct.address) == 0 {
+		return "/auth"
+	}
+	return "/auth/" + stark.HexFelt(pub)
 }
 
 // jwtExpiry reads the token's exp claim (server time, seconds) onto our
@@ -190,8 +204,13 @@ func (c *client) chainID(ctx context.Context, h *host) (string, error) {
 	if cfg.StarknetChainID == "" || len(cfg.StarknetChainID) > 31 {
 		return "", contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Paradex answered /system/config without a usable starknet_chain_id")
 	}
+	ah, err1 := stark.ParseFelt(cfg.ParaclearAccountHash)
+	ph, err2 := stark.ParseFelt(cfg.ParaclearAccountProxyHash)
 	h.mu.Lock()
 	h.chain = cfg.StarknetChainID
+	if err1 == nil && err2 == nil {
+		h.accountHash, h.proxyHash = ah, ph
+	}
 	h.mu.Unlock()
 	return cfg.StarknetChainID, nil
 }

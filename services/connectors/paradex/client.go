@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math/big"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -47,6 +48,9 @@ type host struct {
 
 	mu    sync.Mutex
 	chain string
+	// accountHash and proxyHash are the class hashes main accounts are
+	// deployed with (nil when /system/config does not say).
+	accountHash, proxyHash *big.Int
 }
 
 // quota is what Paradex last said of one limit: remaining requests and

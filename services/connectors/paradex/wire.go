@@ -45,7 +45,9 @@ type list[T any] struct {
 
 // systemConfig is GET /system/config (the fields used).
 type systemConfig struct {
-	StarknetChainID string `json:"starknet_chain_id"`
+	StarknetChainID           string `json:"starknet_chain_id"`
+	ParaclearAccountHash      string `json:"paraclear_account_hash"`
+	ParaclearAccountProxyHash string `json:"paraclear_account_proxy_hash"`
 }
 
 // marketResp is one row of GET /markets (OpenAPI responses.MarketResp).

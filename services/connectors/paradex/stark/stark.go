@@ -288,3 +288,14 @@ func AccountAddress(v string) (*big.Int, error) {
 	}
 	return a, nil
 }
+
+// MainAccountAddress is the address Paradex deploys for a main key: the
+// Starknet contract address of a proxy (class proxyHash, deployer 0, salt
+// the public key) whose constructor calls initialize(accountHash, [pub, 0])
+// (paradex-py derive_l2_address_starknet). A credential whose address is
+// not this one signs with a subkey.
+func MainAccountAddress(pub, accountHash, proxyHash *big.Int) *big.Int {
+	calldata := hashOnElements(accountHash, starknetKeccak("initialize"), big.NewInt(2), pub, big.NewInt(0))
+	a := hashOnElements(shortString("STARKNET_CONTRACT_ADDRESS"), big.NewInt(0), pub, proxyHash, calldata)
+	return a.Mod(a, addrBound)
+}

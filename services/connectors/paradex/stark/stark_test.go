@@ -194,3 +194,13 @@ func TestParseKeyRejects(t *testing.T) {
 		}
 	}
 }
+
+// The official key/address vector (paradex-py tests/api/test_account.py).
+func TestMainAccountAddress(t *testing.T) {
+	pub := big16(t, "0x2c144d2f2d4fc61b6f8967f3ba0012a87d90140bcfe5a3e92e8df83258c960f")
+	got := MainAccountAddress(pub, big16(t, "0x41cb0280ebadaa75f996d8d92c6f265f6d040bb3ba442e5f86a554f1765244e"),
+		big16(t, "0x3530cc4759d78042f1b543bf797f5f3d647cde0388c33734cf91b7f7b9314a9"))
+	if HexFelt(got) != "0x129c135ed63df9353885e292be4426b8ed6122b13c6c0e1bb787288a1f5adfa" {
+		t.Fatalf("address %s", HexFelt(got))
+	}
+}
