@@ -15,9 +15,6 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// docs is the root of Paradex's API reference; each handler names its page.
-const docs = "https://docs.paradex.trade/api/prod/"
-
 // req is one request as a handler sees it.
 type req struct {
 	r       *http.Request
@@ -106,19 +103,19 @@ func results[T any](rows []T) map[string]any {
 	return map[string]any{"results": rows}
 }
 
-// system/get-system-config
+// https://docs.paradex.trade/api/prod/system/get-system-config
 func (s *Server) systemConfig(q *req) (int, any, *apiErr) {
 	return ok(map[string]any{"starknet_chain_id": s.cfg.ChainID, "l1_chain_id": "1", "paraclear_decimals": 8,
 		"paraclear_address": "0x0", "paraclear_account_hash": "0x41cb0280ebadaa75f996d8d92c6f265f6d040bb3ba442e5f86a554f1765244e",
 		"paraclear_account_proxy_hash": "0x3530cc4759d78042f1b543bf797f5f3d647cde0388c33734cf91b7f7b9314a9"})
 }
 
-// system/get-time-unix-milliseconds: server_time is a string of ms.
+// https://docs.paradex.trade/api/prod/system/get-time-unix-milliseconds: server_time is a string of ms.
 func (s *Server) systemTime(q *req) (int, any, *apiErr) {
 	return ok(map[string]string{"server_time": strconv.FormatInt(q.now.UnixMilli(), 10)})
 }
 
-// system/get-system-state
+// https://docs.paradex.trade/api/prod/system/get-system-state
 func (s *Server) systemState(q *req) (int, any, *apiErr) {
 	return ok(map[string]string{"status": "ok"})
 }
@@ -140,7 +137,7 @@ func (s *Server) spec(sym string) paper.MarketSpec {
 	return paper.MarketSpec{}
 }
 
-// markets/get-markets: perpetuals and, sharing the endpoint, an option
+// https://docs.paradex.trade/api/prod/markets/get-markets: perpetuals and, sharing the endpoint, an option
 // (asset_kind OPTION) the connector must leave out.
 func (s *Server) markets(q *req) (int, any, *apiErr) {
 	fees := s.eng.Fees()
@@ -180,7 +177,7 @@ func summaryRow(m paper.MarketInfo, now time.Time) map[string]any {
 		"open_interest": m.OpenInterest.String(), "created_at": now.UnixMilli()}
 }
 
-// markets/get-markets-summary: market is required, ALL for every market.
+// https://docs.paradex.trade/api/prod/markets/get-markets-summary: market is required, ALL for every market.
 func (s *Server) summary(q *req) (int, any, *apiErr) {
 	want := q.get("market")
 	if want == "" {
@@ -198,7 +195,7 @@ func (s *Server) summary(q *req) (int, any, *apiErr) {
 	return ok(results(rows))
 }
 
-// markets/get-orderbook: levels are [price, size] strings, depth default 20.
+// https://docs.paradex.trade/api/prod/markets/get-orderbook: levels are [price, size] strings, depth default 20.
 func (s *Server) orderbook(q *req) (int, any, *apiErr) {
 	m, e := s.market(q.r.PathValue("market"))
 	if e != nil {
@@ -227,7 +224,7 @@ func (s *Server) orderbook(q *req) (int, any, *apiErr) {
 		"bids": lv(b.Bids), "asks": lv(b.Asks)})
 }
 
-// markets/klines: resolution 1, 3, 5, 15, 30 or 60 minutes; rows
+// https://docs.paradex.trade/api/prod/markets/klines: resolution 1, 3, 5, 15, 30 or 60 minutes; rows
 // [ts ms, open, high, low, close, volume] as JSON numbers, oldest first,
 // within start_at..end_at (ms).
 func (s *Server) klines(q *req) (int, any, *apiErr) {
@@ -262,7 +259,7 @@ func (s *Server) klines(q *req) (int, any, *apiErr) {
 	return ok(map[string]any{"results": rows})
 }
 
-// authentication (POST /v1/auth, /v1/auth/{public_key}): the signature
+// https://docs.paradex.trade/api/prod/authentication/auth (POST /v1/auth, /v1/auth/{public_key}): the signature
 // covers Request{POST, /v1/auth, "", timestamp, expiration} in seconds;
 // answers {"jwt_token"}.
 func (s *Server) auth(q *req) (int, any, *apiErr) {
@@ -297,7 +294,7 @@ func (s *Server) auth(q *req) (int, any, *apiErr) {
 	return ok(map[string]string{"jwt_token": s.jwt(stark.HexFelt(addr), q.now)})
 }
 
-// account/get-account (AccountSummaryResponse).
+// https://docs.paradex.trade/api/prod/account/get-account (AccountSummaryResponse).
 func (s *Server) account(q *req) (int, any, *apiErr) {
 	b, err := s.eng.Balance(q.account)
 	if err != nil {
@@ -310,7 +307,7 @@ func (s *Server) account(q *req) (int, any, *apiErr) {
 		"updated_at": q.now.UnixMilli(), "seq_no": q.now.UnixMilli()})
 }
 
-// balance/get-balances: token balances (USDC collateral).
+// https://docs.paradex.trade/api/prod/balance/get-balances: token balances (USDC collateral).
 func (s *Server) balance(q *req) (int, any, *apiErr) {
 	b, err := s.eng.Balance(q.account)
 	if err != nil {
@@ -319,7 +316,7 @@ func (s *Server) balance(q *req) (int, any, *apiErr) {
 	return ok(results([]map[string]any{{"token": "USDC", "size": b.Wallet.String(), "last_updated_at": q.now.UnixMilli()}}))
 }
 
-// positions/list-open-positions: size is signed (negative short).
+// https://docs.paradex.trade/api/prod/positions/list-open-positions: size is signed (negative short).
 func (s *Server) positions(q *req) (int, any, *apiErr) {
 	var rows []map[string]any
 	for _, sym := range s.eng.MarketSymbols() {
@@ -339,7 +336,7 @@ func (s *Server) positions(q *req) (int, any, *apiErr) {
 	return ok(results(rows))
 }
 
-// fills/list-fills: newest first, page_size at most 5000 (default 100).
+// https://docs.paradex.trade/api/prod/fills/list-fills: newest first, page_size at most 5000 (default 100).
 func (s *Server) fills(q *req) (int, any, *apiErr) {
 	size := 100
 	if v := q.get("page_size"); v != "" {
@@ -372,7 +369,7 @@ func (s *Server) fills(q *req) (int, any, *apiErr) {
 	return ok(results(rows))
 }
 
-// setMargin is account/update-account-margin: leverage for a market,
+// setMargin: https://docs.paradex.trade/api/prod/account/update-account-margin: leverage for a market,
 // margin_type CROSS.
 func (s *Server) setMargin(q *req) (int, any, *apiErr) {
 	m, e := s.market(q.r.PathValue("market"))
@@ -401,7 +398,7 @@ func (s *Server) setMargin(q *req) (int, any, *apiErr) {
 	return ok(map[string]any{"account": q.account, "leverage": b.Leverage, "margin_type": b.MarginType, "market": m.Symbol})
 }
 
-// account/get-account-margin-configs
+// https://docs.paradex.trade/api/prod/account/get-account-margin-configs
 func (s *Server) getMargin(q *req) (int, any, *apiErr) {
 	var cfgs []map[string]any
 	for _, sym := range s.eng.MarketSymbols() {

@@ -112,7 +112,7 @@ func (s *Server) accept(q *req, b stark.OrderRequest) *order {
 	return o
 }
 
-// orders/new: 201 with the order as queued (status NEW).
+// https://docs.paradex.trade/api/prod/orders/new: 201 with the order as queued (status NEW).
 func (s *Server) create(q *req) (int, any, *apiErr) {
 	var b stark.OrderRequest
 	if err := json.Unmarshal(q.body, &b); err != nil {
@@ -124,7 +124,7 @@ func (s *Server) create(q *req) (int, any, *apiErr) {
 	return http.StatusCreated, s.view(s.accept(q, b)), nil
 }
 
-// orders/new-batch: 1 to 10 orders; a bad signature fails the whole
+// https://docs.paradex.trade/api/prod/orders/new-batch: 1 to 10 orders; a bad signature fails the whole
 // batch, otherwise each order stands alone: {"orders":[...],"errors":[...]}.
 func (s *Server) createBatch(q *req) (int, any, *apiErr) {
 	var bs []stark.OrderRequest
@@ -307,7 +307,7 @@ func isOpen(row map[string]any) bool {
 	return false
 }
 
-// orders/get-open-orders: NEW, UNTRIGGERED and OPEN orders.
+// https://docs.paradex.trade/api/prod/orders/get-open-orders: NEW, UNTRIGGERED and OPEN orders.
 func (s *Server) openOrders(q *req) (int, any, *apiErr) {
 	var rows []map[string]any
 	for _, o := range s.mine(q.account, q.get("market")) {
@@ -318,7 +318,7 @@ func (s *Server) openOrders(q *req) (int, any, *apiErr) {
 	return ok(results(rows))
 }
 
-// orders/get-orders (orders-history): every state, filters market and
+// https://docs.paradex.trade/api/prod/orders/get-orders (orders-history): every state, filters market and
 // client_id.
 func (s *Server) ordersHistory(q *req) (int, any, *apiErr) {
 	var rows []map[string]any
@@ -331,7 +331,7 @@ func (s *Server) ordersHistory(q *req) (int, any, *apiErr) {
 	return ok(results(rows))
 }
 
-// orders/get-order
+// https://docs.paradex.trade/api/prod/orders/get-order
 func (s *Server) getOrder(q *req) (int, any, *apiErr) {
 	s.mu.Lock()
 	o := s.orders[q.r.PathValue("id")]
@@ -342,7 +342,7 @@ func (s *Server) getOrder(q *req) (int, any, *apiErr) {
 	return ok(s.view(o))
 }
 
-// orders/get-by-client-id
+// https://docs.paradex.trade/api/prod/orders/get-by-client-id
 func (s *Server) getByClientID(q *req) (int, any, *apiErr) {
 	o := s.byClient(q.account, q.r.PathValue("clientID"))
 	if o == nil || (q.get("market") != "" && o.Req.Market != q.get("market")) {
@@ -375,7 +375,7 @@ func (s *Server) cancelOne(o *order) bool {
 	return err == nil
 }
 
-// orders/cancel-order: 204, queued for cancellation.
+// https://docs.paradex.trade/api/prod/orders/cancel-order: 204, queued for cancellation.
 func (s *Server) cancel(q *req) (int, any, *apiErr) {
 	s.mu.Lock()
 	o := s.orders[q.r.PathValue("id")]
@@ -389,7 +389,7 @@ func (s *Server) cancel(q *req) (int, any, *apiErr) {
 	return http.StatusNoContent, nil, nil
 }
 
-// orders/cancel-all-open-orders: every open order (of market when given).
+// https://docs.paradex.trade/api/prod/orders/cancel-all-open-orders: every open order (of market when given).
 func (s *Server) cancelAll(q *req) (int, any, *apiErr) {
 	if m := q.get("market"); m != "" {
 		if _, e := s.market(m); e != nil {
