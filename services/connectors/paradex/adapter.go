@@ -187,9 +187,9 @@ func (a *Adapter) GetFundingRate(ctx context.Context, c connector.Credential, m 
 
 // FundingHours is a market's funding period in hours and the hourly rate
 // of rate, from the market list (see FundingInterval).
-func (a *Adapter) FundingHours(ctx context.Context, c connector.Credential, native string, rate decimal.Decimal) (decimal.Decimal, decimal.Decimal, error) {
+func (a *Adapter) FundingHours(ctx context.Context, c connector.Credential, native string, rate decimal.Decimal) (int, decimal.Decimal, error) {
 	if _, err := a.known(ctx, c); err != nil {
-		return decimal.Zero, decimal.Zero, err
+		return 0, decimal.Zero, err
 	}
 	a.mu.Lock()
 	p := a.periods[a.base(c)][native]

@@ -148,8 +148,8 @@ func TestMarketData(t *testing.T) {
 		t.Fatalf("funding %+v, %v; want nextFundingTime %d (next whole hour)", fr, err, next)
 	}
 	iv, hourly, err := f.a.FundingHours(ctx, f.cred, m.Native, d("0.0008"))
-	if err != nil || !iv.Equal(d("8")) || !hourly.Equal(d("0.0001")) {
-		t.Fatalf("funding hours %s, hourly %s, %v", iv, hourly, err)
+	if err != nil || iv != 8 || !hourly.Equal(d("0.0001")) {
+		t.Fatalf("funding hours %d, hourly %s, %v", iv, hourly, err)
 	}
 	all, err := f.a.GetMarketsWithFunding(ctx, f.cred)
 	if err != nil || len(all.Markets) != 4 {

@@ -43,12 +43,22 @@ func DefaultConfig() Config {
 // LoadConfig reads the Paradex settings through lookup.
 // PERPGATE_PARADEX_URL replaces the REST base of both environments (a
 // simulator or a proxy); it includes the /v1 prefix.
+// PERPGATE_PARADEX_AUTH_EXPIRY (milliseconds, 10 s to a week) is how long
+// a /v1/auth signature stays valid.
 func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	c := DefaultConfig()
+	var errs []error
 	if v, ok := lookup("PERPGATE_PARADEX_URL"); ok && v != "" {
 		c.MainnetURL, c.TestnetURL = v, v
 	}
-	return c, c.Validate()
+	if v, ok := lookup("PERPGATE_PARADEX_AUTH_EXPIRY"); ok && v != "" {
+		var err error
+		if c.AuthExpiry, err = connector.Millis("PERPGATE_PARADEX_AUTH_EXPIRY", v); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, c.Validate())
+	return c, errors.Join(errs...)
 }
 
 // Validate reports every invalid setting at once.
@@ -61,7 +71,7 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("the Paradex upstream timeout must be positive"))
 	}
 	if c.AuthExpiry < 10*time.Second || c.AuthExpiry > 7*24*time.Hour {
-		errs = append(errs, errors.New("the Paradex auth signature expiry must be 10 s to 1 week"))
+		errs = append(errs, errors.New("PERPGATE_PARADEX_AUTH_EXPIRY must be 10000 to 604800000 milliseconds (10 s to a week)"))
 	}
 	return errors.Join(errs...)
 }

@@ -69,15 +69,17 @@ func marketFromWire(r marketResp) (connector.Market, bool) {
 }
 
 // FundingInterval returns, for a market's funding_rate (the rate of one
-// funding period of periodHours, not normalised to 8 h), the funding
-// interval in hours and the rate per hour. Paradex funding accrues
-// continuously, so the hourly rate is the period's rate spread evenly.
-// The lead wires these into fundingIntervalHours and fundingRateHourly.
-func FundingInterval(rate decimal.Decimal, periodHours decimal.Decimal) (intervalHours decimal.Decimal, hourly decimal.Decimal) {
-	if !periodHours.IsPositive() {
-		periodHours = decimal.NewFromInt(8) // the period of every listed market so far
+// funding period of funding_period_hours, not normalised to 8 h), the
+// funding interval in hours and the rate per hour (12 decimals, as the
+// contract's Hourly rounds). Paradex funding accrues continuously, so the
+// hourly rate is the period's rate spread evenly; the lead wires these
+// into fundingIntervalHours and fundingRateHourly at merge.
+func FundingInterval(rate, periodHours decimal.Decimal) (intervalHours int, hourly decimal.Decimal) {
+	h := int(periodHours.IntPart())
+	if h <= 0 {
+		h = 8 // the period of every listed market so far
 	}
-	return periodHours, rate.DivRound(periodHours, 16)
+	return h, rate.DivRound(decimal.NewFromInt(int64(h)), 12)
 }
 
 // NextFundingTime is the convention for continuous funding: there is no

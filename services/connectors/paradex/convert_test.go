@@ -87,12 +87,15 @@ func TestStatusFromWire(t *testing.T) {
 
 func TestFundingConvention(t *testing.T) {
 	iv, hourly := FundingInterval(d("0.0008"), d("8"))
-	if !iv.Equal(d("8")) || !hourly.Equal(d("0.0001")) {
-		t.Errorf("8h period: %s, %s", iv, hourly)
+	if iv != 8 || !hourly.Equal(d("0.0001")) {
+		t.Errorf("8h period: %d, %s", iv, hourly)
 	}
 	iv, hourly = FundingInterval(d("-0.0001"), d("1"))
-	if !iv.Equal(d("1")) || !hourly.Equal(d("-0.0001")) {
-		t.Errorf("1h period: %s, %s", iv, hourly)
+	if iv != 1 || !hourly.Equal(d("-0.0001")) {
+		t.Errorf("1h period: %d, %s", iv, hourly)
+	}
+	if iv, hourly = FundingInterval(d("0.0001"), d("0")); iv != 8 || !hourly.Equal(d("0.0000125")) {
+		t.Errorf("no period: %d, %s", iv, hourly)
 	}
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	if got := NextFundingTime(now); got != time.Date(2026, 3, 4, 6, 0, 0, 0, time.UTC).Unix() {

@@ -160,7 +160,9 @@ func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o
 	if err != nil {
 		return contract.LimitOrderResult{}, err
 	}
-	res := contract.LimitOrderResult{OrderID: ack.ID, Market: o.Market.Native, Side: o.Side, Size: o.Size, Price: o.Price, Status: contract.StatusOpen}
+	// Size and price as Paradex holds them (the request's when unsaid).
+	res := contract.LimitOrderResult{OrderID: ack.ID, Market: o.Market.Native, Side: o.Side, Size: connector.OrDefault(ack.Size.D(), o.Size),
+		Price: connector.OrDefault(ack.Price.D(), o.Price), Status: contract.StatusOpen}
 	back, err := a.settled(ctx, c, ack, pastIntake)
 	if err != nil {
 		return res, nil // placed; its state could not be read yet
@@ -236,7 +238,7 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 			return contract.StopOrderResult{}, err
 		}
 	}
-	return contract.StopOrderResult{OrderID: ack.ID, Status: contract.StatusPending, TriggerPrice: o.TriggerPrice}, nil
+	return contract.StopOrderResult{OrderID: ack.ID, Status: contract.StatusPending, TriggerPrice: connector.OrDefault(ack.TriggerPrice.D(), o.TriggerPrice)}, nil
 }
 
 // PlaceBatchOrder implements connector.Adapter: POST /orders/batch with up
