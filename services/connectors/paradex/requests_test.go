@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/connectors/paradex/sim"
 	"github.com/perpgate/perpgate/services/connectors/paradex/stark"
 )
@@ -128,4 +131,72 @@ func TestRequestsOnTheWire(t *testing.T) {
 	if auths != 1 || orders != 3 {
 		t.Fatalf("%d auth calls and %d orders, want 1 and 3", auths, orders)
 	}
+}
+
+// TestUnsignedVectorsMatchOurRequests: for the vectors that carry only the
+// JWT (cancel, cancel all, set leverage), the adapter sends the same
+// method, path, query and JSON body as ccxt did.
+func TestUnsignedVectorsMatchOurRequests(t *testing.T) {
+	s := sim.New(sim.Config{Accounts: map[string]string{testAddress: testPub}})
+	var mu sync.Mutex
+	var reqs []recorded
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		reqs = append(reqs, recorded{r.Method, r.URL.RequestURI(), r.Header.Clone(), raw})
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		s.ServeHTTP(rw, r)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := DefaultConfig()
+	cfg.MainnetURL = srv.URL + "/v1"
+	a := NewAdapter(cfg, srv.Client())
+	cred := credential("cred-v", testAddress, testKey)
+	ctx := context.Background()
+	m := connector.Market{Canonical: "BTC-USD-PERP", Native: "BTC-USD-PERP"}
+	// An open order, so cancel-all has something to cancel.
+	if _, err := a.PlaceLimitOrder(ctx, cred, connector.OrderRequest{Market: m, Type: connector.Limit, Side: contract.Buy, Size: d("0.01"), Price: d("50000"), ClientOrderID: "v-1"}); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]func(){
+		"cancel":       func() { _ = a.CancelOrder(ctx, cred, "1735689000000201700000000001", nil) },
+		"cancel_all":   func() { _, _ = a.CancelAllOrders(ctx, cred, m) },
+		"set_leverage": func() { _, _ = a.SetLeverage(ctx, cred, m, 10) },
+	}
+	for _, v := range testenvVectors(t) {
+		op := v.Name[len("paradex/mainnet/"):]
+		run, ok := ops[op]
+		if v.Env != "mainnet" || !ok {
+			continue
+		}
+		t.Run(op, func(t *testing.T) {
+			mu.Lock()
+			n := len(reqs)
+			mu.Unlock()
+			run()
+			mu.Lock()
+			defer mu.Unlock()
+			want := strings.TrimSuffix(strings.TrimPrefix(v.Request.URL, "https://api.prod.paradex.trade"), "?")
+			for _, r := range reqs[n:] {
+				if r.method != v.Request.Method || r.path != want {
+					continue
+				}
+				if v.BodyText() != "" {
+					var got, exp any
+					_ = json.Unmarshal(r.body, &got)
+					_ = json.Unmarshal([]byte(v.BodyText()), &exp)
+					if fmt.Sprint(got) != fmt.Sprint(exp) {
+						t.Fatalf("body %s, ccxt sent %s", r.body, v.BodyText())
+					}
+				}
+				return
+			}
+			t.Fatalf("no %s %s among %d requests", v.Request.Method, want, len(reqs)-n)
+		})
+	}
+}
+
+func testenvVectors(t *testing.T) []testenv.Vector {
+	return testenv.LoadVectors(t, "testdata/vectors.json", 18)
 }
