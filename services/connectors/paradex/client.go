@@ -21,6 +21,9 @@ import (
 // signature measures it again.
 const resyncEvery = 10 * time.Minute
 
+// resetMargin is how long after an announced reset the next request goes.
+const resetMargin = 20 * time.Millisecond
+
 // maxBody bounds what is read of one answer (/markets/summary?market=ALL
 // is about 1.6 MB).
 const maxBody = 32 << 20
@@ -225,7 +228,9 @@ func (c *client) admit(ctx context.Context, key, what string) error {
 	q := c.quotas[key]
 	var wait time.Duration
 	if q != nil && q.remaining <= 0 {
-		wait = q.reset.Sub(c.now())
+		// The reset is in whole milliseconds: a little past it, so the
+		// request lands after the window.
+		wait = q.reset.Sub(c.now()) + resetMargin
 	}
 	c.mu.Unlock()
 	if wait <= 0 {

@@ -33,9 +33,14 @@ func TestQuotaWaitsForReset(t *testing.T) {
 	if !ok || ce.Reason != contract.ReasonUpstreamRateLimited || ce.RetryAfterSeconds < 2 {
 		t.Fatalf("short deadline: %+v", ce)
 	}
-	hdr.Set("x-ratelimit-remaining", "5")
+	hdr.Set("x-ratelimit-reset", fmt.Sprint(time.Now().Add(-time.Second).UnixMilli()))
 	c.observe("k", hdr)
 	waited = 0
+	if err := c.admit(context.Background(), "k", "GET /account"); err != nil || waited != 0 {
+		t.Fatalf("after the reset: %v, waited %v", err, waited)
+	}
+	hdr.Set("x-ratelimit-remaining", "5")
+	c.observe("k", hdr)
 	if err := c.admit(context.Background(), "k", "GET /account"); err != nil || waited != 0 {
 		t.Fatalf("with room left: %v, waited %v", err, waited)
 	}
@@ -82,4 +87,24 @@ func (f *fixture) mustAccount(t *testing.T) *account {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// TestQuotaSlowsBeforeParadexRefuses: with 3 private reads a minute, five
+// in a row wait for the reset Paradex announced instead of drawing 429.
+func TestQuotaSlowsBeforeParadexRefuses(t *testing.T) {
+	f := newFixture(t, sim.Config{Quota: map[string]int{"read": 3}})
+	var waits []time.Duration
+	f.a.c.wait = func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		f.clock.advance(d) // waiting moves the shared clock past the reset
+		return nil
+	}
+	for i := range 5 {
+		if _, err := f.a.GetBalance(context.Background(), f.cred); err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+	}
+	if len(waits) == 0 || waits[0] < 30*time.Second {
+		t.Fatalf("waits %v: want one for the minute's reset", waits)
+	}
 }

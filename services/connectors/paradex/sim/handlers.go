@@ -38,6 +38,10 @@ func (s *Server) routes() *http.ServeMux {
 			s.runIntake(now)
 			raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 			q := &req{r: r, body: raw, now: now}
+			class, who := "public", ""
+			if strings.HasPrefix(path, "/v1/auth") {
+				class = "auth"
+			}
 			if private {
 				acct, e := s.bearer(r, now)
 				if e != nil {
@@ -45,6 +49,14 @@ func (s *Server) routes() *http.ServeMux {
 					return
 				}
 				q.account = acct
+				class, who = "orders", acct
+				if method == http.MethodGet {
+					class = "read"
+				}
+			}
+			if e := s.charge(rw, class, who, now); e != nil {
+				writeErr(rw, e)
+				return
 			}
 			if f, ok := s.NextFailure(method, path); ok {
 				if f.After {

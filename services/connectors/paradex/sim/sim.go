@@ -7,6 +7,8 @@
 // signature is verified, and asynchronous acceptance: POST /v1/orders
 // answers 201 NEW and the risk checks run before the next request, so a
 // refused order shows as CLOSED with a cancel_reason when read back.
+// Requests count against per-minute limits by class with the
+// x-ratelimit-* headers, and 429 beyond them.
 // The connector's tests run against it; cmd/paradex-sim serves it as a
 // local stand-in for Paradex.
 //
@@ -45,6 +47,11 @@ type Config struct {
 	TokenTTL time.Duration // JWT lifetime; default 5 minutes
 	// FundingPeriodHours is funding_period_hours of every market; default 8.
 	FundingPeriodHours int
+	// Quota is requests per minute by class: "public" (per IP), "auth"
+	// (per IP), "read" (private GETs per account), "orders" (private
+	// POST/DELETE per account). Defaults from the rate-limits page: 1500,
+	// 600, 600 and 17250.
+	Quota map[string]int
 }
 
 // DefaultMarkets are BTC-USD-PERP, ETH-USD-PERP and the multiplier
@@ -88,6 +95,7 @@ type Server struct {
 	tokens   int
 	revoked  int // tokens numbered up to this are refused (RevokeTokens)
 	leverage map[string]int
+	calls    map[string][]time.Time // class + account → request times in the window
 }
 
 // New returns a simulator with cfg's defaults filled in; it panics on an
@@ -116,6 +124,7 @@ func New(cfg Config) *Server {
 		orders:   map[string]*order{},
 		byPaper:  map[string]string{},
 		leverage: map[string]int{},
+		calls:    map[string][]time.Time{},
 	}
 	for addr, pub := range cfg.Accounts {
 		if err := s.AddAccount(addr, pub); err != nil {
@@ -165,6 +174,49 @@ func (s *Server) HoldIntake(n int) {
 	s.mu.Lock()
 	s.hold = n
 	s.mu.Unlock()
+}
+
+// quotaWindow is the window of every limit (per minute on the rate-limits
+// page; Paradex refills continuously, the simulator counts a rolling minute).
+const quotaWindow = time.Minute
+
+func (s *Server) quota(class string) int {
+	if n, ok := s.cfg.Quota[class]; ok && n > 0 {
+		return n
+	}
+	return map[string]int{"public": 1500, "auth": 600, "read": 600, "orders": 17250}[class]
+}
+
+// charge counts a request of class for who and sets the x-ratelimit-*
+// headers (paradex-py reads them); over the limit the answer is 429.
+func (s *Server) charge(rw http.ResponseWriter, class, who string, now time.Time) *apiErr {
+	limit := s.quota(class)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := class + " " + who
+	var kept []time.Time
+	for _, t := range s.calls[id] {
+		if now.Sub(t) < quotaWindow {
+			kept = append(kept, t)
+		}
+	}
+	reset := now.Add(quotaWindow)
+	if len(kept) > 0 {
+		reset = kept[0].Add(quotaWindow)
+	}
+	h := rw.Header()
+	h.Set("x-ratelimit-limit", fmt.Sprint(limit))
+	h.Set("x-ratelimit-window", "60s")
+	h.Set("x-ratelimit-reset", fmt.Sprint(reset.UnixMilli()))
+	if len(kept) >= limit {
+		s.calls[id] = kept
+		h.Set("x-ratelimit-remaining", "0")
+		return errf(http.StatusTooManyRequests, "TOO_MANY_REQUESTS", "rate limit exceeded")
+	}
+	kept = append(kept, now)
+	s.calls[id] = kept
+	h.Set("x-ratelimit-remaining", fmt.Sprint(limit-len(kept)))
+	return nil
 }
 
 // apiErr is Paradex's ApiError with its HTTP status.
