@@ -160,6 +160,11 @@ func TestVectorsHashAndSignature(t *testing.T) {
 			if !Verify(key.PublicKey(), hash, r, s) || !refVerify(key.PublicKey(), hash, r, s) {
 				t.Fatalf("ccxt signature does not verify over our hash %s", HexFelt(hash))
 			}
+			other := new(big.Int).Add(hash, big.NewInt(1))
+			if Verify(key.PublicKey(), other, r, s) || refVerify(key.PublicKey(), other, r, s) ||
+				Verify(key.PublicKey(), hash, new(big.Int).Add(r, big.NewInt(1)), s) {
+				t.Fatal("ccxt signature verifies a changed hash or a changed r")
+			}
 			for range 5 {
 				r2, s2, err := key.Sign(hash)
 				if err != nil {
