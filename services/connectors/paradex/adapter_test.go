@@ -460,3 +460,33 @@ func TestRateLimitedAnswer(t *testing.T) {
 		t.Fatalf("retry after %d", ce.RetryAfterSeconds)
 	}
 }
+
+// TestProtectionLegRefused: a leg Paradex refuses fails the pair and
+// leaves no leg behind. A take-profit closed after 201 (reduce-only with
+// no short to reduce) is reported; a stop-loss refused after the
+// take-profit stood takes the take-profit with it.
+func TestProtectionLegRefused(t *testing.T) {
+	f := newFixture(t, sim.Config{})
+	ctx := context.Background()
+	m := f.market(t, "BTC-USD-PERP")
+	mark, _ := f.a.GetMarkPrice(ctx, f.cred, m)
+	if _, err := f.a.PlaceMarketOrder(ctx, f.cred, connector.OrderRequest{Market: m, Type: connector.MarketType, Side: contract.Buy, Size: d("0.01"), ClientOrderID: "pl-1"}); err != nil {
+		t.Fatal(err)
+	}
+	tp, sl := mark.MarkPrice.Mul(d("1.1")).Round(1), mark.MarkPrice.Mul(d("0.9")).Round(1)
+	_, err := f.a.PlaceProtectionOrders(ctx, f.cred, connector.ProtectionRequest{Market: m, PositionSide: contract.Short, Size: d("0.01"),
+		TakeProfit: &sl, StopLoss: &tp, ClientOrderID: "pl-short"})
+	if ce := wantReason(t, err, contract.ReasonInvalidOrder); ce.ExchangeCode != "REDUCE_ONLY_WOULD_INCREASE" {
+		t.Fatalf("protection of a short that does not exist: %v", ce)
+	}
+	offTick := sl.Add(d("0.05"))
+	_, err = f.a.PlaceProtectionOrders(ctx, f.cred, connector.ProtectionRequest{Market: m, PositionSide: contract.Long, Size: d("0.01"),
+		TakeProfit: &tp, StopLoss: &offTick, ClientOrderID: "pl-long"})
+	wantReason(t, err, contract.ReasonInvalidOrder)
+	if f.sim.Hits(http.MethodDelete, "/v1/orders/{id}") != 1 {
+		t.Fatal("the take-profit was not cancelled")
+	}
+	if o, _ := f.a.GetOrders(ctx, f.cred, &m); len(o.Orders) != 0 {
+		t.Fatalf("orphan legs: %+v", o.Orders)
+	}
+}

@@ -345,23 +345,38 @@ func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credent
 		return stark.OrderRequest{Market: p.Market.Native, Side: sideToWire(side), Type: typ, Size: fmtDec(p.Size), Instruction: "GTC",
 			TriggerPrice: fmtDec(trigger), ClientID: p.ClientOrderID + suffix, Flags: []string{"REDUCE_ONLY"}}
 	}
+	// Each leg is read back after the risk checks: a leg Paradex closes
+	// (no position to reduce, margin) fails the pair, and the other leg is
+	// cancelled again so none is left orphaned.
+	placeLeg := func(typ string, trigger decimal.Decimal, suffix string) (string, error) {
+		o, err := a.place(ctx, c, p.Market, leg(typ, trigger, suffix))
+		if err != nil {
+			return "", err
+		}
+		if back, err := a.settled(ctx, c, o, pastIntake); err == nil {
+			if err := refused(back); err != nil {
+				return "", err
+			}
+		}
+		return o.ID, nil
+	}
 	var res contract.ProtectionResult
 	if p.TakeProfit != nil {
-		o, err := a.place(ctx, c, p.Market, leg("TAKE_PROFIT_MARKET", *p.TakeProfit, "-tp"))
+		id, err := placeLeg("TAKE_PROFIT_MARKET", *p.TakeProfit, "-tp")
 		if err != nil {
 			return res, err
 		}
-		res.TPOrderID = o.ID
+		res.TPOrderID = id
 	}
 	if p.StopLoss != nil {
-		o, err := a.place(ctx, c, p.Market, leg("STOP_LOSS_MARKET", *p.StopLoss, "-sl"))
+		id, err := placeLeg("STOP_LOSS_MARKET", *p.StopLoss, "-sl")
 		if err != nil {
 			if res.TPOrderID != "" {
 				_ = a.cancel(context.WithoutCancel(ctx), c, res.TPOrderID)
 			}
 			return contract.ProtectionResult{}, err
 		}
-		res.SLOrderID = o.ID
+		res.SLOrderID = id
 	}
 	return res, nil
 }
