@@ -1,0 +1,249 @@
+package paradex
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/symbol"
+	"github.com/shopspring/decimal"
+)
+
+// quote is the quote of every Paradex perpetual (settled in USDC).
+const quote = "USD"
+
+// parseNative reads a Paradex symbol. Multiplier listings carry a
+// lower-case prefix: kPEPE-USD-PERP is 1000 PEPE, mSATS-USD-PERP a
+// million SATS (instrument guide); pkg/symbol knows k, m is read here.
+func parseNative(native string) (symbol.Symbol, bool) {
+	if !strings.HasSuffix(native, "-USD-PERP") {
+		return symbol.Symbol{}, false
+	}
+	base := strings.TrimSuffix(native, "-USD-PERP")
+	if len(base) > 1 && base[0] == 'm' && base[1] >= 'A' && base[1] <= 'Z' {
+		s, err := symbol.Parse(base[1:] + "-USD-PERP")
+		if err != nil || s.Multiplier > 1 {
+			return symbol.Symbol{}, false
+		}
+		s.Multiplier = 1_000_000
+		return s, true
+	}
+	s, err := symbol.Parse(native)
+	return s, err == nil
+}
+
+// marketFromWire keeps tradable perpetuals (asset_kind PERP; options and
+// spot share /markets). Market.Native stays Paradex's own symbol, so
+// 1000PEPE-USD-PERP is sent as kPEPE-USD-PERP.
+func marketFromWire(r marketResp) (connector.Market, bool) {
+	if r.AssetKind != "PERP" {
+		return connector.Market{}, false
+	}
+	sym, ok := parseNative(r.Symbol)
+	if !ok {
+		return connector.Market{}, false
+	}
+	m := connector.Market{
+		Canonical:   sym.Canonical(quote),
+		Native:      r.Symbol,
+		Base:        sym.Base,
+		Quote:       quote,
+		Multiplier:  max(sym.Multiplier, 1),
+		TickSize:    r.PriceTickSize.D(),
+		LotSize:     r.OrderSizeIncrement.D(),
+		MinSize:     r.OrderSizeIncrement.D(),
+		MinNotional: r.MinNotional.D(),
+		// Reduce-only orders under min_notional are taken only when they
+		// close the whole position, so the runtime may not rely on it.
+		ReduceOnlyBelowMinNotional: false,
+	}
+	if imf := r.Delta1CrossMarginParams.IMFBase.D(); imf.IsPositive() {
+		m.MaxLeverage = int(decimal.NewFromInt(1).Div(imf).IntPart())
+	}
+	if !m.TickSize.IsPositive() || !m.LotSize.IsPositive() {
+		return connector.Market{}, false
+	}
+	return m, true
+}
+
+// FundingInterval returns, for a market's funding_rate (the rate of one
+// funding period of funding_period_hours, not normalised to 8 h), the
+// funding interval in hours and the rate per hour (12 decimals, as the
+// contract's Hourly rounds). Paradex funding accrues continuously, so the
+// hourly rate is the period's rate spread evenly; the lead wires these
+// into fundingIntervalHours and fundingRateHourly at merge.
+func FundingInterval(rate, periodHours decimal.Decimal) (intervalHours int, hourly decimal.Decimal) {
+	h := int(periodHours.IntPart())
+	if h <= 0 {
+		h = 8 // the period of every listed market so far
+	}
+	return h, rate.DivRound(decimal.NewFromInt(int64(h)), 12)
+}
+
+// NextFundingTime is the convention for continuous funding: there is no
+// discrete payment, so nextFundingTime is the next whole UTC hour (Unix
+// seconds), when an hour's accrual is complete.
+func NextFundingTime(now time.Time) int64 {
+	return now.UTC().Truncate(time.Hour).Add(time.Hour).Unix()
+}
+
+// statusFromWire maps an order's status and cancel_reason to ours. NEW
+// (accepted, before risk checks) counts as OPEN; a closed order with
+// nothing left is FILLED whatever the reason (an IOC remainder).
+func statusFromWire(o orderResp) string {
+	switch o.Status {
+	case "NEW", "OPEN":
+		return contract.StatusOpen
+	case "UNTRIGGERED":
+		return contract.StatusPending
+	case "CLOSED":
+		filled := o.Size.D().Sub(o.RemainingSize.D())
+		switch {
+		case o.CancelReason == "" && o.RemainingSize.D().IsZero():
+			return contract.StatusFilled
+		case filled.IsPositive() && !o.RemainingSize.D().IsPositive():
+			return contract.StatusFilled
+		case rejectedReason(o.CancelReason):
+			return contract.StatusRejected
+		case filled.IsPositive() && o.CancelReason == "REMAINING_IOC_CANCEL":
+			return contract.StatusFilled
+		}
+		return contract.StatusCancelled
+	}
+	return o.Status
+}
+
+// rejectedReason: closed by Paradex's risk checks or the post-only rule
+// rather than by the owner (ccxt treats the margin ones as rejected).
+func rejectedReason(r string) bool {
+	switch r {
+	case "NOT_ENOUGH_MARGIN", "ORDER_EXCEEDS_POSITION_LIMIT", "POST_ONLY_WOULD_CROSS", "REDUCE_ONLY_WOULD_INCREASE":
+		return true
+	}
+	return false
+}
+
+func sideFromWire(s string) contract.Side {
+	if s == "SELL" {
+		return contract.Sell
+	}
+	return contract.Buy
+}
+
+func sideToWire(s contract.Side) string {
+	if s == contract.Sell {
+		return "SELL"
+	}
+	return "BUY"
+}
+
+func hasFlag(flags []string, f string) bool {
+	for _, x := range flags {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+func orderFromWire(o orderResp) contract.Order {
+	out := contract.Order{
+		ID:            o.ID,
+		Market:        o.Market,
+		Side:          sideFromWire(o.Side),
+		Type:          o.Type,
+		Size:          o.Size.D(),
+		Price:         o.Price.D(),
+		FilledSize:    o.Size.D().Sub(o.RemainingSize.D()),
+		Status:        statusFromWire(o),
+		CreatedAt:     o.CreatedAt / 1000,
+		ReduceOnly:    hasFlag(o.Flags, "REDUCE_ONLY"),
+		ClientOrderID: o.ClientID,
+	}
+	if out.FilledSize.IsNegative() || o.RemainingSize == "" {
+		out.FilledSize = decimal.Zero
+	}
+	if t := o.TriggerPrice.D(); t.IsPositive() {
+		out.TriggerPrice = &t
+		if !out.Price.IsPositive() {
+			out.Price = t
+		}
+	}
+	return out
+}
+
+func positionFromWire(p positionResp, mark decimal.Decimal) contract.Position {
+	side := contract.Long
+	if p.Side == "SHORT" || p.Size.D().IsNegative() {
+		side = contract.Short
+	}
+	return contract.Position{
+		Market:        p.Market,
+		Side:          side,
+		Size:          p.Size.D().Abs(),
+		EntryPrice:    p.AverageEntryPrice.D(),
+		MarkPrice:     mark,
+		UnrealizedPnl: p.UnrealizedPnl.D(),
+		Leverage:      p.Leverage.D(),
+	}
+}
+
+func fillFromWire(f fillResp) contract.Fill {
+	return contract.Fill{
+		ID:        f.ID,
+		OrderID:   f.OrderID,
+		Market:    f.Market,
+		Side:      sideFromWire(f.Side),
+		Size:      f.Size.D(),
+		Price:     f.Price.D(),
+		Fee:       f.Fee.D(),
+		Timestamp: f.CreatedAt / 1000,
+	}
+}
+
+func levels(in [][2]dec, n int) []contract.Level {
+	out := make([]contract.Level, 0, min(len(in), n))
+	for _, l := range in {
+		if len(out) == n {
+			break
+		}
+		out = append(out, contract.Level{l[0].D(), l[1].D()})
+	}
+	return out
+}
+
+// resolutions are the kline resolutions Paradex serves, in minutes
+// (GET /markets/klines); longer candles are built from 60-minute ones.
+var resolutions = map[int]bool{1: true, 3: true, 5: true, 15: true, 30: true, 60: true}
+
+// aggregate builds candles of minutes (a multiple of 60) from hourly
+// candles, on UTC boundaries, oldest first; the last may be partial.
+func aggregate(hourly []contract.Candle, minutes, limit int) []contract.Candle {
+	sort.Slice(hourly, func(i, j int) bool { return hourly[i].Time < hourly[j].Time })
+	step := int64(minutes) * 60
+	var out []contract.Candle
+	for _, h := range hourly {
+		start := h.Time - ((h.Time%step)+step)%step
+		if n := len(out); n > 0 && out[n-1].Time == start {
+			c := &out[n-1]
+			c.High = decimal.Max(c.High, h.High)
+			c.Low = decimal.Min(c.Low, h.Low)
+			c.Close = h.Close
+			c.Volume = c.Volume.Add(h.Volume)
+			continue
+		}
+		out = append(out, contract.Candle{Time: start, Open: h.Open, High: h.High, Low: h.Low, Close: h.Close, Volume: h.Volume})
+	}
+	if len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	return out
+}
+
+// bps converts a fee rate (0.0002) to basis points (2).
+func bps(rate decimal.Decimal) decimal.Decimal { return rate.Mul(decimal.NewFromInt(10000)) }
+
+// fmtDec renders a decimal as Paradex takes it: a plain string.
+func fmtDec(d decimal.Decimal) string { return d.String() }

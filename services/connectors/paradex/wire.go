@@ -1,0 +1,168 @@
+package paradex
+
+import (
+	"encoding/json"
+
+	"github.com/shopspring/decimal"
+)
+
+// dec is a decimal as Paradex writes it: a string, sometimes empty.
+type dec string
+
+// UnmarshalJSON takes a string or a JSON number (some fields, such as
+// funding_period_hours, are numbers), never through float64.
+func (d *dec) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*d = dec(s)
+		return nil
+	}
+	if string(b) == "null" {
+		*d = ""
+		return nil
+	}
+	*d = dec(b)
+	return nil
+}
+
+// D is the value, zero when empty or malformed.
+func (d dec) D() decimal.Decimal {
+	v, err := decimal.NewFromString(string(d))
+	if err != nil {
+		return decimal.Zero
+	}
+	return v
+}
+
+// list is every list answer: {"results":[...]} with optional cursors.
+type list[T any] struct {
+	Results []T    `json:"results"`
+	Next    string `json:"next"`
+}
+
+// systemConfig is GET /system/config (the fields used).
+type systemConfig struct {
+	StarknetChainID           string `json:"starknet_chain_id"`
+	ParaclearAccountHash      string `json:"paraclear_account_hash"`
+	ParaclearAccountProxyHash string `json:"paraclear_account_proxy_hash"`
+}
+
+// marketResp is one row of GET /markets (OpenAPI responses.MarketResp).
+type marketResp struct {
+	Symbol             string `json:"symbol"`
+	BaseCurrency       string `json:"base_currency"`
+	QuoteCurrency      string `json:"quote_currency"`
+	SettlementCurrency string `json:"settlement_currency"`
+	AssetKind          string `json:"asset_kind"`
+	PriceTickSize      dec    `json:"price_tick_size"`
+	OrderSizeIncrement dec    `json:"order_size_increment"`
+	MinNotional        dec    `json:"min_notional"`
+	MaxOrderSize       dec    `json:"max_order_size"`
+	FundingPeriodHours dec    `json:"funding_period_hours"`
+	FeeConfig          struct {
+		APIFee struct {
+			MakerFee struct {
+				Fee dec `json:"fee"`
+			} `json:"maker_fee"`
+			TakerFee struct {
+				Fee dec `json:"fee"`
+			} `json:"taker_fee"`
+		} `json:"api_fee"`
+	} `json:"fee_config"`
+	// Delta1CrossMarginParams.IMFBase is the initial margin fraction at the
+	// smallest size: its inverse is the largest leverage.
+	Delta1CrossMarginParams struct {
+		IMFBase dec `json:"imf_base"`
+	} `json:"delta1_cross_margin_params"`
+}
+
+// summaryResp is one row of GET /markets/summary.
+type summaryResp struct {
+	Symbol          string `json:"symbol"`
+	MarkPrice       dec    `json:"mark_price"`
+	UnderlyingPrice dec    `json:"underlying_price"`
+	FundingRate     dec    `json:"funding_rate"`
+	OpenInterest    dec    `json:"open_interest"`
+	CreatedAt       int64  `json:"created_at"`
+}
+
+// bookResp is GET /orderbook/{market}: levels are [price, size] strings.
+type bookResp struct {
+	Market string   `json:"market"`
+	Bids   [][2]dec `json:"bids"`
+	Asks   [][2]dec `json:"asks"`
+}
+
+// accountResp is GET /account (AccountSummaryResponse).
+type accountResp struct {
+	Account         string `json:"account"`
+	AccountValue    dec    `json:"account_value"`
+	FreeCollateral  dec    `json:"free_collateral"`
+	TotalCollateral dec    `json:"total_collateral"`
+	Status          string `json:"status"`
+}
+
+// positionResp is one row of GET /positions.
+type positionResp struct {
+	Market            string `json:"market"`
+	Side              string `json:"side"`
+	Size              dec    `json:"size"`
+	AverageEntryPrice dec    `json:"average_entry_price"`
+	UnrealizedPnl     dec    `json:"unrealized_pnl"`
+	Leverage          dec    `json:"leverage"`
+	Status            string `json:"status"`
+}
+
+// orderResp is OpenAPI responses.OrderResp. id is a 28-digit string.
+type orderResp struct {
+	ID            string   `json:"id"`
+	ClientID      string   `json:"client_id"`
+	Market        string   `json:"market"`
+	Side          string   `json:"side"`
+	Type          string   `json:"type"`
+	Size          dec      `json:"size"`
+	RemainingSize dec      `json:"remaining_size"`
+	Price         dec      `json:"price"`
+	TriggerPrice  dec      `json:"trigger_price"`
+	Status        string   `json:"status"`
+	CreatedAt     int64    `json:"created_at"`
+	Flags         []string `json:"flags"`
+	Instruction   string   `json:"instruction"`
+	AvgFillPrice  dec      `json:"avg_fill_price"`
+	CancelReason  string   `json:"cancel_reason"`
+}
+
+// fillResp is one row of GET /fills.
+type fillResp struct {
+	ID        string `json:"id"`
+	OrderID   string `json:"order_id"`
+	ClientID  string `json:"client_id"`
+	Market    string `json:"market"`
+	Side      string `json:"side"`
+	Size      dec    `json:"size"`
+	Price     dec    `json:"price"`
+	Fee       dec    `json:"fee"`
+	Liquidity string `json:"liquidity"`
+	FillType  string `json:"fill_type"`
+	CreatedAt int64  `json:"created_at"`
+}
+
+// batchResp is POST /orders/batch's 201 answer.
+type batchResp struct {
+	Orders []orderResp `json:"orders"`
+	Errors []*apiError `json:"errors"`
+}
+
+// marginBody is POST /account/margin/{market}.
+type marginBody struct {
+	Leverage   int    `json:"leverage"`
+	MarginType string `json:"margin_type"`
+}
+
+// authResp is POST /auth's answer.
+type authResp struct {
+	JWTToken string `json:"jwt_token"`
+}
