@@ -32,6 +32,8 @@ build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/bybit-sim ./services/connectors/bybit/cmd/bybit-sim
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/connector-okx ./services/connectors/okx/cmd/connector-okx
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/okx-sim ./services/connectors/okx/cmd/okx-sim
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/connector-paradex ./services/connectors/paradex/cmd/connector-paradex
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/paradex-sim ./services/connectors/paradex/cmd/paradex-sim
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/connector-hyperliquid ./services/connectors/hyperliquid/cmd/connector-hyperliquid
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/hyperliquid-sim ./services/connectors/hyperliquid/cmd/hyperliquid-sim
 

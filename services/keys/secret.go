@@ -55,8 +55,8 @@ var secretShapes = map[contract.Exchange][]secretField{
 		{name: "vaultAddress", pattern: reAddress20, rule: "0x followed by 40 hex characters", check: checkEVMAddress},
 	},
 	contract.Paradex: {
-		{name: "accountAddress", required: true, pattern: reHex, rule: "0x followed by 1 to 64 hex characters"},
-		{name: "starkPrivateKey", required: true, pattern: reHex, rule: "0x followed by 1 to 64 hex characters"},
+		{name: "accountAddress", required: true, pattern: reHex, rule: "0x followed by 1 to 64 hex characters", check: checkFelt},
+		{name: "starkPrivateKey", required: true, pattern: reHex, rule: "0x followed by 1 to 64 hex characters", check: checkStarkKey},
 	},
 	contract.Paper: {
 		{name: "startingBalance", number: true, pattern: rePositiveDec, rule: "a positive decimal such as \"10000\""},

@@ -16,6 +16,7 @@ import (
 	"github.com/perpgate/perpgate/services/connectors/bybit"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
 	"github.com/perpgate/perpgate/services/connectors/okx"
+	"github.com/perpgate/perpgate/services/connectors/paradex"
 	"github.com/perpgate/perpgate/services/edge"
 	"github.com/perpgate/perpgate/services/keys"
 )
@@ -39,6 +40,7 @@ type Config struct {
 	Binance     binance.Config // PERPGATE_BINANCE_URL, PERPGATE_BINANCE_RECV_WINDOW
 	Bybit       bybit.Config   // PERPGATE_BYBIT_URL, PERPGATE_BYBIT_RECV_WINDOW
 	OKX         okx.Config     // PERPGATE_OKX_URL, PERPGATE_OKX_EXP_TIME
+	Paradex     paradex.Config // PERPGATE_PARADEX_*
 	// Exchanges are the exchanges served (PERPGATE_EXCHANGES, comma
 	// separated); empty serves every one built in. Calls for one left out
 	// answer EXCHANGE_UNAVAILABLE.
@@ -46,7 +48,7 @@ type Config struct {
 }
 
 // BuiltIn are the exchanges perpgate serve has connectors for.
-var BuiltIn = []contract.Exchange{contract.Paper, contract.Binance, contract.Bybit, contract.OKX, contract.Hyperliquid}
+var BuiltIn = []contract.Exchange{contract.Paper, contract.Binance, contract.Bybit, contract.OKX, contract.Paradex, contract.Hyperliquid}
 
 // serves reports whether the gateway runs x's connector.
 func (c Config) serves(x contract.Exchange) bool {
@@ -63,6 +65,7 @@ func DefaultConfig() Config {
 		Binance:     binance.DefaultConfig(),
 		Bybit:       bybit.DefaultConfig(),
 		OKX:         okx.DefaultConfig(),
+		Paradex:     paradex.DefaultConfig(),
 		Edge:        edge.DefaultConfig(),
 		Log:         telemetry.LogConfig{Format: "text", Level: "info"},
 	}
@@ -123,6 +126,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		errs = append(errs, err)
 	}
 	if c.OKX, err = okx.LoadConfig(lookup); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Paradex, err = paradex.LoadConfig(lookup); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.Validate())

@@ -20,8 +20,8 @@ func TestLoadConfigExchanges(t *testing.T) {
 	if err != nil || !slices.Equal(c.Exchanges, []contract.Exchange{contract.Paper, contract.Binance}) || c.serves(contract.Bybit) || !c.serves(contract.Binance) {
 		t.Fatalf("paper and binance: %v, %v", c.Exchanges, err)
 	}
-	_, err = LoadConfig(env(map[string]string{"PERPGATE_EXCHANGES": "paper,kraken,paradex"}))
-	if err == nil || !strings.Contains(err.Error(), `"kraken"`) || !strings.Contains(err.Error(), `"paradex"`) || !strings.Contains(err.Error(), "okx") {
+	_, err = LoadConfig(env(map[string]string{"PERPGATE_EXCHANGES": "paper,kraken,deribit"}))
+	if err == nil || !strings.Contains(err.Error(), `"kraken"`) || !strings.Contains(err.Error(), `"deribit"`) || !strings.Contains(err.Error(), "paradex") {
 		t.Fatalf("unknown exchanges: %v", err)
 	}
 }

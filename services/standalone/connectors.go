@@ -11,6 +11,7 @@ import (
 	okxconn "github.com/perpgate/perpgate/services/connectors/okx"
 	paperconn "github.com/perpgate/perpgate/services/connectors/paper"
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
+	paradexconn "github.com/perpgate/perpgate/services/connectors/paradex"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -37,11 +38,18 @@ func (g *Gateway) adapters(rdb *redis.Client) ([]connector.Adapter, error) {
 	if rdb != nil {
 		hlOpts = append(hlOpts, hyperliquid.WithNonces(hyperliquid.NewRedisNonces(rdb, g.cfg.Edge.SubjectPrefix+":hl:nonce:", nil)))
 	}
+	// Paradex JWTs are per credential: with Redis every gateway on it
+	// reuses one.
+	paradexCfg := g.cfg.Paradex
+	if rdb != nil {
+		paradexCfg.Tokens = paradexconn.NewRedisTokens(rdb, g.cfg.Edge.SubjectPrefix+":paradex:jwt:")
+	}
 	return []connector.Adapter{
 		paperconn.NewAdapter(client),
 		hyperliquid.NewAdapter(g.cfg.Hyperliquid, connector.NewHTTPClient(g.cfg.Hyperliquid.Timeout), hlOpts...),
 		binanceconn.NewAdapter(g.cfg.Binance, nil),
 		bybitconn.NewAdapter(g.cfg.Bybit, nil),
 		okxconn.NewAdapter(g.cfg.OKX, nil),
+		paradexconn.NewAdapter(paradexCfg, nil),
 	}, nil
 }

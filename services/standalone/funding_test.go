@@ -6,6 +6,7 @@ import (
 	binancesim "github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
 	okxsim "github.com/perpgate/perpgate/services/connectors/okx/sim"
+	paradexsim "github.com/perpgate/perpgate/services/connectors/paradex/sim"
 	"github.com/shopspring/decimal"
 )
 
@@ -13,13 +14,14 @@ import (
 // entry carry fundingIntervalHours and fundingRateHourly (the rate spread
 // over its interval) on every venue: 8 hours on paper, Bybit and OKX, the
 // interval Binance lists for an adjusted symbol (4 for 1000PEPEUSDT here,
-// 8 for the rest), 1 on Hyperliquid.
+// 8 for the rest), 1 on Hyperliquid, Paradex's funding period (8).
 func TestFundingIntervals(t *testing.T) {
 	g := startGateway(t)
 	b := startBinance(t, binancesim.Config{FundingHours: map[string]int{"1000PEPEUSDT": 4}})
 	y := startBybit(t, bybitsim.Config{}, nil)
 	o := startOKX(t, okxsim.Config{}, nil)
 	h := startHyperliquid(t)
+	p := startParadex(t, paradexsim.Config{}, nil)
 	for _, v := range []struct {
 		name    string
 		do      func(map[string]any) map[string]any
@@ -32,6 +34,7 @@ func TestFundingIntervals(t *testing.T) {
 		{"bybit", y.ok, "BTC", 8, map[string]float64{"BTC-USDT-PERP": 8}},
 		{"okx", o.ok, "BTC", 8, map[string]float64{"BTC-USDT-PERP": 8}},
 		{"hyperliquid", h.do, "BTC", 1, map[string]float64{"BTC-USD-PERP": 1}},
+		{"paradex", p.ok, "BTC", 8, map[string]float64{"BTC-USD-PERP": 8}},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			check := func(where string, m map[string]any, hours float64) {

@@ -182,7 +182,8 @@ func (a *Adapter) GetFundingRate(ctx context.Context, c connector.Credential, m 
 	if err != nil {
 		return contract.FundingRateResult{}, err
 	}
-	return contract.FundingRateResult{FundingRate: s.FundingRate.D(), NextFundingTime: NextFundingTime(a.c.now())}, nil
+	hours, _, err := a.FundingHours(ctx, c, m.Native, s.FundingRate.D())
+	return contract.FundingRateResult{FundingRate: s.FundingRate.D(), NextFundingTime: NextFundingTime(a.c.now()), FundingIntervalHours: hours}, err
 }
 
 // FundingHours is a market's funding period in hours and the hourly rate
@@ -279,7 +280,12 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 		if !ok {
 			continue
 		}
-		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: r.MarkPrice.D(), FundingRate: r.FundingRate.D(), OpenInterest: r.OpenInterest.D()})
+		hours, _, err := a.FundingHours(ctx, c, m.Native, r.FundingRate.D())
+		if err != nil {
+			return contract.MarketsResult{}, err
+		}
+		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: r.MarkPrice.D(), FundingRate: r.FundingRate.D(), OpenInterest: r.OpenInterest.D(),
+			FundingIntervalHours: hours})
 	}
 	return contract.MarketsResult{Markets: out}, nil
 }
