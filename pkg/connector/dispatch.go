@@ -50,7 +50,7 @@ func (d dispatch) run(ctx context.Context, op *contract.Operation, params any) (
 		if err != nil {
 			return nil, err
 		}
-		return a.GetOrderbook(ctx, c, m, p.Depth)
+		return d.orderbook(ctx, m, p.Depth)
 	case *contract.CandlesParams:
 		m, err := d.market(ctx, p.Market)
 		if err != nil {
@@ -147,7 +147,7 @@ func (d dispatch) accountWide(ctx context.Context, op *contract.Operation) (any,
 	a, c := d.r.adapter, d.cred
 	switch op.Name {
 	case contract.OpGetMarketsWithFunding:
-		res, err := a.GetMarketsWithFunding(ctx, c)
+		res, err := d.marketsWithFunding(ctx)
 		for i := range res.Markets {
 			res.Markets[i].Symbol = d.canon(ctx, res.Markets[i].Symbol)
 		}
@@ -176,9 +176,9 @@ func (d dispatch) perMarket(ctx context.Context, op *contract.Operation, p *cont
 	}
 	switch op.Name {
 	case contract.OpGetMarkPrice:
-		return a.GetMarkPrice(ctx, c, m)
+		return d.markPrice(ctx, m)
 	case contract.OpGetFundingRate:
-		return a.GetFundingRate(ctx, c, m)
+		return d.fundingRate(ctx, m)
 	case contract.OpGetFeeInfo:
 		return a.GetFeeInfo(ctx, c, m)
 	case contract.OpCancelAllOrders:

@@ -38,6 +38,8 @@ type Config struct {
 	Ledger NotionalLedger
 	// ProtectionCheck is how often watched pairs are checked; default 2 s.
 	ProtectionCheck time.Duration
+	// Stream tunes the market-data view of adapters that are Streamers.
+	Stream StreamConfig
 }
 
 // DefaultConfig returns the runtime defaults.
@@ -98,6 +100,7 @@ type Runtime struct {
 	log     *slog.Logger
 	secrets *secretCache
 	markets *marketCache
+	streams *streams // nil: market data from REST only
 	jobs    chan job
 
 	protections ProtectionStore
@@ -129,6 +132,7 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 		log:     log.With("exchange", string(x)),
 		secrets: newSecretCache(nc, cfg.Subjects.Secret(x), cfg.SecretTTL, cfg.Now),
 		markets: newMarketCache(cfg.MarketTTL, cfg.Now),
+		streams: newStreams(cfg.Stream, adapter, nc, cfg.Subjects, log.With("exchange", string(x)), cfg.Now),
 
 		protections: cfg.Protections,
 	}
@@ -202,6 +206,7 @@ func (r *Runtime) Stop() error {
 		stopWatch()
 		r.watching.Wait()
 	}
+	r.streams.close()
 	var errs []error
 	if sub != nil {
 		errs = append(errs, sub.Unsubscribe())

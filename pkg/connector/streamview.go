@@ -1,0 +1,165 @@
+package connector
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/shopspring/decimal"
+)
+
+// streamMsg is what the holder publishes: one market's changed part, or
+// (no market) a beat saying whether the socket is up. At is the socket's
+// last message or heartbeat, Unix ms, on the holder's clock.
+type streamMsg struct {
+	Market  string       `json:"market,omitempty"`
+	At      int64        `json:"at"`
+	Up      bool         `json:"up"`
+	Mark    *markPart    `json:"mark,omitempty"`
+	Funding *fundingPart `json:"funding,omitempty"`
+	Book    *bookPart    `json:"book,omitempty"`
+}
+
+type markPart struct {
+	Mark  decimal.Decimal `json:"mark"`
+	Index decimal.Decimal `json:"index"`
+}
+
+type fundingPart struct {
+	Rate  decimal.Decimal     `json:"rate"`
+	Next  int64               `json:"next"`
+	OI    decimal.NullDecimal `json:"oi"`
+	HasOI bool                `json:"hasOi"`
+}
+
+// bookPart is the top Depth levels per side; Synced false means the holder
+// lost the book (gap, reconnect) and replicas must not answer from it.
+type bookPart struct {
+	Synced bool             `json:"synced"`
+	Depth  int              `json:"depth"`
+	Bids   []contract.Level `json:"bids"`
+	Asks   []contract.Level `json:"asks"`
+}
+
+type viewMarket struct {
+	mark    *markPart
+	funding *fundingPart
+	book    *bookPart
+}
+
+// view is one replica's copy of a network's market data.
+type view struct {
+	mu      sync.RWMutex
+	at      int64 // last message or heartbeat on the holder's socket, Unix ms
+	up      bool
+	markets map[string]*viewMarket
+}
+
+func newView() *view { return &view{markets: map[string]*viewMarket{}} }
+
+func (v *view) apply(data []byte) {
+	var m streamMsg
+	if json.Unmarshal(data, &m) != nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !m.Up {
+		v.up = false
+		return
+	}
+	v.up = true
+	if m.At > v.at {
+		v.at = m.At
+	}
+	if m.Market == "" {
+		return
+	}
+	vm := v.markets[m.Market]
+	if vm == nil {
+		vm = &viewMarket{}
+		v.markets[m.Market] = vm
+	}
+	if m.Mark != nil {
+		vm.mark = m.Mark
+	}
+	if m.Funding != nil {
+		vm.funding = m.Funding
+	}
+	if m.Book != nil {
+		vm.book = m.Book
+	}
+}
+
+// fresh reports the socket's last beat when it is within bound of now.
+// Caller holds v.mu.
+func (v *view) fresh(now time.Time, bound time.Duration) (int64, bool) {
+	if !v.up || v.at == 0 {
+		return 0, false
+	}
+	return v.at, now.UnixMilli()-v.at <= bound.Milliseconds()
+}
+
+func (v *view) markPrice(now time.Time, bound time.Duration, native string) (contract.MarkPriceResult, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	at, ok := v.fresh(now, bound)
+	vm := v.markets[native]
+	if !ok || vm == nil || vm.mark == nil {
+		return contract.MarkPriceResult{}, false
+	}
+	return contract.MarkPriceResult{MarkPrice: vm.mark.Mark, IndexPrice: vm.mark.Index, AsOf: at}, true
+}
+
+func (v *view) fundingRate(now time.Time, bound time.Duration, native string) (contract.FundingRateResult, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	at, ok := v.fresh(now, bound)
+	vm := v.markets[native]
+	if !ok || vm == nil || vm.funding == nil {
+		return contract.FundingRateResult{}, false
+	}
+	return contract.FundingRateResult{FundingRate: vm.funding.Rate, NextFundingTime: vm.funding.Next, AsOf: at}, true
+}
+
+// orderbook answers when the held book is synced and deep enough: it holds
+// depth levels, or fewer because the whole book is shorter than its cap.
+func (v *view) orderbook(now time.Time, bound time.Duration, native string, depth int) (contract.OrderbookResult, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	at, ok := v.fresh(now, bound)
+	vm := v.markets[native]
+	if !ok || vm == nil || vm.book == nil || !vm.book.Synced || depth > vm.book.Depth {
+		return contract.OrderbookResult{}, false
+	}
+	b := vm.book
+	return contract.OrderbookResult{Bids: top(b.Bids, depth), Asks: top(b.Asks, depth), AsOf: at}, true
+}
+
+func top(levels []contract.Level, depth int) []contract.Level {
+	out := make([]contract.Level, min(depth, len(levels)))
+	copy(out, levels)
+	return out
+}
+
+// marketsWithFunding answers only when every market has mark, funding and
+// open interest in the view.
+func (v *view) marketsWithFunding(now time.Time, bound time.Duration, list []Market) (contract.MarketsResult, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	at, ok := v.fresh(now, bound)
+	if !ok {
+		return contract.MarketsResult{}, false
+	}
+	out := contract.MarketsResult{Markets: make([]contract.MarketEntry, 0, len(list)), AsOf: at}
+	for _, m := range list {
+		vm := v.markets[m.Native]
+		if vm == nil || vm.mark == nil || vm.funding == nil || !vm.funding.HasOI {
+			return contract.MarketsResult{}, false
+		}
+		out.Markets = append(out.Markets, contract.MarketEntry{Symbol: m.Native, MarkPrice: vm.mark.Mark,
+			FundingRate: vm.funding.Rate, OpenInterest: vm.funding.OI.Decimal})
+	}
+	return out, true
+}
