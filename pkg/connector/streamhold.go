@@ -66,7 +66,8 @@ func (f *feed) hold(ctx context.Context) {
 		return
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	// Ask the replicas' demand again at once rather than at their next beat.
+	// Hear the replicas' demand at once rather than at their next repeat.
+	_ = f.s.nc.Publish(f.root+".ask", nil)
 	dial := time.NewTimer(0)
 	defer dial.Stop()
 	beat := time.NewTicker(f.s.cfg.Beat)

@@ -104,6 +104,9 @@ func (s *streams) feed(env contract.Environment) *feed {
 		}
 		f.subs = append(f.subs, sub)
 	}
+	if sub, err := s.nc.Subscribe(f.root+".ask", func(*nats.Msg) { f.repeat() }); err == nil {
+		f.subs = append(f.subs, sub)
+	}
 	s.feeds[env] = f
 	s.wg.Add(2)
 	go func() { defer s.wg.Done(); f.repeatDemand(s.ctx) }()
@@ -149,20 +152,25 @@ func (f *feed) repeatDemand(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		now := f.s.now()
-		var list []string
-		f.mu.Lock()
-		for n, at := range f.reads {
-			if now.Sub(at) > f.s.cfg.Idle {
-				delete(f.reads, n)
-				continue
-			}
-			list = append(list, n)
+		f.repeat()
+	}
+}
+
+// repeat sends this replica's demand, dropping markets idle past cfg.Idle.
+func (f *feed) repeat() {
+	now := f.s.now()
+	var list []string
+	f.mu.Lock()
+	for n, at := range f.reads {
+		if now.Sub(at) > f.s.cfg.Idle {
+			delete(f.reads, n)
+			continue
 		}
-		f.mu.Unlock()
-		if len(list) > 0 {
-			f.want(list)
-		}
+		list = append(list, n)
+	}
+	f.mu.Unlock()
+	if len(list) > 0 {
+		f.want(list)
 	}
 }
 
