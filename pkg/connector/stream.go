@@ -83,6 +83,9 @@ type StreamConfig struct {
 	// Beat is how often the holder tells replicas the socket is alive and
 	// replicas repeat which markets they read; 250 ms.
 	Beat time.Duration
+	// Silence is how long a socket may send nothing before the holder
+	// drops it and dials again; 5 s.
+	Silence time.Duration
 	// Replica names this replica in the lease; a random id when empty.
 	Replica string
 }
@@ -102,6 +105,9 @@ func (c StreamConfig) withDefaults() StreamConfig {
 	}
 	if c.MaxDepth <= 0 {
 		c.MaxDepth = 100
+	}
+	if c.Silence <= 0 {
+		c.Silence = 5 * time.Second
 	}
 	if c.Beat <= 0 {
 		c.Beat = 250 * time.Millisecond

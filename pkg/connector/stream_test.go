@@ -387,3 +387,17 @@ func TestStreamCachedReadP99(t *testing.T) {
 	slices.Sort(lat)
 	t.Logf("cached getMarkPrice in the connector, concurrency 1: p50=%v p99=%v max=%v", lat[n/2], lat[n*99/100], lat[n-1])
 }
+
+// TestStreamSilentSocketRedialed: a socket that sends nothing, not even
+// heartbeats, for Silence is dropped and dialled again.
+func TestStreamSilentSocketRedialed(t *testing.T) {
+	url := testenv.EmbeddedNATS(t).ClientURL()
+	v := newStreamVenue()
+	r, _ := streamRuntime(t, url, testenv.Prefix(t), v, StreamConfig{Silence: 400 * time.Millisecond})
+	readMark(t, r)
+	eventually(t, 5*time.Second, "stream view answers", func() bool { return fromStream(readMark(t, r)) })
+	v.setSilent(true)
+	eventually(t, 5*time.Second, "second dial", func() bool { _, d, _ := v.counts(); return d >= 2 })
+	v.setSilent(false)
+	eventually(t, 5*time.Second, "stream view answers after redial", func() bool { return fromStream(readMark(t, r)) })
+}

@@ -16,7 +16,8 @@ type holder struct {
 	conn    StreamConn
 	events  chan StreamEvent
 	failed  chan error
-	lastMsg int64 // Unix ms of the socket's last frame
+	lastMsg int64     // Unix ms of the socket's last frame
+	dialed  time.Time // when the socket opened
 
 	demand     map[string]time.Time // market -> last asked for by any replica
 	subscribed map[string]bool
@@ -94,12 +95,31 @@ func (f *feed) hold(ctx context.Context) {
 		case r := <-h.snapshots:
 			h.resynced(ctx, r)
 		case <-beat.C:
+			if h.silent() {
+				f.s.log.Info("stream socket silent; reconnecting", "env", f.env, "silence", f.s.cfg.Silence)
+				h.drop(ctx)
+				dial.Reset(h.nextBackoff())
+				continue
+			}
 			h.sweep(ctx)
 			if h.conn != nil && h.lastMsg > 0 {
 				h.publish("beat", streamMsg{At: h.lastMsg, Up: true})
 			}
 		}
 	}
+}
+
+// silent reports an open socket that sent nothing for cfg.Silence: it may
+// be dead without the TCP connection knowing yet.
+func (h *holder) silent() bool {
+	if h.conn == nil {
+		return false
+	}
+	last := h.dialed
+	if h.lastMsg > 0 {
+		last = time.UnixMilli(h.lastMsg)
+	}
+	return h.f.s.now().Sub(last) > h.f.s.cfg.Silence
 }
 
 func (h *holder) nextBackoff() time.Duration {
@@ -117,7 +137,7 @@ func (h *holder) dial(ctx context.Context) bool {
 		f.s.log.Info("stream dial failed", "env", f.env, "err", err)
 		return false
 	}
-	h.conn, h.lastMsg = conn, 0
+	h.conn, h.lastMsg, h.dialed = conn, 0, f.s.now()
 	h.events, h.failed = make(chan StreamEvent, 256), make(chan error, 1)
 	go read(ctx, conn, h.events, h.failed)
 	h.subscribed = map[string]bool{}
