@@ -95,6 +95,8 @@ func (h *holder) bookUpdate(ctx context.Context, market string, m *heldMarket, u
 	case m.resync:
 		m.pending = append(m.pending, u)
 		return nil
+	case m.book != nil && m.book.fromREST && u.Seq != 0 && u.Seq <= m.book.seq:
+		return nil // already in the snapshot
 	case m.book != nil && m.book.follows(u):
 		m.book.apply(u)
 		return m.book.part(depth)

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/perpgate/perpgate/pkg/connector"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -39,6 +40,8 @@ type Config struct {
 	Binance     binance.Config // PERPGATE_BINANCE_URL, PERPGATE_BINANCE_RECV_WINDOW
 	Bybit       bybit.Config   // PERPGATE_BYBIT_URL, PERPGATE_BYBIT_RECV_WINDOW
 	OKX         okx.Config     // PERPGATE_OKX_URL, PERPGATE_OKX_EXP_TIME
+	// Stream tunes the market-data stream view (PERPGATE_STREAM*).
+	Stream connector.StreamConfig
 	// Exchanges are the exchanges served (PERPGATE_EXCHANGES, comma
 	// separated); empty serves every one built in. Calls for one left out
 	// answer EXCHANGE_UNAVAILABLE.
@@ -103,6 +106,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		c.PaperSeed = n
 	}
 	var err error
+	if c.Stream, err = connector.LoadStreamConfig(lookup); err != nil {
+		errs = append(errs, err)
+	}
 	if c.NATSAuth, err = bus.LoadAuth(lookup); err != nil {
 		errs = append(errs, err)
 	}

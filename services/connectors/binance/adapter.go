@@ -126,7 +126,7 @@ func (a *Adapter) GetOrderbook(ctx context.Context, c connector.Credential, m co
 	if err := a.public(ctx, c, "/fapi/v1/depth", symbolParam(m).add("limit", strconv.Itoa(limit)), depthWeight(limit), &d); err != nil {
 		return contract.OrderbookResult{}, err
 	}
-	return contract.OrderbookResult{Bids: levels(d.Bids, n), Asks: levels(d.Asks, n)}, nil
+	return contract.OrderbookResult{Bids: levels(d.Bids, n), Asks: levels(d.Asks, n), AsOf: d.T}, nil
 }
 
 func (a *Adapter) premium(ctx context.Context, c connector.Credential, m connector.Market) (premiumIndex, error) {
@@ -138,14 +138,14 @@ func (a *Adapter) premium(ctx context.Context, c connector.Credential, m connect
 // GetMarkPrice implements connector.Adapter.
 func (a *Adapter) GetMarkPrice(ctx context.Context, c connector.Credential, m connector.Market) (contract.MarkPriceResult, error) {
 	p, err := a.premium(ctx, c, m)
-	return contract.MarkPriceResult{MarkPrice: p.MarkPrice, IndexPrice: p.IndexPrice}, err
+	return contract.MarkPriceResult{MarkPrice: p.MarkPrice, IndexPrice: p.IndexPrice, AsOf: p.Time}, err
 }
 
 // GetFundingRate implements connector.Adapter: the rate of the current
 // interval (lastFundingRate) and when it is paid.
 func (a *Adapter) GetFundingRate(ctx context.Context, c connector.Credential, m connector.Market) (contract.FundingRateResult, error) {
 	p, err := a.premium(ctx, c, m)
-	return contract.FundingRateResult{FundingRate: p.LastFundingRate, NextFundingTime: p.NextFundingTime / 1000}, err
+	return contract.FundingRateResult{FundingRate: p.LastFundingRate, NextFundingTime: p.NextFundingTime / 1000, AsOf: p.Time}, err
 }
 
 // GetCandles implements connector.Adapter; Binance answers oldest first.
