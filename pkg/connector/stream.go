@@ -66,7 +66,10 @@ type FundingUpdate struct {
 // First-1) is not the book's Seq is a gap, and the runtime resyncs from
 // BookSnapshot. All zero: the venue has no sequence numbers.
 type BookUpdate struct {
-	Snapshot    bool
+	Snapshot bool
+	// Depth is how many levels per side a snapshot holds at most (the
+	// venue's cap or the limit asked for); zero means the whole book.
+	Depth       int
 	Seq         int64
 	Prev, First int64
 	Bids, Asks  []contract.Level

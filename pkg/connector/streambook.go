@@ -12,6 +12,7 @@ import (
 // number after the last update applied.
 type book struct {
 	seq        int64
+	cap        int // levels per side the venue keeps us informed of; 0: all
 	bids, asks map[string]contract.Level
 	// fromREST: the book is a REST snapshot, so the first update may span
 	// it (Binance: U <= lastUpdateId+1 <= u) rather than continue it.
@@ -19,7 +20,7 @@ type book struct {
 }
 
 func newBook(u BookUpdate) *book {
-	b := &book{seq: u.Seq, bids: map[string]contract.Level{}, asks: map[string]contract.Level{}}
+	b := &book{seq: u.Seq, cap: u.Depth, bids: map[string]contract.Level{}, asks: map[string]contract.Level{}}
 	b.apply(u)
 	return b
 }
@@ -77,7 +78,10 @@ func (b *book) part(depth int) *bookPart {
 	}
 	bids, asks := side(b.bids, true), side(b.asks, false)
 	d := depth
-	if len(b.bids) < depth && len(b.asks) < depth {
+	switch {
+	case b.cap > 0:
+		d = min(depth, b.cap)
+	case len(b.bids) < depth && len(b.asks) < depth:
 		d = int(^uint(0) >> 1) // the whole book: any depth is answered
 	}
 	return &bookPart{Synced: true, Depth: d, Bids: bids, Asks: asks}

@@ -50,6 +50,8 @@ const (
 // hold dials the venue, subscribes what replicas ask for, republishes every
 // frame on NATS, and reconnects with backoff until ctx ends.
 func (f *feed) hold(ctx context.Context) {
+	f.holding.Store(true)
+	defer f.holding.Store(false)
 	h := &holder{f: f, demand: map[string]time.Time{}, subscribed: map[string]bool{}, held: map[string]*heldMarket{},
 		snapshots: make(chan snapshotResult, 16), backoff: minBackoff}
 	wants := make(chan []string, 256)
@@ -109,11 +111,11 @@ func (f *feed) hold(ctx context.Context) {
 	}
 }
 
-// silent reports an open socket that sent nothing for cfg.Silence: it may
-// be dead without the TCP connection knowing yet.
+// silent reports an open socket with subscriptions that sent nothing for
+// cfg.Silence: it may be dead without the TCP connection knowing yet.
 func (h *holder) silent() bool {
-	if h.conn == nil {
-		return false
+	if h.conn == nil || len(h.subscribed) == 0 {
+		return false // venues need not send anything to an idle socket
 	}
 	last := h.dialed
 	if h.lastMsg > 0 {

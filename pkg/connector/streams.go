@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -79,8 +80,27 @@ type feed struct {
 	view *view
 	subs []*nats.Subscription
 
+	holding atomic.Bool // this replica holds the sockets
+
 	mu    sync.Mutex
 	reads map[string]time.Time // native -> last read here
+}
+
+// HoldsStreams reports whether this replica holds the market-data sockets
+// of any network (for health pages and tests).
+func (r *Runtime) HoldsStreams() bool {
+	s := r.streams
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.feeds {
+		if f.holding.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *streams) feed(env contract.Environment) *feed {

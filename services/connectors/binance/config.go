@@ -23,12 +23,12 @@ const (
 
 // Config holds the Binance connector's own settings.
 type Config struct {
-	MainnetURL string        // REST base for mainnet credentials
-	TestnetURL string        // REST base for testnet credentials
+	MainnetURL string // REST base for mainnet credentials
+	TestnetURL string // REST base for testnet credentials
 	// MainnetStreamURL and TestnetStreamURL are the websocket bases.
 	MainnetStreamURL, TestnetStreamURL string
-	RecvWindow time.Duration // PERPGATE_BINANCE_RECV_WINDOW (milliseconds): how long a signed request stays valid
-	Timeout    time.Duration // per upstream call
+	RecvWindow                         time.Duration // PERPGATE_BINANCE_RECV_WINDOW (milliseconds): how long a signed request stays valid
+	Timeout                            time.Duration // per upstream call
 	// Now is the local clock; nil means time.Now. Tests skew it.
 	Now func() time.Time
 }
@@ -42,8 +42,8 @@ func DefaultConfig() Config {
 		TestnetURL:       DefaultTestnetURL,
 		MainnetStreamURL: DefaultMainnetStreamURL,
 		TestnetStreamURL: DefaultTestnetStreamURL,
-		RecvWindow: 5 * time.Second,
-		Timeout:    10 * time.Second,
+		RecvWindow:       5 * time.Second,
+		Timeout:          10 * time.Second,
 	}
 }
 

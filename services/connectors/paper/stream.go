@@ -69,6 +69,6 @@ func eventFromFrame(f venue.StreamFrame) connector.StreamEvent {
 			IndexPrice: decimal.NewNullDecimal(f.IndexPrice)},
 		Funding: &connector.FundingUpdate{Rate: decimal.NewNullDecimal(f.FundingRate), NextFundingTime: f.NextFundingTime,
 			OpenInterest: decimal.NewNullDecimal(f.OpenInterest)},
-		Book: &connector.BookUpdate{Snapshot: true, Bids: levelsFromVenue(f.Bids), Asks: levelsFromVenue(f.Asks)},
+		Book: &connector.BookUpdate{Snapshot: true, Depth: venue.StreamDepth, Bids: levelsFromVenue(f.Bids), Asks: levelsFromVenue(f.Asks)},
 	}
 }
