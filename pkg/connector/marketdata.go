@@ -10,7 +10,8 @@ import (
 // from the venue's REST API as before, stamped with asOf (DESIGN §12).
 
 func (d dispatch) markPrice(ctx context.Context, m Market) (contract.MarkPriceResult, error) {
-	if res, ok := d.r.streams.markPrice(d.cred.Environment, m); ok {
+	res, ok := d.r.streams.markPrice(d.cred.Environment, m)
+	if d.observe(contract.OpGetMarkPrice, ok) {
 		return res, nil
 	}
 	res, err := d.r.adapter.GetMarkPrice(ctx, d.cred, m)
@@ -19,7 +20,7 @@ func (d dispatch) markPrice(ctx context.Context, m Market) (contract.MarkPriceRe
 }
 
 func (d dispatch) orderbook(ctx context.Context, m Market, depth int) (contract.OrderbookResult, error) {
-	if res, ok := d.r.streams.orderbook(d.cred.Environment, m, depth); ok {
+	if res, ok := d.r.streams.orderbook(d.cred.Environment, m, depth); d.observe(contract.OpGetOrderbook, ok) {
 		return res, nil
 	}
 	res, err := d.r.adapter.GetOrderbook(ctx, d.cred, m, depth)
@@ -28,7 +29,7 @@ func (d dispatch) orderbook(ctx context.Context, m Market, depth int) (contract.
 }
 
 func (d dispatch) fundingRate(ctx context.Context, m Market) (contract.FundingRateResult, error) {
-	if res, ok := d.r.streams.fundingRate(d.cred.Environment, m); ok {
+	if res, ok := d.r.streams.fundingRate(d.cred.Environment, m); d.observe(contract.OpGetFundingRate, ok) {
 		return res, nil
 	}
 	res, err := d.r.adapter.GetFundingRate(ctx, d.cred, m)
@@ -38,7 +39,8 @@ func (d dispatch) fundingRate(ctx context.Context, m Market) (contract.FundingRa
 
 func (d dispatch) marketsWithFunding(ctx context.Context) (contract.MarketsResult, error) {
 	if set, err := d.r.markets.set(ctx, d.r.adapter, d.cred, false); err == nil {
-		if res, ok := d.r.streams.marketsWithFunding(d.cred.Environment, set.list); ok {
+		res, ok := d.r.streams.marketsWithFunding(d.cred.Environment, set.list)
+		if d.observe(contract.OpGetMarketsWithFunding, ok) {
 			return res, nil
 		}
 	}
@@ -54,4 +56,13 @@ func (d dispatch) asOf(venue int64) int64 {
 		return venue
 	}
 	return d.r.cfg.Now().UnixMilli()
+}
+
+// observe counts where a read is answered from (runtimes with a stream
+// only) and passes cached through.
+func (d dispatch) observe(op string, cached bool) bool {
+	if d.r.streams != nil {
+		d.r.cfg.Metrics.ObserveStreamRead(string(d.r.adapter.Exchange()), op, cached)
+	}
+	return cached
 }

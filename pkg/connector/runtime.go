@@ -132,7 +132,7 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 		log:     log.With("exchange", string(x)),
 		secrets: newSecretCache(nc, cfg.Subjects.Secret(x), cfg.SecretTTL, cfg.Now),
 		markets: newMarketCache(cfg.MarketTTL, cfg.Now),
-		streams: newStreams(cfg.Stream, adapter, nc, cfg.Subjects, log.With("exchange", string(x)), cfg.Now),
+		streams: newStreams(cfg.Stream, adapter, nc, cfg.Subjects, log.With("exchange", string(x)), cfg.Now, cfg.Metrics),
 
 		protections: cfg.Protections,
 	}

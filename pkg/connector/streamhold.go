@@ -89,6 +89,7 @@ func (f *feed) hold(ctx context.Context) {
 		case ev := <-h.events:
 			h.lastMsg = f.s.now().UnixMilli()
 			h.backoff = minBackoff
+			f.s.metrics.StreamMessage(string(f.s.x), string(f.env))
 			h.handle(ctx, ev)
 		case err := <-h.failed:
 			f.s.log.Info("stream socket closed; reconnecting", "env", f.env, "err", err)
@@ -140,6 +141,7 @@ func (h *holder) dial(ctx context.Context) bool {
 		return false
 	}
 	h.conn, h.lastMsg, h.dialed = conn, 0, f.s.now()
+	f.s.metrics.StreamSocket(string(f.s.x), string(f.env), true)
 	h.events, h.failed = make(chan StreamEvent, 256), make(chan error, 1)
 	go read(ctx, conn, h.events, h.failed)
 	h.subscribed = map[string]bool{}
@@ -174,6 +176,7 @@ func (h *holder) drop(context.Context) {
 		return
 	}
 	_ = h.conn.Close()
+	h.f.s.metrics.StreamSocket(string(h.f.s.x), string(h.f.env), false)
 	h.conn, h.events, h.failed = nil, nil, nil
 	h.subscribed = map[string]bool{}
 	for _, m := range h.held {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/telemetry"
 )
 
 // streams is a runtime's market-data views, one feed per network, made on
@@ -26,6 +27,7 @@ type streams struct {
 	subjects contract.Subjects
 	log      *slog.Logger
 	now      func() time.Time
+	metrics  *telemetry.Metrics // nil-safe
 
 	ctx    context.Context // the lifetime of every feed; cancelled by close
 	cancel context.CancelFunc
@@ -36,7 +38,8 @@ type streams struct {
 	closed bool
 }
 
-func newStreams(cfg StreamConfig, a Adapter, nc *nats.Conn, subjects contract.Subjects, log *slog.Logger, now func() time.Time) *streams {
+func newStreams(cfg StreamConfig, a Adapter, nc *nats.Conn, subjects contract.Subjects, log *slog.Logger, now func() time.Time,
+	metrics *telemetry.Metrics) *streams {
 	st, ok := a.(Streamer)
 	if !ok || nc == nil || cfg.Disabled {
 		return nil
@@ -49,7 +52,7 @@ func newStreams(cfg StreamConfig, a Adapter, nc *nats.Conn, subjects contract.Su
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &streams{cfg: cfg, x: a.Exchange(), st: st, nc: nc, subjects: subjects, log: log.With("component", "stream"),
-		now: now, ctx: ctx, cancel: cancel, feeds: map[contract.Environment]*feed{}}
+		now: now, metrics: metrics, ctx: ctx, cancel: cancel, feeds: map[contract.Environment]*feed{}}
 }
 
 // close stops every feed: a holder closes its sockets and gives up its lease.
@@ -114,7 +117,11 @@ func (s *streams) feed(env contract.Environment) *feed {
 	}
 	f := &feed{s: s, env: env, root: s.subjects.Stream(s.x, env), view: newView(), reads: map[string]time.Time{}}
 	for _, subj := range []string{f.root + ".m.*", f.root + ".beat"} {
-		sub, err := s.nc.Subscribe(subj, func(m *nats.Msg) { f.view.apply(m.Data) })
+		sub, err := s.nc.Subscribe(subj, func(m *nats.Msg) {
+			if at := f.view.apply(m.Data); at > 0 {
+				s.metrics.ObserveStreamLag(string(s.x), string(env), s.now().Sub(time.UnixMilli(at)))
+			}
+		})
 		if err != nil {
 			for _, sub := range f.subs {
 				_ = sub.Unsubscribe()

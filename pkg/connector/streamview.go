@@ -58,23 +58,24 @@ type view struct {
 
 func newView() *view { return &view{markets: map[string]*viewMarket{}} }
 
-func (v *view) apply(data []byte) {
+// apply takes one holder message and returns its At (0 for a socket down).
+func (v *view) apply(data []byte) int64 {
 	var m streamMsg
 	if json.Unmarshal(data, &m) != nil {
-		return
+		return 0
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if !m.Up {
 		v.up = false
-		return
+		return 0
 	}
 	v.up = true
 	if m.At > v.at {
 		v.at = m.At
 	}
 	if m.Market == "" {
-		return
+		return m.At
 	}
 	vm := v.markets[m.Market]
 	if vm == nil {
@@ -90,6 +91,7 @@ func (v *view) apply(data []byte) {
 	if m.Book != nil {
 		vm.book = m.Book
 	}
+	return m.At
 }
 
 // fresh reports the socket's last beat when it is within bound of now.
