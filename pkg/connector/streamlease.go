@@ -21,7 +21,8 @@ func (f *feed) contend(ctx context.Context) {
 		f.hold(ctx)
 		return
 	}
-	key := string(f.s.x) + "_" + string(f.env)
+	// <exchange>.<env>: a connector's NATS user may be granted its own keys only.
+	key := string(f.s.x) + "." + string(f.env)
 	every := cfg.LeaseTTL / 3
 	t := time.NewTicker(every)
 	defer t.Stop()
