@@ -10,7 +10,7 @@ import (
 // from the venue's REST API as before, stamped with asOf (DESIGN §12).
 
 func (d dispatch) markPrice(ctx context.Context, m Market) (contract.MarkPriceResult, error) {
-	res, ok := d.r.streams.markPrice(d.cred.Environment, m)
+	res, ok := d.r.streams.markPrice(d.streamEnv(), m)
 	if d.observe(contract.OpGetMarkPrice, ok) {
 		return res, nil
 	}
@@ -20,7 +20,7 @@ func (d dispatch) markPrice(ctx context.Context, m Market) (contract.MarkPriceRe
 }
 
 func (d dispatch) orderbook(ctx context.Context, m Market, depth int) (contract.OrderbookResult, error) {
-	if res, ok := d.r.streams.orderbook(d.cred.Environment, m, depth); d.observe(contract.OpGetOrderbook, ok) {
+	if res, ok := d.r.streams.orderbook(d.streamEnv(), m, depth); d.observe(contract.OpGetOrderbook, ok) {
 		return res, nil
 	}
 	res, err := d.r.adapter.GetOrderbook(ctx, d.cred, m, depth)
@@ -29,7 +29,7 @@ func (d dispatch) orderbook(ctx context.Context, m Market, depth int) (contract.
 }
 
 func (d dispatch) fundingRate(ctx context.Context, m Market) (contract.FundingRateResult, error) {
-	if res, ok := d.r.streams.fundingRate(d.cred.Environment, m); d.observe(contract.OpGetFundingRate, ok) {
+	if res, ok := d.r.streams.fundingRate(d.streamEnv(), m); d.observe(contract.OpGetFundingRate, ok) {
 		return res, nil
 	}
 	res, err := d.r.adapter.GetFundingRate(ctx, d.cred, m)
@@ -39,7 +39,7 @@ func (d dispatch) fundingRate(ctx context.Context, m Market) (contract.FundingRa
 
 func (d dispatch) marketsWithFunding(ctx context.Context) (contract.MarketsResult, error) {
 	if set, err := d.r.markets.set(ctx, d.r.adapter, d.cred, false); err == nil {
-		res, ok := d.r.streams.marketsWithFunding(d.cred.Environment, set.list)
+		res, ok := d.r.streams.marketsWithFunding(d.streamEnv(), set.list)
 		if d.observe(contract.OpGetMarketsWithFunding, ok) {
 			return res, nil
 		}
@@ -65,4 +65,13 @@ func (d dispatch) observe(op string, cached bool) bool {
 		d.r.cfg.Metrics.ObserveStreamRead(string(d.r.adapter.Exchange()), op, cached)
 	}
 	return cached
+}
+
+// streamEnv is the network whose stream serves this credential, or "" when
+// none does (StreamScope).
+func (d dispatch) streamEnv() contract.Environment {
+	if sc, ok := d.r.adapter.(StreamScope); ok && !sc.StreamsFor(d.cred) {
+		return ""
+	}
+	return d.cred.Environment
 }

@@ -22,6 +22,13 @@ type Streamer interface {
 	BookSnapshot(ctx context.Context, env contract.Environment, native string, depth int) (BookUpdate, error)
 }
 
+// StreamScope is implemented by Streamers whose network's stream does not
+// carry every credential's market data (Bybit demo accounts trade on their
+// own prices): false sends that credential's reads to REST.
+type StreamScope interface {
+	StreamsFor(c Credential) bool
+}
+
 // StreamConn is one open socket. The runtime calls Next from one goroutine
 // and Subscribe/Unsubscribe/Close from another.
 type StreamConn interface {

@@ -107,7 +107,7 @@ func (r *Runtime) HoldsStreams() bool {
 }
 
 func (s *streams) feed(env contract.Environment) *feed {
-	if s == nil {
+	if s == nil || env == "" {
 		return nil
 	}
 	s.mu.Lock()
