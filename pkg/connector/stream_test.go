@@ -401,3 +401,20 @@ func TestStreamSilentSocketRedialed(t *testing.T) {
 	v.setSilent(false)
 	eventually(t, 5*time.Second, "stream view answers after redial", func() bool { return fromStream(readMark(t, r)) })
 }
+
+// TestStreamIdleMarketUnsubscribed: a market nobody reads for Idle is
+// unsubscribed and dropped from the views, so the next read goes to REST
+// rather than answering the last price it had.
+func TestStreamIdleMarketUnsubscribed(t *testing.T) {
+	url := testenv.EmbeddedNATS(t).ClientURL()
+	v := newStreamVenue()
+	r, _ := streamRuntime(t, url, testenv.Prefix(t), v, StreamConfig{Idle: 300 * time.Millisecond})
+	readMark(t, r)
+	eventually(t, 5*time.Second, "stream view answers", func() bool { return fromStream(readMark(t, r)) })
+	eventually(t, 5*time.Second, "the idle market is unsubscribed", func() bool { return len(v.latest().subscribed()) == 0 })
+	// Well inside the 2 s bound: only the drop can send this read to REST.
+	eventually(t, 500*time.Millisecond, "a read after the unsubscription goes to REST", func() bool {
+		return !fromStream(readMark(t, r))
+	})
+	eventually(t, 5*time.Second, "subscribed again and answered from the view", func() bool { return fromStream(readMark(t, r)) })
+}

@@ -149,5 +149,5 @@ func (h *holder) resynced(ctx context.Context, r snapshotResult) {
 		b.apply(u)
 	}
 	m.book, m.pending, m.resync = b, nil, false
-	h.publish("m."+subjectToken(r.market), streamMsg{Market: r.market, At: h.lastMsg, Up: true, Book: b.part(h.f.s.cfg.MaxDepth)})
+	h.publish("m."+subjectToken(r.market), streamMsg{Market: r.market, At: h.lastMsg, Up: true, Socket: h.socket, Book: b.part(h.f.s.cfg.MaxDepth)})
 }

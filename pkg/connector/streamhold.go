@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -16,8 +17,11 @@ type holder struct {
 	conn    StreamConn
 	events  chan StreamEvent
 	failed  chan error
+	gone    chan struct{} // closed when the socket is dropped: its reader stops
 	lastMsg int64     // Unix ms of the socket's last frame
 	dialed  time.Time // when the socket opened
+	socket  string    // names this socket in what is published
+	dials   int
 
 	demand     map[string]time.Time // market -> last asked for by any replica
 	subscribed map[string]bool
@@ -106,7 +110,7 @@ func (f *feed) hold(ctx context.Context) {
 			}
 			h.sweep(ctx)
 			if h.conn != nil && h.lastMsg > 0 {
-				h.publish("beat", streamMsg{At: h.lastMsg, Up: true})
+				h.publish("beat", streamMsg{At: h.lastMsg, Up: true, Socket: h.socket})
 			}
 		}
 	}
@@ -140,10 +144,12 @@ func (h *holder) dial(ctx context.Context) bool {
 		f.s.log.Info("stream dial failed", "env", f.env, "err", err)
 		return false
 	}
+	h.dials++
 	h.conn, h.lastMsg, h.dialed = conn, 0, f.s.now()
+	h.socket = f.s.cfg.Replica + "-" + strconv.Itoa(h.dials)
 	f.s.metrics.StreamSocket(string(f.s.x), string(f.env), true)
-	h.events, h.failed = make(chan StreamEvent, 256), make(chan error, 1)
-	go read(ctx, conn, h.events, h.failed)
+	h.events, h.failed, h.gone = make(chan StreamEvent, 256), make(chan error, 1), make(chan struct{})
+	go read(ctx, conn, h.events, h.failed, h.gone)
 	h.subscribed = map[string]bool{}
 	var list []string
 	for m := range h.demand {
@@ -154,15 +160,17 @@ func (h *holder) dial(ctx context.Context) bool {
 }
 
 // read pumps one socket's frames until it fails or ctx ends.
-func read(ctx context.Context, conn StreamConn, events chan<- StreamEvent, failed chan<- error) {
+func read(ctx context.Context, conn StreamConn, events chan<- StreamEvent, failed chan<- error, gone <-chan struct{}) {
 	for {
 		ev, err := conn.Next(ctx)
 		if err != nil {
-			failed <- err
+			failed <- err // buffered: the holder may have dropped the socket already
 			return
 		}
 		select {
 		case events <- ev:
+		case <-gone:
+			return
 		case <-ctx.Done():
 			return
 		}
@@ -176,8 +184,9 @@ func (h *holder) drop(context.Context) {
 		return
 	}
 	_ = h.conn.Close()
+	close(h.gone)
 	h.f.s.metrics.StreamSocket(string(h.f.s.x), string(h.f.env), false)
-	h.conn, h.events, h.failed = nil, nil, nil
+	h.conn, h.events, h.failed, h.gone = nil, nil, nil, nil
 	h.subscribed = map[string]bool{}
 	for _, m := range h.held {
 		m.book, m.pending, m.resync = nil, nil, false
@@ -228,6 +237,12 @@ func (h *holder) sweep(ctx context.Context) {
 			delete(h.subscribed, m)
 		}
 	}
+	for _, m := range idle { // replicas must not serve what no longer updates
+		if h.conn == nil {
+			break // replicas already hold nothing current
+		}
+		h.publish("m."+subjectToken(m), streamMsg{Market: m, At: h.lastMsg, Up: true, Socket: h.socket, Drop: true})
+	}
 	if h.conn != nil && len(idle) > 0 {
 		_ = h.conn.Unsubscribe(ctx, idle)
 	}
@@ -237,12 +252,15 @@ func (h *holder) handle(ctx context.Context, ev StreamEvent) {
 	if ev.Market == "" {
 		return // heartbeat: lastMsg moved, the next beat tells replicas
 	}
+	if !h.subscribed[ev.Market] {
+		return // still in flight after an unsubscription
+	}
 	m := h.held[ev.Market]
 	if m == nil {
 		m = &heldMarket{}
 		h.held[ev.Market] = m
 	}
-	msg := streamMsg{Market: ev.Market, At: h.lastMsg, Up: true}
+	msg := streamMsg{Market: ev.Market, At: h.lastMsg, Up: true, Socket: h.socket}
 	if u := ev.Mark; u != nil {
 		if u.MarkPrice.Valid {
 			m.mark.Mark = u.MarkPrice.Decimal

@@ -11,11 +11,17 @@ import (
 
 // streamMsg is what the holder publishes: one market's changed part, or
 // (no market) a beat saying whether the socket is up. At is the socket's
-// last message or heartbeat, Unix ms, on the holder's clock.
+// last message or heartbeat, Unix ms, on the holder's clock. Socket names
+// the socket (holder and dial): a market's data counts only while the
+// socket it came on is the one beating, so after a reconnect or a handover
+// nothing is served until the new socket has sent it. Drop: the market
+// was unsubscribed.
 type streamMsg struct {
 	Market  string       `json:"market,omitempty"`
 	At      int64        `json:"at"`
 	Up      bool         `json:"up"`
+	Socket  string       `json:"socket,omitempty"`
+	Drop    bool         `json:"drop,omitempty"`
 	Mark    *markPart    `json:"mark,omitempty"`
 	Funding *fundingPart `json:"funding,omitempty"`
 	Book    *bookPart    `json:"book,omitempty"`
@@ -43,6 +49,7 @@ type bookPart struct {
 }
 
 type viewMarket struct {
+	socket  string
 	mark    *markPart
 	funding *fundingPart
 	book    *bookPart
@@ -53,6 +60,7 @@ type view struct {
 	mu      sync.RWMutex
 	at      int64 // last message or heartbeat on the holder's socket, Unix ms
 	up      bool
+	socket  string // the socket beating now
 	markets map[string]*viewMarket
 }
 
@@ -71,15 +79,22 @@ func (v *view) apply(data []byte) int64 {
 		return 0
 	}
 	v.up = true
+	if m.Socket != v.socket {
+		v.socket, v.at = m.Socket, 0
+	}
 	if m.At > v.at {
 		v.at = m.At
 	}
 	if m.Market == "" {
 		return m.At
 	}
+	if m.Drop {
+		delete(v.markets, m.Market)
+		return m.At
+	}
 	vm := v.markets[m.Market]
-	if vm == nil {
-		vm = &viewMarket{}
+	if vm == nil || vm.socket != m.Socket {
+		vm = &viewMarket{socket: m.Socket}
 		v.markets[m.Market] = vm
 	}
 	if m.Mark != nil {
@@ -103,12 +118,15 @@ func (v *view) fresh(now time.Time, bound time.Duration) (int64, bool) {
 	return v.at, now.UnixMilli()-v.at <= bound.Milliseconds()
 }
 
+// current reports data that came on the socket beating now. Caller holds v.mu.
+func (v *view) current(vm *viewMarket) bool { return vm != nil && vm.socket == v.socket }
+
 func (v *view) markPrice(now time.Time, bound time.Duration, native string) (contract.MarkPriceResult, bool) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	at, ok := v.fresh(now, bound)
 	vm := v.markets[native]
-	if !ok || vm == nil || vm.mark == nil {
+	if !ok || !v.current(vm) || vm.mark == nil {
 		return contract.MarkPriceResult{}, false
 	}
 	return contract.MarkPriceResult{MarkPrice: vm.mark.Mark, IndexPrice: vm.mark.Index, AsOf: at}, true
@@ -119,7 +137,7 @@ func (v *view) fundingRate(now time.Time, bound time.Duration, native string) (c
 	defer v.mu.RUnlock()
 	at, ok := v.fresh(now, bound)
 	vm := v.markets[native]
-	if !ok || vm == nil || vm.funding == nil {
+	if !ok || !v.current(vm) || vm.funding == nil {
 		return contract.FundingRateResult{}, false
 	}
 	return contract.FundingRateResult{FundingRate: vm.funding.Rate, NextFundingTime: vm.funding.Next, AsOf: at}, true
@@ -132,7 +150,7 @@ func (v *view) orderbook(now time.Time, bound time.Duration, native string, dept
 	defer v.mu.RUnlock()
 	at, ok := v.fresh(now, bound)
 	vm := v.markets[native]
-	if !ok || vm == nil || vm.book == nil || !vm.book.Synced || depth > vm.book.Depth {
+	if !ok || !v.current(vm) || vm.book == nil || !vm.book.Synced || depth > vm.book.Depth {
 		return contract.OrderbookResult{}, false
 	}
 	b := vm.book
@@ -157,7 +175,7 @@ func (v *view) marketsWithFunding(now time.Time, bound time.Duration, list []Mar
 	out := contract.MarketsResult{Markets: make([]contract.MarketEntry, 0, len(list)), AsOf: at}
 	for _, m := range list {
 		vm := v.markets[m.Native]
-		if vm == nil || vm.mark == nil || vm.funding == nil || !vm.funding.HasOI {
+		if !v.current(vm) || vm.mark == nil || vm.funding == nil || !vm.funding.HasOI {
 			return contract.MarketsResult{}, false
 		}
 		out.Markets = append(out.Markets, contract.MarketEntry{Symbol: m.Native, MarkPrice: vm.mark.Mark,
