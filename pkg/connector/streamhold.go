@@ -18,9 +18,9 @@ type holder struct {
 	events  chan StreamEvent
 	failed  chan error
 	gone    chan struct{} // closed when the socket is dropped: its reader stops
-	lastMsg int64     // Unix ms of the socket's last frame
-	dialed  time.Time // when the socket opened
-	socket  string    // names this socket in what is published
+	lastMsg int64         // Unix ms of the socket's last frame
+	dialed  time.Time     // when the socket opened
+	socket  string        // names this socket in what is published
 	dials   int
 
 	demand     map[string]time.Time // market -> last asked for by any replica
