@@ -31,13 +31,14 @@ type holder struct {
 }
 
 type heldMarket struct {
-	mark    markPart
-	hasMark bool
-	funding fundingPart
-	hasFund bool
-	book    *book // nil until a snapshot arrived
-	pending []BookUpdate
-	resync  bool // a snapshot call is under way; updates wait in pending
+	mark     markPart
+	hasMark  bool
+	hasIndex bool // venues sending mark and index apart (OKX): answer only with both
+	funding  fundingPart
+	hasFund  bool
+	book     *book // nil until a snapshot arrived
+	pending  []BookUpdate
+	resync   bool // a snapshot call is under way; updates wait in pending
 }
 
 type snapshotResult struct {
@@ -267,9 +268,9 @@ func (h *holder) handle(ctx context.Context, ev StreamEvent) {
 			m.hasMark = true
 		}
 		if u.IndexPrice.Valid {
-			m.mark.Index = u.IndexPrice.Decimal
+			m.mark.Index, m.hasIndex = u.IndexPrice.Decimal, true
 		}
-		if m.hasMark {
+		if m.hasMark && m.hasIndex {
 			p := m.mark
 			msg.Mark = &p
 		}
