@@ -275,6 +275,7 @@ func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
 		return // the edge has already answered EXCHANGE_TIMEOUT
 	}
 	x := string(r.adapter.Exchange())
+	ctx = telemetry.WithVenueRequests(ctx, r.cfg.Metrics, x)
 	ctx, span := telemetry.Tracer().Start(telemetry.Extract(ctx, req.Headers()), "connector "+x+" "+op.Name,
 		trace.WithSpanKind(trace.SpanKindServer))
 	defer span.End()

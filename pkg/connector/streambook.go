@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/telemetry"
 )
 
 // book is a held order book: levels by price, and the venue's sequence
@@ -115,7 +116,7 @@ func (h *holder) bookUpdate(ctx context.Context, market string, m *heldMarket, u
 }
 
 func (h *holder) snapshot(ctx context.Context, market string) {
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	sctx, cancel := context.WithTimeout(telemetry.WithVenueRequests(ctx, h.f.s.metrics, string(h.f.s.x)), 10*time.Second)
 	defer cancel()
 	b, err := h.f.s.st.BookSnapshot(sctx, h.f.env, market, h.f.s.cfg.MaxDepth)
 	select {

@@ -25,6 +25,7 @@ type Metrics struct {
 	StreamReconnects *prometheus.CounterVec // perpgate_stream_reconnects_total{exchange,env}
 	StreamMessages   *prometheus.CounterVec // perpgate_stream_messages_total{exchange,env}: frames read by the holder
 	StreamLag        *prometheus.GaugeVec   // perpgate_stream_lag_seconds{exchange,env}: frame on the holder's socket to this replica's view
+	VenueRequests    *prometheus.CounterVec // perpgate_venue_requests_total{exchange,endpoint}: every REST call to a venue
 }
 
 // NewMetrics registers the perpgate metrics and the Go runtime collectors.
@@ -63,8 +64,11 @@ func NewMetrics() *Metrics {
 		StreamLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "perpgate_stream_lag_seconds", Help: "Delay from a frame on the holder's socket to this replica's view, last update.",
 		}, []string{"exchange", "env"}),
+		VenueRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "perpgate_venue_requests_total", Help: "REST calls made to the venue, by exchange and endpoint (method and path, ids as {id}).",
+		}, []string{"exchange", "endpoint"}),
 	}
-	reg.MustRegister(m.Requests, m.RequestDuration, m.RateLimited, m.UpstreamDuration, m.UpstreamErrors,
+	reg.MustRegister(m.Requests, m.RequestDuration, m.RateLimited, m.UpstreamDuration, m.UpstreamErrors, m.VenueRequests,
 		m.StreamReads, m.StreamSocketUp, m.StreamReconnects, m.StreamMessages, m.StreamLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

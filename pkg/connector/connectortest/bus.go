@@ -14,6 +14,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/telemetry"
 )
 
 // Replica is one connector replica on its own NATS connection.
@@ -31,6 +32,7 @@ type Options struct {
 	Env      contract.Environment
 	Secret   contract.Secret
 	Stream   connector.StreamConfig
+	Metrics  *telemetry.Metrics // optional
 }
 
 // Serve starts a runtime for a, answering one credential's secret
@@ -52,7 +54,7 @@ func Serve(t testing.TB, a connector.Adapter, opts Options) *Replica {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
-	rt := connector.New(connector.Config{Subjects: opts.Subjects, Stream: opts.Stream}, a, nc,
+	rt := connector.New(connector.Config{Subjects: opts.Subjects, Stream: opts.Stream, Metrics: opts.Metrics}, a, nc,
 		connector.NewMemoryIdempotency(time.Now), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := rt.Start(); err != nil {
 		t.Fatal(err)

@@ -10,12 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/connectortest"
 	"github.com/perpgate/perpgate/pkg/contract"
 	pe "github.com/perpgate/perpgate/pkg/paper"
+	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/connectors/paper"
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/shopspring/decimal"
 )
 
@@ -25,6 +28,11 @@ const btc = "BTC-USD-PERP"
 // a connector replica on it whose stream is the venue's websocket or (in
 // process) its engine.
 func streamed(t *testing.T, inProcess bool) (*connectortest.Replica, *pe.Engine, *atomic.Int64, *sockets) {
+	r, e, reads, socks, _ := streamedWithMetrics(t, inProcess)
+	return r, e, reads, socks
+}
+
+func streamedWithMetrics(t *testing.T, inProcess bool) (*connectortest.Replica, *pe.Engine, *atomic.Int64, *sockets, *telemetry.Metrics) {
 	t.Helper()
 	e := pe.New(pe.Config{Seed: 1})
 	var markReads atomic.Int64
@@ -40,13 +48,15 @@ func streamed(t *testing.T, inProcess bool) (*connectortest.Replica, *pe.Engine,
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	a := paper.NewAdapter(venue.NewClient(srv.URL, srv.Client()))
+	// The connectors' own HTTP client: it counts venue requests.
+	a := paper.NewAdapter(venue.NewClient(srv.URL, connector.NewHTTPClient(5*time.Second)))
 	if inProcess {
 		a.StreamFromEngine(e)
 	}
+	metrics := telemetry.NewMetrics()
 	r := connectortest.Serve(t, a, connectortest.Options{URL: testenv.EmbeddedNATS(t).ClientURL(),
-		Subjects: contract.NewSubjects(testenv.Prefix(t)), Env: contract.Mainnet})
-	return r, e, &markReads, socks
+		Subjects: contract.NewSubjects(testenv.Prefix(t)), Env: contract.Mainnet, Metrics: metrics})
+	return r, e, &markReads, socks, metrics
 }
 
 // sockets counts the venue's stream sockets and can drop them all (a
@@ -88,7 +98,7 @@ func TestPaperStreamServesMarkPrice(t *testing.T) {
 	for _, inProcess := range []bool{false, true} {
 		name := map[bool]string{false: "websocket", true: "in process"}[inProcess]
 		t.Run(name, func(t *testing.T) {
-			r, e, markReads, _ := streamed(t, inProcess)
+			r, e, markReads, _, metrics := streamedWithMetrics(t, inProcess)
 			if res := r.MarkPrice(t, btc); markReads.Load() != 1 || res.AsOf == 0 {
 				t.Fatalf("first read: %d REST reads, asOf %d; want 1 and the receipt time", markReads.Load(), res.AsOf)
 			}
@@ -111,6 +121,16 @@ func TestPaperStreamServesMarkPrice(t *testing.T) {
 			}
 			if got := markReads.Load(); got != before {
 				t.Fatalf("REST mark reads went from %d to %d while streaming", before, got)
+			}
+			// The metrics tell the same: venue calls and reads by source.
+			venue := testutil.ToFloat64(metrics.VenueRequests.WithLabelValues("paper", "GET /v1/markets/"+btc+"/mark"))
+			if int64(venue) != markReads.Load() {
+				t.Errorf("perpgate_venue_requests_total for the mark = %v, the venue saw %d", venue, markReads.Load())
+			}
+			fromStream := testutil.ToFloat64(metrics.StreamReads.WithLabelValues("paper", contract.OpGetMarkPrice, "stream"))
+			fromREST := testutil.ToFloat64(metrics.StreamReads.WithLabelValues("paper", contract.OpGetMarkPrice, "rest"))
+			if fromStream < 100 || int64(fromREST) != markReads.Load() {
+				t.Errorf("reads by source: stream %v, rest %v (venue saw %d)", fromStream, fromREST, markReads.Load())
 			}
 		})
 	}
