@@ -201,16 +201,15 @@ func readMark(t *testing.T, r *Runtime) contract.MarkPriceResult {
 	return res
 }
 
-// eventually polls cond every 10 ms until it holds or within passes.
+// eventually polls cond until it holds, failing t after within.
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, within)
+	testenv.Poll(t, what, within, func() error {
+		if cond() {
+			return nil
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return errors.New("not yet")
+	})
 }
 
 func fromStream(res contract.MarkPriceResult) bool {

@@ -5,6 +5,7 @@ package connectortest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/telemetry"
+	"github.com/perpgate/perpgate/pkg/testenv"
 )
 
 // Replica is one connector replica on its own NATS connection.
@@ -87,14 +89,13 @@ func (r *Replica) MarkPrice(t testing.TB, market string) contract.MarkPriceResul
 	return res
 }
 
-// Eventually polls cond every 10 ms until it holds, failing t after within.
+// Eventually is testenv.Poll for a condition without an error to show.
 func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, within)
+	testenv.Poll(t, what, within, func() error {
+		if cond() {
+			return nil
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return errors.New("not yet")
+	})
 }
