@@ -34,7 +34,10 @@ func streamed(t *testing.T, inProcess bool) (*connectortest.Replica, *pe.Engine,
 
 func streamedWithMetrics(t *testing.T, inProcess bool) (*connectortest.Replica, *pe.Engine, *atomic.Int64, *sockets, *telemetry.Metrics) {
 	t.Helper()
-	e := pe.New(pe.Config{Seed: 1})
+	// The venue's clock stands still, so the price walk does not move a
+	// mark a test set before the stream shows it.
+	frozen := time.Now()
+	e := pe.New(pe.Config{Seed: 1, Now: func() time.Time { return frozen }})
 	var markReads atomic.Int64
 	h := venue.NewHandler(e)
 	socks := &sockets{}
