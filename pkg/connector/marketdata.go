@@ -38,6 +38,11 @@ func (d dispatch) fundingRate(ctx context.Context, m Market) (contract.FundingRa
 }
 
 func (d dispatch) marketsWithFunding(ctx context.Context) (contract.MarketsResult, error) {
+	if ls, ok := d.r.adapter.(MarketListStreamer); !ok || !ls.StreamsMarketList() {
+		res, err := d.r.adapter.GetMarketsWithFunding(ctx, d.cred)
+		res.AsOf = d.asOf(res.AsOf)
+		return res, err
+	}
 	if set, err := d.r.markets.set(ctx, d.r.adapter, d.cred, false); err == nil {
 		res, ok := d.r.streams.marketsWithFunding(d.streamEnv(), set.list)
 		if d.observe(contract.OpGetMarketsWithFunding, ok) {

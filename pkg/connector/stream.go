@@ -29,6 +29,14 @@ type StreamScope interface {
 	StreamsFor(c Credential) bool
 }
 
+// MarketListStreamer is implemented by Streamers whose stream carries open
+// interest and can hold every market at once: getMarketsWithFunding then
+// subscribes them all and is answered from the view. Others answer it
+// over REST (one bulk call on most venues) and subscribe nothing for it.
+type MarketListStreamer interface {
+	StreamsMarketList() bool
+}
+
 // StreamConn is one open socket. The runtime calls Next from one goroutine
 // and Subscribe/Unsubscribe/Close from another.
 type StreamConn interface {

@@ -137,3 +137,28 @@ func TestBinanceStreamReconnects(t *testing.T) {
 			quiet(f, "/fapi/v1/premiumIndex", func() { r.MarkPrice(t, "BTC-USDT-PERP") })
 	})
 }
+
+// TestBinanceMarketListStaysOnREST: Binance streams no open interest, so
+// getMarketsWithFunding is a REST call that subscribes nothing (every
+// market at once would pass Binance's 200 streams per connection).
+func TestBinanceMarketListStaysOnREST(t *testing.T) {
+	f, r := streamFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var res contract.MarketsResult
+	for range 3 {
+		if err := r.Call(ctx, contract.OpGetMarketsWithFunding, struct{}{}, &res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res.AsOf == 0 || len(res.Markets) == 0 {
+		t.Fatalf("markets %+v", res)
+	}
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if d := f.sim.StreamDials(); d != 0 {
+			t.Fatalf("getMarketsWithFunding opened %d sockets", d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -166,3 +166,8 @@ func nullDec(s string) decimal.NullDecimal {
 	}
 	return decimal.NewNullDecimal(dec(s))
 }
+
+// StreamsMarketList implements connector.MarketListStreamer:
+// activeAssetCtx carries open interest, and two subscriptions per coin stay
+// within the venue's 1000 per IP.
+func (a *Adapter) StreamsMarketList() bool { return true }

@@ -72,3 +72,7 @@ func eventFromFrame(f venue.StreamFrame) connector.StreamEvent {
 		Book: &connector.BookUpdate{Snapshot: true, Depth: venue.StreamDepth, Bids: levelsFromVenue(f.Bids), Asks: levelsFromVenue(f.Asks)},
 	}
 }
+
+// StreamsMarketList implements connector.MarketListStreamer: ticks carry
+// open interest and the venue has a handful of markets.
+func (a *Adapter) StreamsMarketList() bool { return true }
