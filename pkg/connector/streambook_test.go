@@ -80,7 +80,7 @@ func TestLoadStreamConfig(t *testing.T) {
 		t.Fatal("bad settings accepted")
 	} else {
 		for _, name := range []string{"PERPGATE_STREAM:", "PERPGATE_STREAM_BOOK_STALE_MS", "PERPGATE_STREAM_IDLE_MS"} {
-			if !contains(err.Error(), name) {
+			if !strings.Contains(err.Error(), name) {
 				t.Errorf("error %q does not name %s", err, name)
 			}
 		}
@@ -90,5 +90,3 @@ func TestLoadStreamConfig(t *testing.T) {
 		t.Errorf("defaults %+v, want 2 s prices and 1 s books", d)
 	}
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
