@@ -37,6 +37,13 @@ type MarketListStreamer interface {
 	StreamsMarketList() bool
 }
 
+// StreamCapacity is implemented by Streamers whose venue caps the
+// subscriptions of one socket: past MaxStreamMarkets markets the rest are
+// read over REST until subscribed ones go idle.
+type StreamCapacity interface {
+	MaxStreamMarkets() int
+}
+
 // StreamConn is one open socket. The runtime calls Next from one goroutine
 // and Subscribe/Unsubscribe/Close from another.
 type StreamConn interface {

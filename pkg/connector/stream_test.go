@@ -417,3 +417,48 @@ func TestStreamIdleMarketUnsubscribed(t *testing.T) {
 	})
 	eventually(t, 5*time.Second, "subscribed again and answered from the view", func() bool { return fromStream(readMark(t, r)) })
 }
+
+// cappedVenue lists BTC and ETH but takes one market per socket.
+type cappedVenue struct{ *streamVenue }
+
+func (v cappedVenue) Markets(context.Context, Credential) ([]Market, error) {
+	m := func(base string) Market {
+		return Market{Canonical: base + "-USD-PERP", Native: base, Base: base, Quote: "USD", Multiplier: 1,
+			TickSize: decimal.RequireFromString("0.1"), LotSize: decimal.RequireFromString("0.001")}
+	}
+	return []Market{m("BTC"), m("ETH")}, nil
+}
+
+func (v cappedVenue) MaxStreamMarkets() int { return 1 }
+
+// TestStreamCapacity: past the venue's cap per socket a market is read over
+// REST and never subscribed.
+func TestStreamCapacity(t *testing.T) {
+	url := testenv.EmbeddedNATS(t).ClientURL()
+	v := cappedVenue{newStreamVenue()}
+	r, _ := streamRuntime(t, url, testenv.Prefix(t), v, StreamConfig{})
+	d := dispatch{r: r, cred: streamCred}
+	read := func(market string) contract.MarkPriceResult {
+		m, err := d.market(context.Background(), market)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := d.markPrice(context.Background(), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	read("BTC")
+	eventually(t, 5*time.Second, "BTC from the stream", func() bool { return fromStream(read("BTC")) })
+	read("ETH")
+	for range 20 {
+		if fromStream(read("ETH")) {
+			t.Fatal("ETH answered from a stream past the cap")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if s := v.latest().subscribed(); len(s) != 1 || s[0] != "BTC" {
+		t.Fatalf("subscribed %v, want only BTC", s)
+	}
+}

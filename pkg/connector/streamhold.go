@@ -208,9 +208,13 @@ func (h *holder) want(ctx context.Context, list []string) {
 }
 
 func (h *holder) subscribe(ctx context.Context, list []string) {
+	room := int(^uint(0) >> 1)
+	if c, ok := h.f.s.st.(StreamCapacity); ok {
+		room = c.MaxStreamMarkets() - len(h.subscribed)
+	}
 	var todo []string
 	for _, m := range list {
-		if !h.subscribed[m] {
+		if !h.subscribed[m] && len(todo) < room {
 			todo = append(todo, m)
 		}
 	}
@@ -246,6 +250,14 @@ func (h *holder) sweep(ctx context.Context) {
 	}
 	if h.conn != nil && len(idle) > 0 {
 		_ = h.conn.Unsubscribe(ctx, idle)
+		// Room freed: markets asked for past a venue's cap get their turn.
+		var waiting []string
+		for m := range h.demand {
+			if !h.subscribed[m] {
+				waiting = append(waiting, m)
+			}
+		}
+		h.subscribe(ctx, waiting)
 	}
 }
 

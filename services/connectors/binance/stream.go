@@ -182,3 +182,7 @@ func eventFromFrame(data []byte) (connector.StreamEvent, error) {
 	}
 	return connector.StreamEvent{}, nil
 }
+
+// MaxStreamMarkets implements connector.StreamCapacity: Binance allows 200
+// streams per connection (fact sheet §12), one per market on each socket.
+func (a *Adapter) MaxStreamMarkets() int { return 200 }

@@ -171,3 +171,7 @@ func nullDec(s string) decimal.NullDecimal {
 // activeAssetCtx carries open interest, and two subscriptions per coin stay
 // within the venue's 1000 per IP.
 func (a *Adapter) StreamsMarketList() bool { return true }
+
+// MaxStreamMarkets implements connector.StreamCapacity: two subscriptions
+// per coin within the venue's 1000 per IP.
+func (a *Adapter) MaxStreamMarkets() int { return 500 }
