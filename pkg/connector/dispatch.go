@@ -50,7 +50,7 @@ func (d dispatch) run(ctx context.Context, op *contract.Operation, params any) (
 		if err != nil {
 			return nil, err
 		}
-		return a.GetOrderbook(ctx, c, m, p.Depth)
+		return d.orderbook(ctx, m, p.Depth)
 	case *contract.CandlesParams:
 		m, err := d.market(ctx, p.Market)
 		if err != nil {
@@ -147,7 +147,7 @@ func (d dispatch) accountWide(ctx context.Context, op *contract.Operation) (any,
 	a, c := d.r.adapter, d.cred
 	switch op.Name {
 	case contract.OpGetMarketsWithFunding:
-		res, err := a.GetMarketsWithFunding(ctx, c)
+		res, err := d.marketsWithFunding(ctx)
 		for i := range res.Markets {
 			res.Markets[i].Symbol = d.canon(ctx, res.Markets[i].Symbol)
 			res.Markets[i].Hourly()
@@ -177,9 +177,9 @@ func (d dispatch) perMarket(ctx context.Context, op *contract.Operation, p *cont
 	}
 	switch op.Name {
 	case contract.OpGetMarkPrice:
-		return a.GetMarkPrice(ctx, c, m)
+		return d.markPrice(ctx, m)
 	case contract.OpGetFundingRate:
-		res, err := a.GetFundingRate(ctx, c, m)
+		res, err := d.fundingRate(ctx, m)
 		res.Hourly()
 		return res, err
 	case contract.OpGetFeeInfo:

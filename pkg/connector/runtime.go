@@ -38,6 +38,8 @@ type Config struct {
 	Ledger NotionalLedger
 	// ProtectionCheck is how often watched pairs are checked; default 2 s.
 	ProtectionCheck time.Duration
+	// Stream tunes the market-data view of adapters that are Streamers.
+	Stream StreamConfig
 }
 
 // DefaultConfig returns the runtime defaults.
@@ -98,7 +100,11 @@ type Runtime struct {
 	log     *slog.Logger
 	secrets *secretCache
 	markets *marketCache
-	jobs    chan job
+	streams *streams // nil: market data from REST only
+	// intervals are the funding intervals REST answers gave, for answers
+	// from the stream view, which carry none.
+	intervals *intervalCache
+	jobs      chan job
 
 	protections ProtectionStore
 	stopWatch   context.CancelFunc
@@ -121,14 +127,16 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 	cfg = cfg.withDefaults()
 	x := adapter.Exchange()
 	return &Runtime{
-		cfg:     cfg,
-		adapter: adapter,
-		nc:      nc,
-		idem:    idem,
-		ledger:  cfg.Ledger,
-		log:     log.With("exchange", string(x)),
-		secrets: newSecretCache(nc, cfg.Subjects.Secret(x), cfg.SecretTTL, cfg.Now),
-		markets: newMarketCache(cfg.MarketTTL, cfg.Now),
+		cfg:       cfg,
+		adapter:   adapter,
+		nc:        nc,
+		idem:      idem,
+		ledger:    cfg.Ledger,
+		log:       log.With("exchange", string(x)),
+		secrets:   newSecretCache(nc, cfg.Subjects.Secret(x), cfg.SecretTTL, cfg.Now),
+		markets:   newMarketCache(cfg.MarketTTL, cfg.Now),
+		intervals: newIntervalCache(cfg.Now),
+		streams:   newStreams(cfg.Stream, adapter, nc, cfg.Subjects, log.With("exchange", string(x)), cfg.Now, cfg.Metrics),
 
 		protections: cfg.Protections,
 	}
@@ -202,6 +210,7 @@ func (r *Runtime) Stop() error {
 		stopWatch()
 		r.watching.Wait()
 	}
+	r.streams.close()
 	var errs []error
 	if sub != nil {
 		errs = append(errs, sub.Unsubscribe())
@@ -270,6 +279,7 @@ func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
 		return // the edge has already answered EXCHANGE_TIMEOUT
 	}
 	x := string(r.adapter.Exchange())
+	ctx = telemetry.WithVenueRequests(ctx, r.cfg.Metrics, x)
 	ctx, span := telemetry.Tracer().Start(telemetry.Extract(ctx, req.Headers()), "connector "+x+" "+op.Name,
 		trace.WithSpanKind(trace.SpanKindServer))
 	defer span.End()

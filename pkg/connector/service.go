@@ -17,11 +17,12 @@ import (
 // ServiceConfig is what every connector process needs besides its
 // exchange's own settings.
 type ServiceConfig struct {
-	NATSURL       string   // PERPGATE_NATS_URL
-	RedisURL      string   // PERPGATE_REDIS_URL: shared idempotency store; empty keeps it in process (one replica only)
-	SubjectPrefix string   // PERPGATE_SUBJECT_PREFIX
-	HealthAddr    string   // PERPGATE_HEALTH_ADDR: /healthz, /readyz and /metrics; empty serves none
-	NATSAuth      bus.Auth // PERPGATE_NATS_USER, PERPGATE_NATS_PASSWORD, PERPGATE_NATS_INBOX_PREFIX
+	NATSURL       string       // PERPGATE_NATS_URL
+	RedisURL      string       // PERPGATE_REDIS_URL: shared idempotency store; empty keeps it in process (one replica only)
+	SubjectPrefix string       // PERPGATE_SUBJECT_PREFIX
+	HealthAddr    string       // PERPGATE_HEALTH_ADDR: /healthz, /readyz and /metrics; empty serves none
+	NATSAuth      bus.Auth     // PERPGATE_NATS_USER, PERPGATE_NATS_PASSWORD, PERPGATE_NATS_INBOX_PREFIX
+	Stream        StreamConfig // PERPGATE_STREAM*, see LoadStreamConfig
 
 	lookup func(string) (string, bool) // for the standard OTEL_* settings
 }
@@ -41,9 +42,10 @@ func LoadServiceConfig(lookup func(string) (string, bool)) (ServiceConfig, error
 	if v, ok := lookup("PERPGATE_HEALTH_ADDR"); ok {
 		c.HealthAddr = v
 	}
-	var err error
-	c.NATSAuth, err = bus.LoadAuth(lookup)
-	return c, err
+	var err1, err2 error
+	c.NATSAuth, err1 = bus.LoadAuth(lookup)
+	c.Stream, err2 = LoadStreamConfig(lookup)
+	return c, errors.Join(err1, err2)
 }
 
 // drainTimeout bounds how long a stopping service flushes its NATS connection.
@@ -90,7 +92,8 @@ func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Lo
 		return err
 	}
 	defer func() { err = errors.Join(err, stopHealth()) }()
-	rt := New(Config{Subjects: contract.NewSubjects(cfg.SubjectPrefix), Metrics: metrics, Protections: protections, Ledger: ledger}, adapter, nc, idem, log)
+	rt := New(Config{Subjects: contract.NewSubjects(cfg.SubjectPrefix), Metrics: metrics, Protections: protections, Ledger: ledger,
+		Stream: cfg.Stream}, adapter, nc, idem, log)
 	if err := rt.Start(); err != nil {
 		return err
 	}

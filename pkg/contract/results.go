@@ -13,12 +13,17 @@ type Level [2]decimal.Decimal
 type OrderbookResult struct {
 	Bids []Level `json:"bids"`
 	Asks []Level `json:"asks"`
+	// AsOf (Unix ms) is when the data was last known current: the venue's
+	// timestamp or the receipt of its answer, or for a healthy stream its
+	// last message or heartbeat (DESIGN §12). Zero (omitted) when unknown.
+	AsOf int64 `json:"asOf,omitempty"`
 }
 
 // MarkPriceResult is getMarkPrice's result.
 type MarkPriceResult struct {
 	MarkPrice  decimal.Decimal `json:"markPrice"`
 	IndexPrice decimal.Decimal `json:"indexPrice"`
+	AsOf       int64           `json:"asOf,omitempty"` // Unix ms, as OrderbookResult.AsOf
 }
 
 // Candle is one OHLCV candle.
@@ -45,6 +50,7 @@ type FundingRateResult struct {
 	// spread over them, so venues compare (DESIGN §12).
 	FundingIntervalHours int             `json:"fundingIntervalHours"`
 	FundingRateHourly    decimal.Decimal `json:"fundingRateHourly"`
+	AsOf                 int64           `json:"asOf,omitempty"` // Unix ms, as OrderbookResult.AsOf
 }
 
 // Hourly fills FundingRateHourly from the rate and its interval.
@@ -75,8 +81,11 @@ func (e *MarketEntry) Hourly() {
 }
 
 // MarketsResult is getMarketsWithFunding's result.
+// AsOf covers the whole list (one venue answer, or the oldest stream data
+// it was built from), so it sits beside the entries, not in each.
 type MarketsResult struct {
 	Markets []MarketEntry `json:"markets"`
+	AsOf    int64         `json:"asOf,omitempty"` // Unix ms, as OrderbookResult.AsOf
 }
 
 // FeeInfoResult is getFeeInfo's result, in basis points.

@@ -213,6 +213,9 @@ func typeSchema(t reflect.Type) map[string]any {
 			if sf.Name == "CreatedAt" || sf.Name == "Timestamp" || sf.Name == "Time" || sf.Name == "NextFundingTime" {
 				fs["description"] = "Unix time in seconds"
 			}
+			if sf.Name == "AsOf" {
+				fs["description"] = "Unix time in milliseconds when the data was last known current (venue answer, or the stream's last message or heartbeat)"
+			}
 			props[name] = fs
 			if !strings.Contains(opts, "omitempty") {
 				required = append(required, name)

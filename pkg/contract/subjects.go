@@ -64,3 +64,16 @@ const (
 	HeaderDeadline  = "Perpgate-Deadline"   // RFC 3339 (nanoseconds) absolute deadline
 	HeaderRequestID = "Perpgate-Request-Id" // UUID of the inbound HTTP request
 )
+
+// Stream roots the market-data stream of exchange x's env network: the
+// holder of its sockets publishes <root>.m.<market> and <root>.beat, and
+// replicas ask for markets on <root>.want.
+func (s Subjects) Stream(x Exchange, env Environment) string {
+	return s.Prefix + ".stream." + string(x) + "." + string(env)
+}
+
+// StreamLeases names the JetStream KV bucket whose keys say which replica
+// holds each venue's sockets.
+func (s Subjects) StreamLeases() string {
+	return strings.ToUpper(strings.NewReplacer(".", "_", "-", "_", "*", "_", ">", "_").Replace(s.Prefix)) + "_STREAM_LEASES"
+}

@@ -30,6 +30,23 @@ type Engine struct {
 
 	journal   Journal // nil: nothing is recorded
 	replaying bool    // Reopen is replaying the journal
+
+	// changed is closed (and replaced) when a mark is set, so streams
+	// push the new price at once rather than at their next interval.
+	changed chan struct{}
+}
+
+// Changed returns a channel closed at the next SetMarkPrice.
+func (e *Engine) Changed() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.changed
+}
+
+// notify wakes the waiters of Changed; e.mu is held.
+func (e *Engine) notify() {
+	close(e.changed)
+	e.changed = make(chan struct{})
 }
 
 // New returns an engine with cfg's defaults filled in. Markets with an empty
@@ -44,6 +61,7 @@ func New(cfg Config) *Engine {
 		lastStep: cfg.Now().Unix(),
 		orderSeq: 100000000,
 		fillSeq:  500000000,
+		changed:  make(chan struct{}),
 	}
 	for _, spec := range cfg.Markets {
 		key := strings.ToUpper(spec.Symbol)

@@ -207,6 +207,7 @@ func (e *Engine) SetMarkPrice(symbol string, price decimal.Decimal) (Prices, err
 	m.mark, m.index = p, p
 	m.record(now.Unix(), p, decimal.Zero)
 	e.checkOrders(m, now.Unix())
+	e.notify()
 	return Prices{Market: m.spec.Symbol, Mark: m.mark, Index: m.index, Time: now}, nil
 }
 

@@ -72,6 +72,7 @@ func HTTPTransport(base http.RoundTripper) http.RoundTripper {
 type tracingTransport struct{ base http.RoundTripper }
 
 func (t tracingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	countVenueRequest(req)
 	ctx, span := Tracer().Start(req.Context(), "upstream "+req.Method+" "+req.URL.Path,
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("http.request.method", req.Method), attribute.String("server.address", req.URL.Host)))

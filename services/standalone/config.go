@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/perpgate/perpgate/pkg/connector"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -41,6 +42,8 @@ type Config struct {
 	Bybit       bybit.Config   // PERPGATE_BYBIT_URL, PERPGATE_BYBIT_RECV_WINDOW
 	OKX         okx.Config     // PERPGATE_OKX_URL, PERPGATE_OKX_EXP_TIME
 	Paradex     paradex.Config // PERPGATE_PARADEX_*
+	// Stream tunes the market-data stream view (PERPGATE_STREAM*).
+	Stream connector.StreamConfig
 	// Exchanges are the exchanges served (PERPGATE_EXCHANGES, comma
 	// separated); empty serves every one built in. Calls for one left out
 	// answer EXCHANGE_UNAVAILABLE.
@@ -106,6 +109,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		c.PaperSeed = n
 	}
 	var err error
+	if c.Stream, err = connector.LoadStreamConfig(lookup); err != nil {
+		errs = append(errs, err)
+	}
 	if c.NATSAuth, err = bus.LoadAuth(lookup); err != nil {
 		errs = append(errs, err)
 	}

@@ -22,7 +22,8 @@ import (
 // gateway on it, as replicas of one agent need (fact sheet §4.4).
 func (g *Gateway) adapters(rdb *redis.Client) ([]connector.Adapter, error) {
 	// The paper venue runs in process, served through its HTTP handler
-	// without a socket; the adapter speaks its HTTP API like any other.
+	// without a socket; the adapter speaks its HTTP API like any other,
+	// and reads its market stream from the engine.
 	// Paper state survives restarts: every change is journaled in the data
 	// dir and replayed at start.
 	journal, records, err := paper.OpenFileJournal(filepath.Join(g.cfg.DataDir, "paper.journal"))
@@ -45,7 +46,7 @@ func (g *Gateway) adapters(rdb *redis.Client) ([]connector.Adapter, error) {
 		paradexCfg.Tokens = paradexconn.NewRedisTokens(rdb, g.cfg.Edge.SubjectPrefix+":paradex:jwt:")
 	}
 	return []connector.Adapter{
-		paperconn.NewAdapter(client),
+		paperconn.NewAdapter(client).StreamFromEngine(g.paper),
 		hyperliquid.NewAdapter(g.cfg.Hyperliquid, connector.NewHTTPClient(g.cfg.Hyperliquid.Timeout), hlOpts...),
 		binanceconn.NewAdapter(g.cfg.Binance, nil),
 		bybitconn.NewAdapter(g.cfg.Bybit, nil),

@@ -13,7 +13,7 @@ import (
 // connector lets that request finish with its answer, then stops taking
 // new ones.
 func TestEdgeDrainsInFlight(t *testing.T) {
-	// OKX's own connector left out: the stand-in below is the only one.
+	// OKX's own connector is left out: the slow one below stands in for it.
 	g := startGateway(t, func(c *Config) { c.Exchanges = []contract.Exchange{contract.Paper} })
 	cred := g.newCredential(g.Bootstrap().AccountID, contract.OKX, contract.Testnet, `{"apiKey":"k","apiSecret":"s","passphrase":"p"}`)
 

@@ -15,14 +15,20 @@ import (
 const (
 	DefaultMainnetURL = "https://fapi.binance.com"
 	DefaultTestnetURL = "https://demo-fapi.binance.com"
+	// Market-data websockets (fact sheet §12); the routes /market and
+	// /public are added per stream class.
+	DefaultMainnetStreamURL = "wss://fstream.binance.com"
+	DefaultTestnetStreamURL = "wss://fstream.binancefuture.com"
 )
 
 // Config holds the Binance connector's own settings.
 type Config struct {
-	MainnetURL string        // REST base for mainnet credentials
-	TestnetURL string        // REST base for testnet credentials
-	RecvWindow time.Duration // PERPGATE_BINANCE_RECV_WINDOW (milliseconds): how long a signed request stays valid
-	Timeout    time.Duration // per upstream call
+	MainnetURL string // REST base for mainnet credentials
+	TestnetURL string // REST base for testnet credentials
+	// MainnetStreamURL and TestnetStreamURL are the websocket bases.
+	MainnetStreamURL, TestnetStreamURL string
+	RecvWindow                         time.Duration // PERPGATE_BINANCE_RECV_WINDOW (milliseconds): how long a signed request stays valid
+	Timeout                            time.Duration // per upstream call
 	// Now is the local clock; nil means time.Now. Tests skew it.
 	Now func() time.Time
 }
@@ -32,10 +38,12 @@ type Config struct {
 // timeout.
 func DefaultConfig() Config {
 	return Config{
-		MainnetURL: DefaultMainnetURL,
-		TestnetURL: DefaultTestnetURL,
-		RecvWindow: 5 * time.Second,
-		Timeout:    10 * time.Second,
+		MainnetURL:       DefaultMainnetURL,
+		TestnetURL:       DefaultTestnetURL,
+		MainnetStreamURL: DefaultMainnetStreamURL,
+		TestnetStreamURL: DefaultTestnetStreamURL,
+		RecvWindow:       5 * time.Second,
+		Timeout:          10 * time.Second,
 	}
 }
 
@@ -48,6 +56,11 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	var errs []error
 	if v, ok := lookup("PERPGATE_BINANCE_URL"); ok && v != "" {
 		c.MainnetURL, c.TestnetURL = v, v
+		// A simulator serves its websocket on the same host.
+		c.MainnetStreamURL, c.TestnetStreamURL = wsURL(v), wsURL(v)
+	}
+	if v, ok := lookup("PERPGATE_BINANCE_WS_URL"); ok && v != "" {
+		c.MainnetStreamURL, c.TestnetStreamURL = v, v
 	}
 	if v, ok := lookup("PERPGATE_BINANCE_RECV_WINDOW"); ok && v != "" {
 		var err error
@@ -70,6 +83,19 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("the Binance upstream timeout must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// wsURL turns an http(s) base into the ws(s) one of the same host.
+func wsURL(base string) string {
+	return "ws" + strings.TrimPrefix(strings.TrimRight(base, "/"), "http")
+}
+
+// streamURL is the websocket base of env.
+func (c Config) streamURL(env contract.Environment) string {
+	if env == contract.Testnet {
+		return strings.TrimRight(c.TestnetStreamURL, "/")
+	}
+	return strings.TrimRight(c.MainnetStreamURL, "/")
 }
 
 // baseURL is the REST base of a credential's environment.

@@ -45,6 +45,7 @@ type symbolFilter struct {
 
 type depth struct {
 	LastUpdateID int64                `json:"lastUpdateId"`
+	T            int64                `json:"T"` // transaction time, ms
 	Bids         [][2]decimal.Decimal `json:"bids"`
 	Asks         [][2]decimal.Decimal `json:"asks"`
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
 	"github.com/shopspring/decimal"
 )
@@ -18,6 +19,7 @@ type Adapter struct {
 	// ensured remembers accounts whose starting balance was set, so that
 	// costs one venue call per credential and replica.
 	ensured sync.Map
+	local   *paper.Engine // set: the market stream is read in process
 }
 
 var _ connector.Adapter = (*Adapter)(nil)

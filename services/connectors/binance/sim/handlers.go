@@ -149,18 +149,23 @@ func (s *Server) depth(q *req) (any, *apiErr) {
 		}
 		limit = n
 	}
-	b, err := s.eng.Orderbook(m.Symbol, min(limit, 500))
-	if err != nil {
-		return nil, errf(500, -1000, "%v", err)
-	}
 	side := func(ls []paper.Level) [][2]string {
-		out := make([][2]string, len(ls))
-		for i, l := range ls {
-			out[i] = [2]string{l.Price.String(), l.Size.String()}
+		out := make([][2]string, min(len(ls), limit))
+		for i := range out {
+			out[i] = [2]string{ls[i].Price.String(), ls[i].Size.String()}
 		}
 		return out
 	}
 	t := q.now.UnixMilli()
+	// While a depth stream runs, its numbered book is the answer, so a
+	// client can line the stream's update ids up with lastUpdateId.
+	if nb, ok := s.numbered(m.Symbol); ok {
+		return map[string]any{"lastUpdateId": nb.id, "E": t, "T": t, "bids": side(nb.bids), "asks": side(nb.asks)}, nil
+	}
+	b, err := s.eng.Orderbook(m.Symbol, min(limit, 500))
+	if err != nil {
+		return nil, errf(500, -1000, "%v", err)
+	}
 	return map[string]any{"lastUpdateId": t, "E": t, "T": t, "bids": side(b.Bids), "asks": side(b.Asks)}, nil
 }
 

@@ -88,6 +88,8 @@ type Server struct {
 	weightUsed  int
 	throttled   bool      // a 429 was sent this minute
 	bannedUntil time.Time // 418 until then
+
+	hub hub // market-data websockets (stream.go)
 }
 
 // idOffset makes paper order ids look like Binance's (10 digits).
@@ -114,6 +116,7 @@ func New(cfg Config) *Server {
 		margin:  map[string]string{},
 		algos:   map[int64]*algo{},
 		algoSeq: 7_000_000_000,
+		hub:     hub{conns: map[*wsConn]struct{}{}, books: map[string]*numberedBook{}, skip: map[string]int{}},
 	}
 	s.routes = s.table()
 	return s
@@ -200,6 +203,10 @@ func w(n int) func(*req) int { return func(*req) int { return n } }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && isStreamPath(r.URL.Path) {
+		s.serveStream(rw, r)
+		return
+	}
 	rt, ok := s.routes[r.Method+" "+r.URL.Path]
 	if !ok {
 		s.write(rw, nil, errf(404, -1000, "Path %s %s not found.", r.Method, r.URL.Path), 0)

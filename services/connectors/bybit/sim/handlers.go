@@ -144,11 +144,17 @@ func (s *Server) orderbook(q *req) (any, *apiErr) {
 		}
 		limit = n
 	}
+	t := q.now.UnixMilli()
+	// While a book stream runs, its numbered book is the answer, so a
+	// client can line the stream's u up with this one.
+	if nb, ok := s.numbered(m.Symbol); ok {
+		return map[string]any{"s": m.Symbol, "b": levels(nb.bids[:min(limit, len(nb.bids))]), "a": levels(nb.asks[:min(limit, len(nb.asks))]),
+			"ts": t, "u": nb.u, "seq": nb.u, "cts": t}, nil
+	}
 	b, err := s.eng.Orderbook(m.Symbol, min(limit, 500))
 	if err != nil {
 		return nil, errf(10016, "%v", err)
 	}
-	t := q.now.UnixMilli()
 	return map[string]any{"s": m.Symbol, "b": levels(b.Bids), "a": levels(b.Asks), "ts": t, "u": t, "seq": t, "cts": t}, nil
 }
 

@@ -90,6 +90,8 @@ type Server struct {
 	funding map[string][]execution
 	calls   map[string][]time.Time // apiKey + path → request times in the last second
 	lag     int                    // order reads by id still to answer empty (LagReads)
+
+	hub hub // public websockets (stream.go)
 }
 
 // New returns a simulator with cfg's defaults filled in.
@@ -110,6 +112,7 @@ func New(cfg Config) *Server {
 		byPaper: map[string]string{},
 		funding: map[string][]execution{},
 		calls:   map[string][]time.Time{},
+		hub:     hub{conns: map[*wsConn]struct{}{}, books: map[string]*numberedBook{}, skip: map[string]int{}},
 	}
 	s.routes = s.table()
 	return s
@@ -201,6 +204,10 @@ func errf(code int, format string, args ...any) *apiErr {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/v5/public/linear" {
+		s.serveStream(rw, r)
+		return
+	}
 	now := s.cfg.Now()
 	rt, ok := s.routes[r.Method+" "+r.URL.Path]
 	if !ok {

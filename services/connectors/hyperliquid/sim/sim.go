@@ -73,6 +73,7 @@ type Sim struct {
 	eng    *paper.Engine
 	now    func() time.Time
 	assets []Asset
+	ws     streams // websockets (stream.go)
 
 	mu       sync.Mutex
 	users    map[string]bool
@@ -230,6 +231,7 @@ func (s *Sim) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/info", s.serveInfo)
 	mux.HandleFunc("/exchange", s.serveExchange)
+	mux.HandleFunc("GET /ws", s.serveWS)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
 		if r.URL.Path == "/exchange" {

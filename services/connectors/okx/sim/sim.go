@@ -99,6 +99,8 @@ type Server struct {
 	algoSeq int64
 	dead    map[string]deadOrder // post-only orders OKX accepted and cancelled
 	deadSeq int64
+
+	ws streams // public websockets (stream.go)
 }
 
 type accountMode struct {
@@ -207,6 +209,10 @@ func (q *req) get(name string) string { return q.query.Get(name) }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/ws/v5/public" {
+		s.serveStream(rw, r)
+		return
+	}
 	rt, ok := s.routes[r.Method+" "+r.URL.Path]
 	if !ok {
 		s.write(rw, r, nil, &apiErr{status: 404, code: "50000", msg: "Not Found"})

@@ -16,6 +16,7 @@
 //	GET    /v1/markets/{market}/candles?interval=M&limit=N  CandlesResponse (interval minutes, default 60; limit default 100, max 1500)
 //	GET    /v1/markets/{market}/funding                 Funding
 //	GET    /v1/fees                                     Fees
+//	GET    /v1/stream                                   websocket: StreamRequest in, StreamFrame out
 //	PUT    /v1/accounts/{account}         AccountRequest  Balance (creates with startingBalance; existing accounts unchanged)
 //	GET    /v1/accounts/{account}/balance               Balance
 //	GET    /v1/accounts/{account}/positions?market=     PositionsResponse

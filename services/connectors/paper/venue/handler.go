@@ -59,6 +59,7 @@ func newHandler(e *paper.Engine, log *slog.Logger) http.Handler {
 	route("GET /v1/accounts/{account}/fills", h.fills)
 	route("GET /v1/accounts/{account}/leverage/{market}", h.leverage)
 	route("PUT /v1/accounts/{account}/leverage/{market}", h.setLeverage)
+	mux.HandleFunc("GET /v1/stream", func(w http.ResponseWriter, r *http.Request) { serveStream(e, w, r) })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, ErrorBody{Error: ErrorDetail{Kind: KindNotFound, Message: "no route " + r.Method + " " + r.URL.Path}})
 	})

@@ -1,0 +1,320 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/perpgate/perpgate/pkg/paper"
+	"github.com/shopspring/decimal"
+)
+
+// The market-data websocket, in Binance's combined-stream form
+// (https://developers.binance.com/docs/derivatives/usds-margined-futures/websocket-market-streams):
+// GET /market/stream and /public/stream (also /market/ws, /public/ws),
+// live SUBSCRIBE/UNSUBSCRIBE, and two streams: <symbol>@markPrice@1s (and
+// @markPrice, every 3 s) and the diff book <symbol>@depth@100ms over the
+// top streamDepth levels. The simulator sends a depth event every 100 ms
+// even when nothing changed (Binance sends only changes), one update id
+// per event, and GET /fapi/v1/depth answers from the same numbered book
+// while a depth stream runs, so a client can resync as Binance documents.
+
+// streamDepth is how many levels per side the diff book covers.
+const streamDepth = 100
+
+type hub struct {
+	mu      sync.Mutex
+	conns   map[*wsConn]struct{}
+	books   map[string]*numberedBook // symbol → the book the depth stream numbers
+	skip    map[string]int           // symbol → depth events to leave unsent (a gap)
+	dials   int
+	running bool
+}
+
+type numberedBook struct {
+	id         int64
+	bids, asks []paper.Level
+}
+
+type wsConn struct {
+	c    *websocket.Conn
+	out  chan []byte
+	mu   sync.Mutex
+	subs map[string]bool // stream names, lower case
+}
+
+func (c *wsConn) subscribed(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.subs[strings.ToLower(name)]
+}
+
+// send queues a frame; a client too slow to take 256 is dropped, as
+// Binance disconnects slow consumers.
+func (c *wsConn) send(b []byte) {
+	select {
+	case c.out <- b:
+	default:
+		c.c.CloseNow()
+	}
+}
+
+func isStreamPath(p string) bool {
+	switch p {
+	case "/market/stream", "/public/stream", "/market/ws", "/public/ws", "/stream", "/ws":
+		return true
+	}
+	return false
+}
+
+// subscribeReq is a live (un)subscription
+// (…/websocket-market-streams/Live-Subscribing-Unsubscribing-to-streams):
+// {"method":"SUBSCRIBE","params":["btcusdt@markPrice@1s"],"id":1},
+// answered {"result":null,"id":1}.
+type subscribeReq struct {
+	Method string   `json:"method"`
+	Params []string `json:"params"`
+	ID     int64    `json:"id"`
+}
+
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer c.CloseNow()
+	conn := &wsConn{c: c, out: make(chan []byte, 256), subs: map[string]bool{}}
+	s.join(conn)
+	defer s.leave(conn)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		defer cancel()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case b := <-conn.out:
+				wctx, wc := context.WithTimeout(ctx, 5*time.Second)
+				err := c.Write(wctx, websocket.MessageText, b)
+				wc()
+				if err != nil {
+					return
+				}
+			}
+		}
+	}()
+	for {
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			return
+		}
+		var req subscribeReq
+		if json.Unmarshal(data, &req) != nil {
+			continue
+		}
+		conn.mu.Lock()
+		for _, p := range req.Params {
+			switch req.Method {
+			case "SUBSCRIBE":
+				conn.subs[strings.ToLower(p)] = true
+			case "UNSUBSCRIBE":
+				delete(conn.subs, strings.ToLower(p))
+			}
+		}
+		conn.mu.Unlock()
+		ack, _ := json.Marshal(map[string]any{"result": nil, "id": req.ID})
+		conn.send(ack)
+	}
+}
+
+func (s *Server) join(c *wsConn) {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	s.hub.conns[c] = struct{}{}
+	s.hub.dials++
+	if !s.hub.running {
+		s.hub.running = true
+		go s.pump()
+	}
+}
+
+func (s *Server) leave(c *wsConn) {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	delete(s.hub.conns, c)
+}
+
+// StreamDials counts websocket connections accepted so far.
+func (s *Server) StreamDials() int {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	return s.hub.dials
+}
+
+// DropStreams closes every websocket, as Binance does at the 24 h limit.
+func (s *Server) DropStreams() {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	for c := range s.hub.conns {
+		c.c.CloseNow()
+	}
+}
+
+// SkipDepthUpdates numbers the next n depth events of symbol but does not
+// send them: the client sees a gap in pu.
+func (s *Server) SkipDepthUpdates(symbol string, n int) {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	s.hub.skip[strings.ToUpper(symbol)] += n
+}
+
+// pump sends the streams every 100 ms while any socket is open.
+func (s *Server) pump() {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for n := 1; ; n++ {
+		// A mark set by a test goes out at once (Binance would send it
+		// within the second), so tests need not race the price walk.
+		changed := false
+		select {
+		case <-t.C:
+		case <-s.eng.Changed():
+			changed = true
+			n--
+		}
+		s.hub.mu.Lock()
+		if len(s.hub.conns) == 0 {
+			s.hub.running = false
+			s.hub.books = map[string]*numberedBook{}
+			s.hub.mu.Unlock()
+			return
+		}
+		conns := make([]*wsConn, 0, len(s.hub.conns))
+		for c := range s.hub.conns {
+			conns = append(conns, c)
+		}
+		s.hub.mu.Unlock()
+		now := s.cfg.Now()
+		for _, m := range s.eng.Markets() {
+			sym := strings.ToLower(m.Symbol)
+			if changed {
+				s.sendMark(conns, m, sym+"@markPrice@1s", now)
+				continue
+			}
+			s.sendDepth(conns, m.Symbol, sym+"@depth@100ms", now)
+			if n%10 == 0 {
+				s.sendMark(conns, m, sym+"@markPrice@1s", now)
+			}
+			if n%30 == 0 {
+				s.sendMark(conns, m, sym+"@markPrice", now)
+			}
+		}
+	}
+}
+
+func anySubscribed(conns []*wsConn, name string) bool {
+	for _, c := range conns {
+		if c.subscribed(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// broadcast wraps a payload as a combined-stream frame
+// {"stream":"<name>","data":<payload>} and sends it to its subscribers.
+func broadcast(conns []*wsConn, name string, payload any) {
+	b, err := json.Marshal(map[string]any{"stream": name, "data": payload})
+	if err != nil {
+		return
+	}
+	for _, c := range conns {
+		if c.subscribed(name) {
+			c.send(b)
+		}
+	}
+}
+
+// sendMark sends a markPriceUpdate
+// (…/websocket-market-streams/Mark-Price-Stream): e, E, s, p mark, i index,
+// P estimated settle price, r funding rate, T next funding time (ms).
+func (s *Server) sendMark(conns []*wsConn, m paper.MarketInfo, name string, now time.Time) {
+	if !anySubscribed(conns, name) {
+		return
+	}
+	broadcast(conns, name, map[string]any{"e": "markPriceUpdate", "E": now.UnixMilli(), "s": m.Symbol,
+		"p": m.MarkPrice.String(), "i": m.IndexPrice.String(), "P": m.IndexPrice.String(),
+		"r": m.FundingRate.String(), "T": m.NextFundingTime.UnixMilli()})
+}
+
+// sendDepth sends a depthUpdate
+// (…/websocket-market-streams/Diff-Book-Depth-Streams): e, E, T, s, U first
+// update id, u final update id, pu the previous event's u, b and a the
+// changed [price, qty] levels (qty 0 removes).
+func (s *Server) sendDepth(conns []*wsConn, symbol, name string, now time.Time) {
+	if !anySubscribed(conns, name) {
+		return
+	}
+	b, err := s.eng.Orderbook(symbol, streamDepth)
+	if err != nil {
+		return
+	}
+	s.hub.mu.Lock()
+	nb := s.hub.books[symbol]
+	if nb == nil {
+		nb = &numberedBook{id: now.UnixMilli()}
+		s.hub.books[symbol] = nb
+	}
+	prev := *nb
+	nb.id++
+	nb.bids, nb.asks = b.Bids, b.Asks
+	skip := s.hub.skip[symbol] > 0
+	if skip {
+		s.hub.skip[symbol]--
+	}
+	id := nb.id
+	s.hub.mu.Unlock()
+	if skip {
+		return
+	}
+	broadcast(conns, name, map[string]any{"e": "depthUpdate", "E": now.UnixMilli(), "T": now.UnixMilli(), "s": symbol,
+		"U": id, "u": id, "pu": prev.id, "b": diff(prev.bids, b.Bids), "a": diff(prev.asks, b.Asks)})
+}
+
+// diff lists the levels of next that differ from prev, and prev's levels
+// gone from next with quantity 0.
+func diff(prev, next []paper.Level) [][2]string {
+	old := map[string]decimal.Decimal{}
+	for _, l := range prev {
+		old[l.Price.String()] = l.Size
+	}
+	out := [][2]string{}
+	for _, l := range next {
+		k := l.Price.String()
+		if q, ok := old[k]; !ok || !q.Equal(l.Size) {
+			out = append(out, [2]string{k, l.Size.String()})
+		}
+		delete(old, k)
+	}
+	for k := range old {
+		out = append(out, [2]string{k, "0"})
+	}
+	return out
+}
+
+// numbered returns the book the depth stream of symbol numbers, for GET
+// /fapi/v1/depth; ok is false when no depth stream runs.
+func (s *Server) numbered(symbol string) (numberedBook, bool) {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	nb := s.hub.books[symbol]
+	if nb == nil {
+		return numberedBook{}, false
+	}
+	return *nb, true
+}

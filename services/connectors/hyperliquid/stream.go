@@ -1,0 +1,177 @@
+package hyperliquid
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/shopspring/decimal"
+)
+
+var _ connector.Streamer = (*Adapter)(nil)
+
+// Websocket bases (fact sheet §1, §11).
+const (
+	MainnetWS = "wss://api.hyperliquid.xyz/ws"
+	TestnetWS = "wss://api.hyperliquid-testnet.xyz/ws"
+)
+
+// pingEvery keeps the socket open: the venue drops one that sent nothing
+// for about 60 s (the SDK pings every 50 s).
+const pingEvery = 20 * time.Second
+
+// l2Depth is how many levels per side l2Book carries (fact sheet §12).
+const l2Depth = 20
+
+func (a *Adapter) streamURL(env contract.Environment) string {
+	if a.cfg.URL != "" {
+		return "ws" + strings.TrimPrefix(strings.TrimRight(a.cfg.URL, "/"), "http") + "/ws"
+	}
+	if env == contract.Mainnet {
+		return MainnetWS
+	}
+	return TestnetWS
+}
+
+// DialStream implements connector.Streamer: one socket with l2Book and
+// activeAssetCtx per coin.
+func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (connector.StreamConn, error) {
+	c, _, err := websocket.Dial(ctx, a.streamURL(env), nil)
+	if err != nil {
+		return nil, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Hyperliquid stream: %v", err)
+	}
+	c.SetReadLimit(4 << 20)
+	s := &stream{c: c, now: a.now, done: make(chan struct{})}
+	go s.ping()
+	return s, nil
+}
+
+// BookSnapshot implements connector.Streamer: l2Book sends whole books and
+// has no sequence numbers, so there is no gap to resync.
+func (a *Adapter) BookSnapshot(context.Context, contract.Environment, string, int) (connector.BookUpdate, error) {
+	return connector.BookUpdate{}, errors.New("hyperliquid l2Book sends whole books")
+}
+
+type stream struct {
+	c    *websocket.Conn
+	now  func() time.Time
+	done chan struct{}
+	once sync.Once
+}
+
+func (s *stream) ping() {
+	t := time.NewTicker(pingEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = s.c.Write(ctx, websocket.MessageText, []byte(`{"method":"ping"}`))
+			cancel()
+		}
+	}
+}
+
+func (s *stream) Subscribe(ctx context.Context, coins []string) error {
+	return s.send(ctx, "subscribe", coins)
+}
+
+func (s *stream) Unsubscribe(ctx context.Context, coins []string) error {
+	return s.send(ctx, "unsubscribe", coins)
+}
+
+// send writes {"method":"subscribe","subscription":{"type":"l2Book","coin":"BTC"}}
+// and the same for activeAssetCtx, per coin (the venue takes one per message).
+func (s *stream) send(ctx context.Context, method string, coins []string) error {
+	for _, coin := range coins {
+		for _, typ := range []string{"l2Book", "activeAssetCtx"} {
+			b, _ := json.Marshal(map[string]any{"method": method, "subscription": map[string]string{"type": typ, "coin": coin}})
+			if err := s.c.Write(ctx, websocket.MessageText, b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *stream) Close() error {
+	s.once.Do(func() {
+		close(s.done)
+		s.c.CloseNow()
+	})
+	return nil
+}
+
+// wsMessage is {"channel":…, "data":…}.
+type wsMessage struct {
+	Channel string          `json:"channel"`
+	Data    json.RawMessage `json:"data"`
+}
+
+type activeAssetCtx struct {
+	Coin string   `json:"coin"`
+	Ctx  AssetCtx `json:"ctx"`
+}
+
+func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {
+	_, data, err := s.c.Read(ctx)
+	if err != nil {
+		return connector.StreamEvent{}, err
+	}
+	var m wsMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return connector.StreamEvent{}, err
+	}
+	switch m.Channel {
+	case "l2Book":
+		var b L2Book
+		if err := json.Unmarshal(m.Data, &b); err != nil {
+			return connector.StreamEvent{}, err
+		}
+		side := func(ls []L2Level) []contract.Level {
+			out := make([]contract.Level, len(ls))
+			for i, l := range ls {
+				out[i] = contract.Level{dec(l.Px), dec(l.Sz)}
+			}
+			return out
+		}
+		return connector.StreamEvent{Market: b.Coin, Book: &connector.BookUpdate{Snapshot: true, Depth: l2Depth,
+			Bids: side(b.Levels[0]), Asks: side(b.Levels[1])}}, nil
+	case "activeAssetCtx":
+		var x activeAssetCtx
+		if err := json.Unmarshal(m.Data, &x); err != nil {
+			return connector.StreamEvent{}, err
+		}
+		// Funding is paid hourly, on the hour (as GetFundingRate).
+		next := (s.now().Unix()/3600 + 1) * 3600
+		return connector.StreamEvent{Market: x.Coin,
+			Mark: &connector.MarkUpdate{MarkPrice: nullDec(x.Ctx.MarkPx), IndexPrice: nullDec(x.Ctx.OraclePx)},
+			Funding: &connector.FundingUpdate{Rate: nullDec(x.Ctx.Funding), NextFundingTime: next,
+				OpenInterest: nullDec(x.Ctx.OpenInterest)}}, nil
+	}
+	return connector.StreamEvent{}, nil // pong, subscriptionResponse: the socket is alive
+}
+
+func nullDec(s string) decimal.NullDecimal {
+	if s == "" {
+		return decimal.NullDecimal{}
+	}
+	return decimal.NewNullDecimal(dec(s))
+}
+
+// StreamsMarketList implements connector.MarketListStreamer:
+// activeAssetCtx carries open interest, and two subscriptions per coin stay
+// within the venue's 1000 per IP.
+func (a *Adapter) StreamsMarketList() bool { return true }
+
+// MaxStreamMarkets implements connector.StreamCapacity: two subscriptions
+// per coin within the venue's 1000 per IP.
+func (a *Adapter) MaxStreamMarkets() int { return 500 }

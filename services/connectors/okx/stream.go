@@ -1,0 +1,197 @@
+package okx
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/shopspring/decimal"
+)
+
+var _ connector.Streamer = (*Adapter)(nil)
+
+// Public websockets (fact sheet §1, §10): live, and demo trading's own.
+const (
+	LiveStreamURL = "wss://ws.okx.com:8443/ws/v5/public"
+	DemoStreamURL = "wss://wspap.okx.com:8443/ws/v5/public"
+)
+
+// pingEvery stays inside OKX's 30 s idle limit with the plain text "ping".
+const pingEvery = 20 * time.Second
+
+// books5Depth is the books5 channel's depth.
+const books5Depth = 5
+
+// streamURL is env's public stream; a REST base that is not OKX's (a
+// simulator) serves it on the same host.
+func (c Config) streamURL(env contract.Environment) string {
+	base := c.baseURL(env)
+	switch {
+	case base != DefaultURL:
+		return "ws" + strings.TrimPrefix(base, "http") + "/ws/v5/public"
+	case env == contract.Testnet:
+		return DemoStreamURL
+	}
+	return LiveStreamURL
+}
+
+// DialStream implements connector.Streamer: mark-price, index-tickers,
+// funding-rate and books5 per swap on one socket.
+func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (connector.StreamConn, error) {
+	c, _, err := websocket.Dial(ctx, a.cfg.streamURL(env), nil)
+	if err != nil {
+		return nil, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "OKX stream: %v", err)
+	}
+	c.SetReadLimit(4 << 20)
+	s := &stream{a: a, env: env, c: c, done: make(chan struct{}), insts: map[string]instMeta{}, byIndex: map[string][]string{}}
+	go s.ping()
+	return s, nil
+}
+
+// BookSnapshot implements connector.Streamer: books5 sends whole books.
+func (a *Adapter) BookSnapshot(context.Context, contract.Environment, string, int) (connector.BookUpdate, error) {
+	return connector.BookUpdate{}, contract.Errorf(contract.CodeInternal, "okx books5 sends whole books")
+}
+
+type stream struct {
+	a    *Adapter
+	env  contract.Environment
+	c    *websocket.Conn
+	done chan struct{}
+	once sync.Once
+
+	mu      sync.Mutex
+	insts   map[string]instMeta // instId → contract value, for book sizes
+	byIndex map[string][]string // index (BTC-USDT) → its swaps
+}
+
+func (s *stream) ping() {
+	t := time.NewTicker(pingEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = s.c.Write(ctx, websocket.MessageText, []byte("ping"))
+			cancel()
+		}
+	}
+}
+
+type wsArg struct {
+	Channel string `json:"channel"`
+	InstID  string `json:"instId"`
+}
+
+// args are a swap's four channels; its index comes from the instrument.
+func (s *stream) args(ctx context.Context, markets []string) ([]wsArg, error) {
+	cred := connector.Credential{CredentialInfo: contract.CredentialInfo{Environment: s.env}}
+	var out []wsArg
+	for _, id := range markets {
+		im, err := s.a.inst(ctx, cred, id)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		if _, ok := s.insts[id]; !ok {
+			s.insts[id] = im
+			s.byIndex[im.family] = append(s.byIndex[im.family], id)
+		}
+		s.mu.Unlock()
+		out = append(out, wsArg{"mark-price", id}, wsArg{"index-tickers", im.family}, wsArg{"funding-rate", id}, wsArg{"books5", id})
+	}
+	return out, nil
+}
+
+func (s *stream) op(ctx context.Context, op string, markets []string) error {
+	args, err := s.args(ctx, markets)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(map[string]any{"op": op, "args": args})
+	return s.c.Write(ctx, websocket.MessageText, b)
+}
+
+func (s *stream) Subscribe(ctx context.Context, markets []string) error {
+	return s.op(ctx, "subscribe", markets)
+}
+
+func (s *stream) Unsubscribe(ctx context.Context, markets []string) error {
+	return s.op(ctx, "unsubscribe", markets)
+}
+
+func (s *stream) Close() error {
+	s.once.Do(func() {
+		close(s.done)
+		s.c.CloseNow()
+	})
+	return nil
+}
+
+// push is {"arg":{"channel","instId"},"data":[…]}; events (subscribe,
+// error, notice) have no data.
+type push struct {
+	Arg  wsArg             `json:"arg"`
+	Data []json.RawMessage `json:"data"`
+}
+
+type pushData struct {
+	InstID      string              `json:"instId"`
+	MarkPx      decimal.NullDecimal `json:"markPx"`
+	IdxPx       decimal.NullDecimal `json:"idxPx"`
+	FundingRate decimal.NullDecimal `json:"fundingRate"`
+	FundingTime ms                  `json:"fundingTime"`
+	Bids        [][]string          `json:"bids"`
+	Asks        [][]string          `json:"asks"`
+}
+
+func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {
+	_, data, err := s.c.Read(ctx)
+	if err != nil {
+		return connector.StreamEvent{}, err
+	}
+	if string(data) == "pong" {
+		return connector.StreamEvent{}, nil
+	}
+	var p push
+	if err := json.Unmarshal(data, &p); err != nil {
+		return connector.StreamEvent{}, err
+	}
+	if len(p.Data) == 0 {
+		return connector.StreamEvent{}, nil
+	}
+	var d pushData
+	if err := json.Unmarshal(p.Data[0], &d); err != nil {
+		return connector.StreamEvent{}, err
+	}
+	switch p.Arg.Channel {
+	case "mark-price":
+		return connector.StreamEvent{Market: d.InstID, Mark: &connector.MarkUpdate{MarkPrice: d.MarkPx}}, nil
+	case "index-tickers":
+		// An index (BTC-USDT) belongs to one linear USDT swap.
+		s.mu.Lock()
+		swaps := s.byIndex[d.InstID]
+		s.mu.Unlock()
+		if len(swaps) == 0 {
+			return connector.StreamEvent{}, nil
+		}
+		return connector.StreamEvent{Market: swaps[0], Mark: &connector.MarkUpdate{IndexPrice: d.IdxPx}}, nil
+	case "funding-rate":
+		return connector.StreamEvent{Market: d.InstID, Funding: &connector.FundingUpdate{Rate: d.FundingRate,
+			NextFundingTime: int64(d.FundingTime) / 1000}}, nil
+	case "books5":
+		s.mu.Lock()
+		im := s.insts[d.InstID]
+		s.mu.Unlock()
+		return connector.StreamEvent{Market: d.InstID, Book: &connector.BookUpdate{Snapshot: true, Depth: books5Depth,
+			Bids: levels(d.Bids, im, books5Depth), Asks: levels(d.Asks, im, books5Depth)}}, nil
+	}
+	return connector.StreamEvent{}, nil
+}
