@@ -1,0 +1,220 @@
+package paradex
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/connectortest"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/testenv"
+	"github.com/perpgate/perpgate/services/connectors/paradex/sim"
+	"github.com/shopspring/decimal"
+)
+
+const (
+	pathSummary = "/v1/markets/summary"
+	pathBook    = "/v1/orderbook/{market}"
+)
+
+// streamFixture serves the adapter through the runtime on embedded NATS,
+// with the simulator's /v1 websocket as its stream.
+func streamFixture(t *testing.T, simCfg sim.Config, sc connector.StreamConfig) (*fixture, *connectortest.Replica) {
+	t.Helper()
+	f := newFixture(t, simCfg)
+	r := connectortest.Serve(t, f.a, connectortest.Options{URL: testenv.EmbeddedNATS(t).ClientURL(),
+		Subjects: contract.NewSubjects(testenv.Prefix(t)), Env: contract.Mainnet, Secret: f.cred.Secret, Stream: sc})
+	return f, r
+}
+
+func quiet(f *fixture, path string, read func()) bool {
+	before := f.sim.Hits("GET", path)
+	read()
+	return f.sim.Hits("GET", path) == before
+}
+
+func engineMark(t *testing.T, f *fixture, native string) (mark, index decimal.Decimal) {
+	t.Helper()
+	for _, m := range f.sim.Engine().Markets() {
+		if m.Symbol == native {
+			return m.MarkPrice, m.IndexPrice
+		}
+	}
+	t.Fatalf("no market %s in the engine", native)
+	return
+}
+
+// TestParadexStreamMarkAndFunding: markets_summary.{market} answers
+// getMarkPrice (mark_price, underlying_price as the index) and
+// getFundingRate from the view after the first read, without
+// /markets/summary; a mark a test sets arrives at once.
+func TestParadexStreamMarkAndFunding(t *testing.T) {
+	f, r := streamFixture(t, sim.Config{}, connector.StreamConfig{})
+	const market = "BTC-USD-PERP"
+	r.MarkPrice(t, market)
+	connectortest.Eventually(t, 5*time.Second, "mark reads stop reaching REST", func() bool {
+		return quiet(f, pathSummary, func() { r.MarkPrice(t, market) })
+	})
+	want := decimal.RequireFromString("91234.5")
+	if _, err := f.sim.Engine().SetMarkPrice(market, want); err != nil {
+		t.Fatal(err)
+	}
+	var got contract.MarkPriceResult
+	connectortest.Eventually(t, 3*time.Second, "the set mark streams in", func() bool {
+		got = r.MarkPrice(t, market)
+		return got.MarkPrice.Equal(want)
+	})
+	if _, index := engineMark(t, f, market); got.IndexPrice.IsZero() || got.AsOf == 0 {
+		t.Fatalf("streamed mark %+v (venue's index %s)", got, index)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var fr contract.FundingRateResult
+	read := func() {
+		if err := r.Call(ctx, contract.OpGetFundingRate, contract.MarketParams{Market: market}, &fr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read()
+	rest := fr
+	connectortest.Eventually(t, 5*time.Second, "funding reads stop reaching REST", func() bool { return quiet(f, pathSummary, read) })
+	if fr.NextFundingTime == 0 || fr.AsOf == 0 || fr.FundingIntervalHours != rest.FundingIntervalHours || rest.FundingIntervalHours == 0 {
+		t.Fatalf("funding from the stream %+v, over REST %+v", fr, rest)
+	}
+	if fr.NextFundingTime%3600 != 0 || fr.NextFundingTime <= time.Now().Unix() {
+		t.Fatalf("nextFundingTime %d is not the coming whole hour", fr.NextFundingTime)
+	}
+}
+
+// TestParadexStreamBook: order_book.{market}.snapshot@15@100ms answers
+// getOrderbook up to 15 levels from the view, as the venue's book; deeper
+// reads stay on REST.
+func TestParadexStreamBook(t *testing.T) {
+	f, r := streamFixture(t, sim.Config{}, connector.StreamConfig{})
+	const market = "ETH-USD-PERP"
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	read := func(depth int) contract.OrderbookResult {
+		var b contract.OrderbookResult
+		if err := r.Call(ctx, contract.OpGetOrderbook, contract.OrderbookParams{Market: market, Depth: depth}, &b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	read(10)
+	connectortest.Eventually(t, 5*time.Second, "book reads stop reaching REST", func() bool {
+		return quiet(f, pathBook, func() { read(10) })
+	})
+	connectortest.Eventually(t, 3*time.Second, "the streamed book is the venue's", func() bool {
+		got := read(15)
+		b, err := f.sim.Engine().Orderbook(market, 15)
+		if err != nil || len(got.Bids) != 15 || len(got.Asks) != 15 {
+			return false
+		}
+		for i := range 15 {
+			if !got.Bids[i][0].Equal(b.Bids[i].Price) || !got.Bids[i][1].Equal(b.Bids[i].Size) ||
+				!got.Asks[i][0].Equal(b.Asks[i].Price) || !got.Asks[i][1].Equal(b.Asks[i].Size) {
+				return false
+			}
+		}
+		return got.AsOf != 0
+	})
+	if quiet(f, pathBook, func() { read(20) }) {
+		t.Fatal("a 20-level read was answered from a 15-level stream")
+	}
+}
+
+// TestParadexStreamMultiplierMarket: 1000PEPE resolves to kPEPE-USD-PERP,
+// whose channels carry Paradex's native name; its mark comes from the
+// stream, and its decimals survive exactly.
+func TestParadexStreamMultiplierMarket(t *testing.T) {
+	f, r := streamFixture(t, sim.Config{}, connector.StreamConfig{})
+	r.MarkPrice(t, "1000PEPE")
+	connectortest.Eventually(t, 5*time.Second, "kPEPE mark reads stop reaching REST", func() bool {
+		return quiet(f, pathSummary, func() { r.MarkPrice(t, "1000PEPE") })
+	})
+	want := decimal.RequireFromString("0.012345")
+	if _, err := f.sim.Engine().SetMarkPrice("kPEPE-USD-PERP", want); err != nil {
+		t.Fatal(err)
+	}
+	connectortest.Eventually(t, 3*time.Second, "kPEPE's set mark streams in", func() bool {
+		return quiet(f, pathSummary, func() {}) && r.MarkPrice(t, "1000PEPE").MarkPrice.Equal(want)
+	})
+}
+
+// TestParadexStreamReconnects: the simulator drops the socket; the holder
+// dials again, subscribes again and reads return to the stream.
+func TestParadexStreamReconnects(t *testing.T) {
+	f, r := streamFixture(t, sim.Config{}, connector.StreamConfig{})
+	const market = "BTC-USD-PERP"
+	r.MarkPrice(t, market)
+	connectortest.Eventually(t, 5*time.Second, "reads stop reaching REST", func() bool {
+		return quiet(f, pathSummary, func() { r.MarkPrice(t, market) })
+	})
+	if d := f.sim.StreamDials(); d != 1 {
+		t.Fatalf("%d sockets before the drop, want 1", d)
+	}
+	f.sim.DropStreams()
+	connectortest.Eventually(t, 5*time.Second, "the socket dialled again", func() bool { return f.sim.StreamDials() == 2 })
+	want := decimal.RequireFromString("88888.8")
+	if _, err := f.sim.Engine().SetMarkPrice(market, want); err != nil {
+		t.Fatal(err)
+	}
+	connectortest.Eventually(t, 5*time.Second, "reads come from the new socket", func() bool {
+		return r.MarkPrice(t, market).MarkPrice.Equal(want) && quiet(f, pathSummary, func() { r.MarkPrice(t, market) })
+	})
+}
+
+// TestParadexStreamSilenceRedials: a socket that stays open but sends
+// nothing goes stale: reads go back to REST, and after the silence bound
+// the holder drops it and dials again.
+func TestParadexStreamSilenceRedials(t *testing.T) {
+	f, r := streamFixture(t, sim.Config{}, connector.StreamConfig{Silence: time.Second})
+	const market = "BTC-USD-PERP"
+	r.MarkPrice(t, market)
+	connectortest.Eventually(t, 5*time.Second, "reads stop reaching REST", func() bool {
+		return quiet(f, pathSummary, func() { r.MarkPrice(t, market) })
+	})
+	f.sim.MuteStreams(true)
+	connectortest.Eventually(t, 5*time.Second, "a silent socket's view goes stale", func() bool {
+		return !quiet(f, pathSummary, func() { r.MarkPrice(t, market) })
+	})
+	connectortest.Eventually(t, 5*time.Second, "the silent socket dialled again", func() bool { return f.sim.StreamDials() >= 2 })
+	f.sim.MuteStreams(false)
+	connectortest.Eventually(t, 5*time.Second, "reads return to the stream", func() bool {
+		return quiet(f, pathSummary, func() { r.MarkPrice(t, market) })
+	})
+}
+
+// TestParadexStreamAnswersPings: the simulator's protocol-level pings are
+// answered while the runtime reads the socket.
+func TestParadexStreamAnswersPings(t *testing.T) {
+	f, r := streamFixture(t, sim.Config{StreamPingEvery: 50 * time.Millisecond}, connector.StreamConfig{})
+	r.MarkPrice(t, "BTC-USD-PERP")
+	connectortest.Eventually(t, 5*time.Second, "pongs to the simulator's pings", func() bool { return f.sim.StreamPongs() >= 3 })
+	if d := f.sim.StreamDials(); d != 1 {
+		t.Fatalf("%d sockets, want 1 (pings must not break the socket)", d)
+	}
+}
+
+// TestParadexMarketListStaysOnREST: getMarketsWithFunding is one
+// /markets/summary?market=ALL call and subscribes nothing.
+func TestParadexMarketListStaysOnREST(t *testing.T) {
+	f, r := streamFixture(t, sim.Config{}, connector.StreamConfig{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var res contract.MarketsResult
+	for range 3 {
+		if err := r.Call(ctx, contract.OpGetMarketsWithFunding, struct{}{}, &res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(res.Markets) == 0 || f.sim.Hits("GET", pathSummary) != 3 {
+		t.Fatalf("markets %+v after %d summary calls", res, f.sim.Hits("GET", pathSummary))
+	}
+	time.Sleep(300 * time.Millisecond)
+	if d := f.sim.StreamDials(); d != 0 {
+		t.Fatalf("getMarketsWithFunding opened %d sockets", d)
+	}
+}
