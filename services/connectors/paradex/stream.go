@@ -181,6 +181,12 @@ func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {
 	if err != nil {
 		return connector.StreamEvent{}, err
 	}
+	return decodeFrame(data, s.a.c.now())
+}
+
+// decodeFrame turns one text frame into an event; now dates the next
+// funding.
+func decodeFrame(data []byte, now time.Time) (connector.StreamEvent, error) {
 	var f rpcFrame
 	if err := json.Unmarshal(data, &f); err != nil {
 		return connector.StreamEvent{}, err
@@ -198,7 +204,7 @@ func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {
 		// Funding is continuous: the next time is the whole hour, as over REST.
 		return connector.StreamEvent{Market: m.Symbol,
 			Mark: &connector.MarkUpdate{MarkPrice: nullDec(m.MarkPrice), IndexPrice: nullDec(m.UnderlyingPrice)},
-			Funding: &connector.FundingUpdate{Rate: nullDec(m.FundingRate), NextFundingTime: NextFundingTime(s.a.c.now()),
+			Funding: &connector.FundingUpdate{Rate: nullDec(m.FundingRate), NextFundingTime: NextFundingTime(now),
 				OpenInterest: nullDec(m.OpenInterest)}}, nil
 	case strings.HasPrefix(ch, "order_book."):
 		var b bookFrame

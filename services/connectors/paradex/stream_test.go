@@ -218,3 +218,81 @@ func TestParadexMarketListStaysOnREST(t *testing.T) {
 		t.Fatalf("getMarketsWithFunding opened %d sockets", d)
 	}
 }
+
+// TestParadexStreamURL: Paradex's own REST bases map to its websockets;
+// any other base (PERPGATE_PARADEX_URL: a simulator or proxy) serves the
+// socket at its own /v1.
+func TestParadexStreamURL(t *testing.T) {
+	c := DefaultConfig()
+	if got := c.streamURL(contract.Mainnet); got != "wss://ws.api.prod.paradex.trade/v1" {
+		t.Fatalf("mainnet %s", got)
+	}
+	if got := c.streamURL(contract.Testnet); got != "wss://ws.api.testnet.paradex.trade/v1" {
+		t.Fatalf("testnet %s", got)
+	}
+	c.MainnetURL, c.TestnetURL = "http://127.0.0.1:8089/v1/", "https://proxy.example/v1"
+	if got := c.streamURL(contract.Mainnet); got != "ws://127.0.0.1:8089/v1" {
+		t.Fatalf("simulator %s", got)
+	}
+	if got := c.streamURL(contract.Testnet); got != "wss://proxy.example/v1" {
+		t.Fatalf("proxy %s", got)
+	}
+}
+
+// TestParadexStreamFrames decodes the frames as Paradex documents them
+// (markets_summary and order_book examples of ccxt's pro/paradex, from
+// Paradex's pages): decimals stay exact, BUY is bids, a snapshot holds
+// 15 levels, answers and unknown channels are heartbeats.
+func TestParadexStreamFrames(t *testing.T) {
+	now := time.Date(2026, 11, 25, 13, 20, 0, 0, time.UTC)
+	ev, err := decodeFrame([]byte(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":"markets_summary.ORDI-USD-PERP",
+		"data":{"symbol":"ORDI-USD-PERP","oracle_price":"49.80885481","mark_price":"49.80885481","last_traded_price":"62.038",
+		"bid":"49.822","ask":"58.167","volume_24h":"0","total_volume":"54542628.66054200416","created_at":1718334307698,
+		"underlying_price":"47.93","open_interest":"6999.5","funding_rate":"0.03919997509811","price_change_rate_24h":""}}}`), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Market != "ORDI-USD-PERP" || ev.Mark == nil || ev.Funding == nil || ev.Book != nil ||
+		ev.Mark.MarkPrice.Decimal.String() != "49.80885481" || ev.Mark.IndexPrice.Decimal.String() != "47.93" ||
+		ev.Funding.Rate.Decimal.String() != "0.03919997509811" || ev.Funding.OpenInterest.Decimal.String() != "6999.5" ||
+		ev.Funding.NextFundingTime != time.Date(2026, 11, 25, 14, 0, 0, 0, time.UTC).Unix() {
+		t.Fatalf("summary event %+v %+v %+v", ev, ev.Mark, ev.Funding)
+	}
+	// A field Paradex leaves empty is unchanged, not zero.
+	ev, err = decodeFrame([]byte(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":"markets_summary.kPEPE-USD-PERP",
+		"data":{"symbol":"kPEPE-USD-PERP","mark_price":"0.0125","underlying_price":"","funding_rate":"","open_interest":""}}}`), now)
+	if err != nil || ev.Market != "kPEPE-USD-PERP" || !ev.Mark.MarkPrice.Valid || ev.Mark.IndexPrice.Valid || ev.Funding.Rate.Valid {
+		t.Fatalf("sparse summary %+v %v", ev, err)
+	}
+	ev, err = decodeFrame([]byte(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":"order_book.BTC-USD-PERP.snapshot@15@100ms",
+		"data":{"seq_no":14127815,"market":"BTC-USD-PERP","last_updated_at":1718267837265,"update_type":"s",
+		"inserts":[{"side":"BUY","price":"67629.7","size":"0.992"},{"side":"SELL","price":"69378.6","size":"3.137"}],
+		"updates":[],"deletes":[]}}}`), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := ev.Book
+	if ev.Market != "BTC-USD-PERP" || b == nil || !b.Snapshot || b.Depth != 15 || b.Seq != 14127815 ||
+		len(b.Bids) != 1 || len(b.Asks) != 1 || b.Bids[0][0].String() != "67629.7" || b.Bids[0][1].String() != "0.992" ||
+		b.Asks[0][0].String() != "69378.6" || b.Asks[0][1].String() != "3.137" {
+		t.Fatalf("book event %+v %+v", ev, b)
+	}
+	// A change (update_type "d", not known on the snapshot channel):
+	// numbered by seq_no, deletes at size zero.
+	ev, err = decodeFrame([]byte(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":"order_book.BTC-USD-PERP.snapshot@15@100ms",
+		"data":{"seq_no":7,"market":"BTC-USD-PERP","update_type":"d","inserts":[{"side":"BUY","price":"1","size":"2"}],
+		"updates":[{"side":"SELL","price":"3","size":"4"}],"deletes":[{"side":"SELL","price":"5","size":"6"}]}}}`), now)
+	if err != nil || ev.Book.Snapshot || ev.Book.First != 7 || ev.Book.Seq != 7 || len(ev.Book.Asks) != 2 || !ev.Book.Asks[1][1].IsZero() {
+		t.Fatalf("change %+v %v", ev.Book, err)
+	}
+	for _, heartbeat := range []string{
+		`{"jsonrpc":"2.0","result":{"channel":"markets_summary.BTC-USD-PERP"},"usIn":1682556415569005368,"usDiff":1291796,"id":1}`,
+		`{"jsonrpc":"2.0","error":{"code":-32600,"message":"x"},"id":2}`,
+		`{"jsonrpc":"2.0","method":"subscription","params":{"channel":"trades.BTC-USD-PERP","data":{}}}`,
+	} {
+		ev, err := decodeFrame([]byte(heartbeat), now)
+		if err != nil || ev.Mark != nil || ev.Funding != nil || ev.Book != nil {
+			t.Fatalf("%s: %+v %v", heartbeat, ev, err)
+		}
+	}
+}
