@@ -106,8 +106,11 @@ func TestParadexStreamBook(t *testing.T) {
 	connectortest.Eventually(t, 5*time.Second, "book reads stop reaching REST", func() bool {
 		return quiet(f, pathBook, func() { read(10) })
 	})
-	connectortest.Eventually(t, 3*time.Second, "the streamed book is the venue's", func() bool {
-		got := read(15)
+	connectortest.Eventually(t, 3*time.Second, "the streamed book is the venue's, 15 levels deep", func() bool {
+		var got contract.OrderbookResult
+		if !quiet(f, pathBook, func() { got = read(15) }) {
+			return false
+		}
 		b, err := f.sim.Engine().Orderbook(market, 15)
 		if err != nil || len(got.Bids) != 15 || len(got.Asks) != 15 {
 			return false
