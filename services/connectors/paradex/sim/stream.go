@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -217,6 +218,27 @@ func (s *Server) StreamPongs() int {
 	s.hub.mu.Lock()
 	defer s.hub.mu.Unlock()
 	return s.hub.pongs
+}
+
+// StreamChannels lists the channels open sockets are subscribed to, each
+// once per socket, sorted.
+func (s *Server) StreamChannels() []string {
+	s.hub.mu.Lock()
+	conns := make([]*wsConn, 0, len(s.hub.conns))
+	for c := range s.hub.conns {
+		conns = append(conns, c)
+	}
+	s.hub.mu.Unlock()
+	var out []string
+	for _, c := range conns {
+		c.mu.Lock()
+		for ch := range c.subs {
+			out = append(out, ch)
+		}
+		c.mu.Unlock()
+	}
+	sort.Strings(out)
+	return out
 }
 
 // DropStreams closes every websocket.
