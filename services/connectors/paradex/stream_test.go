@@ -299,3 +299,18 @@ func TestParadexStreamFrames(t *testing.T) {
 		}
 	}
 }
+
+// TestParadexStreamIdleUnsubscribes: a read subscribes the market's two
+// channels under Paradex's names; a market nobody reads is unsubscribed
+// on the wire (the simulator errors on unsubscribing what is not
+// subscribed, and lists what each socket holds).
+func TestParadexStreamIdleUnsubscribes(t *testing.T) {
+	f, r := streamFixture(t, sim.Config{}, connector.StreamConfig{Idle: 500 * time.Millisecond})
+	r.MarkPrice(t, "1000PEPE")
+	want := []string{"markets_summary.kPEPE-USD-PERP", "order_book.kPEPE-USD-PERP.snapshot@15@100ms"}
+	connectortest.Eventually(t, 5*time.Second, "kPEPE's channels subscribed", func() bool {
+		got := f.sim.StreamChannels()
+		return len(got) == 2 && got[0] == want[0] && got[1] == want[1]
+	})
+	connectortest.Eventually(t, 5*time.Second, "the idle market unsubscribed", func() bool { return len(f.sim.StreamChannels()) == 0 })
+}
