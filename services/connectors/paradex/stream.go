@@ -177,9 +177,15 @@ func nullDec(v dec) decimal.NullDecimal {
 }
 
 func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {
-	_, data, err := s.c.Read(ctx)
+	typ, data, err := s.c.Read(ctx)
 	if err != nil {
 		return connector.StreamEvent{}, err
+	}
+	if typ == websocket.MessageBinary {
+		// Channel data as SBE: Paradex's binary encoding, which this
+		// stream does not decode. The socket ends and reads use REST.
+		return connector.StreamEvent{}, contract.Upstream(contract.ReasonUnknown, "", "",
+			"Paradex stream sent a binary (SBE) frame; only JSON payloads are decoded")
 	}
 	return decodeFrame(data, s.a.c.now())
 }

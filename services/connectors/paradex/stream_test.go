@@ -2,9 +2,13 @@ package paradex
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/connectortest"
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -313,4 +317,37 @@ func TestParadexStreamIdleUnsubscribes(t *testing.T) {
 		return len(got) == 2 && got[0] == want[0] && got[1] == want[1]
 	})
 	connectortest.Eventually(t, 5*time.Second, "the idle market unsubscribed", func() bool { return len(f.sim.StreamChannels()) == 0 })
+}
+
+// TestParadexStreamBinaryFrameEndsSocket: a binary frame (SBE, which
+// Paradex announces for public channels) is not taken for JSON: Next
+// ends the socket with an error naming SBE, so reads go to REST.
+func TestParadexStreamBinaryFrameEndsSocket(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		_ = c.Write(r.Context(), websocket.MessageText, []byte(`{"jsonrpc":"2.0","result":{"channel":"markets_summary.BTC-USD-PERP"},"id":1}`))
+		_ = c.Write(r.Context(), websocket.MessageBinary, []byte{0x20, 0, 4, 0, 1, 0, 1, 0})
+		_, _, _ = c.Read(r.Context())
+	}))
+	defer srv.Close()
+	cfg := DefaultConfig()
+	cfg.MainnetURL = srv.URL + "/v1"
+	a := NewAdapter(cfg, srv.Client())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := a.DialStream(ctx, contract.Mainnet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if ev, err := s.Next(ctx); err != nil || ev.Mark != nil || ev.Book != nil {
+		t.Fatalf("the subscribe answer: %+v %v", ev, err)
+	}
+	if _, err := s.Next(ctx); err == nil || !strings.Contains(err.Error(), "SBE") {
+		t.Fatalf("a binary frame gave %v", err)
+	}
 }
