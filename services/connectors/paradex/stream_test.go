@@ -351,3 +351,21 @@ func TestParadexStreamBinaryFrameEndsSocket(t *testing.T) {
 		t.Fatalf("a binary frame gave %v", err)
 	}
 }
+
+// TestParadexBookSnapshot: the REST book a change would resync from is
+// the 15-level GET /orderbook/{market} with its seq_no.
+func TestParadexBookSnapshot(t *testing.T) {
+	f := newFixture(t, sim.Config{})
+	u, err := f.a.BookSnapshot(context.Background(), contract.Mainnet, "BTC-USD-PERP", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.sim.Engine().Orderbook("BTC-USD-PERP", 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !u.Snapshot || u.Depth != 15 || u.Seq == 0 || len(u.Bids) != 15 || len(u.Asks) != 15 ||
+		!u.Bids[0][0].Equal(b.Bids[0].Price) || !u.Asks[14][1].Equal(b.Asks[14].Size) {
+		t.Fatalf("snapshot %+v", u)
+	}
+}
