@@ -77,6 +77,7 @@ func (s *Server) routes() *http.ServeMux {
 			write(rw, status, out)
 		})
 	}
+	mux.HandleFunc("GET /v1", s.serveStream) // the websocket, on the same host
 	add("GET /v1/system/config", false, s.systemConfig)
 	add("GET /v1/system/time", false, s.systemTime)
 	add("GET /v1/system/state", false, s.systemState)

@@ -13,7 +13,8 @@
 // local stand-in for Paradex.
 //
 // Each handler names the Paradex API reference page its answer follows
-// (https://docs.paradex.trade/api/prod/...). Left out: WebSocket, order
+// (https://docs.paradex.trade/api/prod/...). The public websocket (markets_summary and
+// order_book) is served at /v1 (stream.go). Left out: private channels, order
 // modification, isolated margin, price bands and the open-order cap.
 package sim
 
@@ -52,6 +53,9 @@ type Config struct {
 	// POST/DELETE per account). Defaults from the rate-limits page: 1500,
 	// 600, 600 and 17250.
 	Quota map[string]int
+	// StreamPingEvery is how often the websocket pings (protocol level);
+	// default 55 s, as Paradex.
+	StreamPingEvery time.Duration
 }
 
 // DefaultMarkets are BTC-USD-PERP, ETH-USD-PERP and the multiplier
@@ -96,6 +100,8 @@ type Server struct {
 	revoked  int // tokens numbered up to this are refused (RevokeTokens)
 	leverage map[string]int
 	calls    map[string][]time.Time // class + account → request times in the window
+
+	hub hub // public websocket (stream.go)
 }
 
 // New returns a simulator with cfg's defaults filled in; it panics on an
@@ -113,6 +119,9 @@ func New(cfg Config) *Server {
 	if cfg.TokenTTL <= 0 {
 		cfg.TokenTTL = 5 * time.Minute
 	}
+	if cfg.StreamPingEvery <= 0 {
+		cfg.StreamPingEvery = 55 * time.Second
+	}
 	if cfg.FundingPeriodHours <= 0 {
 		cfg.FundingPeriodHours = 8
 	}
@@ -125,6 +134,7 @@ func New(cfg Config) *Server {
 		byPaper:  map[string]string{},
 		leverage: map[string]int{},
 		calls:    map[string][]time.Time{},
+		hub:      hub{conns: map[*wsConn]struct{}{}, seq: map[string]int64{}},
 	}
 	for addr, pub := range cfg.Accounts {
 		if err := s.AddAccount(addr, pub); err != nil {
