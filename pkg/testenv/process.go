@@ -61,8 +61,21 @@ func WorkspaceRoot(t testing.TB) string {
 // not move or change what is in it.
 func Build(t testing.TB, pkgs ...string) string {
 	t.Helper()
+	return build(t, raceEnabled(), pkgs)
+}
+
+// BuildPlain is Build without the race detector, for tests that run the
+// binaries for what they print (documentation, benchmark lines) rather
+// than to find races in them: plain binaries build and run several times
+// faster.
+func BuildPlain(t testing.TB, pkgs ...string) string {
+	t.Helper()
+	return build(t, false, pkgs)
+}
+
+func build(t testing.TB, race bool, pkgs []string) string {
+	t.Helper()
 	root := WorkspaceRoot(t)
-	race := raceEnabled()
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|race=%v|uid=%d", root, race, os.Getuid())))
 	dir := filepath.Join(os.TempDir(), "perpgate-testbin-"+hex.EncodeToString(sum[:6]))
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -239,6 +239,7 @@ func TestOKXOrderRules(t *testing.T) {
 }
 
 func TestProtectionPairNeverOutlivesPositionOKX(t *testing.T) {
+	t.Parallel() // each on its own gateway; most of the time is waiting for the watcher
 	o := startOKX(t, okxsim.Config{}, nil)
 	orphanScenario(t, protectionVenue{do: o.ok, engine: o.sim.Engine(), symbol: "BTC-USDT-SWAP", market: "BTC", size: "0.01"})
 }

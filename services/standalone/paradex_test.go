@@ -157,6 +157,7 @@ func TestParadexAllOperations(t *testing.T) {
 }
 
 func TestProtectionPairNeverOutlivesPositionParadex(t *testing.T) {
+	t.Parallel() // each on its own gateway; most of the time is waiting for the watcher
 	p := startParadex(t, paradexsim.Config{}, nil)
 	orphanScenario(t, protectionVenue{do: p.ok, engine: p.sim.Engine(), symbol: "BTC-USD-PERP", market: "BTC", size: "0.01"})
 }

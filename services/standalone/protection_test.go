@@ -74,21 +74,25 @@ func orphanScenario(t *testing.T, v protectionVenue) {
 }
 
 func TestProtectionPairNeverOutlivesPositionPaper(t *testing.T) {
+	t.Parallel() // each on its own gateway; most of the time is waiting for the watcher
 	g := startGateway(t)
 	orphanScenario(t, protectionVenue{do: g.ok, engine: g.PaperEngine(), symbol: "BTC-USD-PERP", market: "BTC", size: "0.01"})
 }
 
 func TestProtectionPairNeverOutlivesPositionHyperliquid(t *testing.T) {
+	t.Parallel() // each on its own gateway; most of the time is waiting for the watcher
 	e := startHyperliquid(t)
 	orphanScenario(t, protectionVenue{do: e.do, engine: e.sim.Engine(), symbol: "BTC", market: "BTC", size: "0.01"})
 }
 
 func TestProtectionPairNeverOutlivesPositionBinance(t *testing.T) {
+	t.Parallel() // each on its own gateway; most of the time is waiting for the watcher
 	b := startBinance(t, sim.Config{})
 	orphanScenario(t, protectionVenue{do: b.ok, engine: b.sim.Engine(), symbol: "BTCUSDT", market: "BTC", size: "0.01"})
 }
 
 func TestProtectionPairNeverOutlivesPositionBybit(t *testing.T) {
+	t.Parallel() // each on its own gateway; most of the time is waiting for the watcher
 	b := startBybit(t, bybitsim.Config{}, nil)
 	orphanScenario(t, protectionVenue{do: b.ok, engine: b.sim.Engine(), symbol: "BTCUSDT", market: "BTC", size: "0.01"})
 }
