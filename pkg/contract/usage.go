@@ -43,7 +43,7 @@ type AuditEntry struct {
 	Code         string          `json:"code"`
 	Message      string          `json:"message,omitempty"`
 	OrderIDs     []string        `json:"orderIds"`
-	DurationMs   float64         `json:"durationMs"`
+	DurationMs   float64         `json:"durationMs"` // a latency, not money: fractional milliseconds
 	Via          string          `json:"via"` // "v1" or "mcp"
 }
 

@@ -8,9 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/simkit"
+
 	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/paper"
-	"github.com/shopspring/decimal"
 )
 
 // The market-data websocket, in Binance's combined-stream form
@@ -283,28 +284,7 @@ func (s *Server) sendDepth(conns []*wsConn, symbol, name string, now time.Time) 
 		return
 	}
 	broadcast(conns, name, map[string]any{"e": "depthUpdate", "E": now.UnixMilli(), "T": now.UnixMilli(), "s": symbol,
-		"U": id, "u": id, "pu": prev.id, "b": diff(prev.bids, b.Bids), "a": diff(prev.asks, b.Asks)})
-}
-
-// diff lists the levels of next that differ from prev, and prev's levels
-// gone from next with quantity 0.
-func diff(prev, next []paper.Level) [][2]string {
-	old := map[string]decimal.Decimal{}
-	for _, l := range prev {
-		old[l.Price.String()] = l.Size
-	}
-	out := [][2]string{}
-	for _, l := range next {
-		k := l.Price.String()
-		if q, ok := old[k]; !ok || !q.Equal(l.Size) {
-			out = append(out, [2]string{k, l.Size.String()})
-		}
-		delete(old, k)
-	}
-	for k := range old {
-		out = append(out, [2]string{k, "0"})
-	}
-	return out
+		"U": id, "u": id, "pu": prev.id, "b": simkit.BookDiff(prev.bids, b.Bids), "a": simkit.BookDiff(prev.asks, b.Asks)})
 }
 
 // numbered returns the book the depth stream of symbol numbers, for GET

@@ -9,9 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/simkit"
+
 	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/paper"
-	"github.com/shopspring/decimal"
 )
 
 // The public linear websocket at /v5/public/linear
@@ -267,30 +268,9 @@ func (s *Server) sendBook(conns []*wsConn, symbol string, now int64) {
 				"data": map[string]any{"s": symbol, "b": levels(b.Bids), "a": levels(b.Asks), "u": u, "seq": u}})
 		case !skip:
 			c.sendJSON(map[string]any{"topic": topic, "type": "delta", "ts": now, "cts": now,
-				"data": map[string]any{"s": symbol, "b": diff(prev.bids, b.Bids), "a": diff(prev.asks, b.Asks), "u": u, "seq": u}})
+				"data": map[string]any{"s": symbol, "b": simkit.BookDiff(prev.bids, b.Bids), "a": simkit.BookDiff(prev.asks, b.Asks), "u": u, "seq": u}})
 		}
 	}
-}
-
-// diff lists next's levels that differ from prev, and prev's levels gone
-// from next with size "0".
-func diff(prev, next []paper.Level) [][2]string {
-	old := map[string]decimal.Decimal{}
-	for _, l := range prev {
-		old[l.Price.String()] = l.Size
-	}
-	out := [][2]string{}
-	for _, l := range next {
-		k := l.Price.String()
-		if q, ok := old[k]; !ok || !q.Equal(l.Size) {
-			out = append(out, [2]string{k, l.Size.String()})
-		}
-		delete(old, k)
-	}
-	for k := range old {
-		out = append(out, [2]string{k, "0"})
-	}
-	return out
 }
 
 // numbered is the book the stream of symbol numbers, for GET
