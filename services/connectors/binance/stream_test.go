@@ -16,7 +16,10 @@ import (
 // simulator's websocket as its stream.
 func streamFixture(t *testing.T) (*fixture, *connectortest.Replica) {
 	t.Helper()
-	f := newFixture(t, sim.Config{}, nil)
+	// The venue's clock stands still, so its price walk cannot move a mark
+	// a test set before the stream delivers it.
+	still := time.Now()
+	f := newFixture(t, sim.Config{Now: func() time.Time { return still }}, nil)
 	f.a.cfg.MainnetStreamURL = wsURL(f.url)
 	r := connectortest.Serve(t, f.a, connectortest.Options{URL: testenv.EmbeddedNATS(t).ClientURL(),
 		Subjects: contract.NewSubjects(testenv.Prefix(t)), Env: contract.Mainnet, Secret: f.cred.Secret})

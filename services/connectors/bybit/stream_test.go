@@ -16,7 +16,10 @@ import (
 // simulator's /v5/public/linear as its stream, for a credential of env.
 func streamFixture(t *testing.T, env contract.Environment, demo bool) (*fixture, *connectortest.Replica) {
 	t.Helper()
-	f := newFixture(t, sim.Config{}, nil)
+	// The venue's clock stands still, so its price walk cannot move a mark
+	// a test set before the stream delivers it.
+	still := time.Now()
+	f := newFixture(t, sim.Config{Now: func() time.Time { return still }}, nil)
 	c := credential(env, testKey, testSecret, demo)
 	r := connectortest.Serve(t, f.a, connectortest.Options{URL: testenv.EmbeddedNATS(t).ClientURL(),
 		Subjects: contract.NewSubjects(testenv.Prefix(t)), Env: env, Secret: c.Secret})

@@ -26,7 +26,10 @@ type streamVenue struct {
 
 func newStreamVenue(t *testing.T) *streamVenue {
 	t.Helper()
-	v := &streamVenue{sim: sim.New(sim.Config{})}
+	// The venue's clock stands still, so its price walk cannot move a mark
+	// a test set before the stream delivers it.
+	still := time.Now()
+	v := &streamVenue{sim: sim.New(sim.Config{Now: func() time.Time { return still }})}
 	h := v.sim.Handler()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/info" {
