@@ -64,15 +64,6 @@ func Build(t testing.TB, pkgs ...string) string {
 	return build(t, raceEnabled(), pkgs)
 }
 
-// BuildPlain is Build without the race detector, for tests that run the
-// binaries for what they print (documentation, benchmark lines) rather
-// than to find races in them: plain binaries build and run several times
-// faster.
-func BuildPlain(t testing.TB, pkgs ...string) string {
-	t.Helper()
-	return build(t, false, pkgs)
-}
-
 func build(t testing.TB, race bool, pkgs []string) string {
 	t.Helper()
 	root := WorkspaceRoot(t)

@@ -260,7 +260,7 @@ func (s *Server) authorized(c echo.Context, ctx context.Context, key contract.Ke
 	if ce := s.rateLimit(ctx, c.Response().Header(), key); ce != nil {
 		return nil, ce
 	}
-	op, fields, ce := parseBody(body)
+	op, fields, ce := contract.ParseRequest(body)
 	if ce != nil {
 		return nil, ce
 	}

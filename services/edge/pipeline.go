@@ -75,41 +75,6 @@ func (s *Server) rateLimit(ctx context.Context, h http.Header, key contract.KeyI
 	return nil
 }
 
-// parseBody is step 5: a JSON object with a known operation.
-func parseBody(body []byte) (*contract.Operation, map[string]json.RawMessage, *contract.Error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return nil, nil, contract.Errorf(contract.CodeInvalidJSON, "request body must be a JSON object")
-	}
-	raw, ok := fields["operation"]
-	if !ok || string(raw) == "null" {
-		return nil, nil, contract.Errorf(contract.CodeMissingOperation, "the body needs an \"operation\" field, e.g. \"getMarkPrice\"")
-	}
-	var name string
-	if err := json.Unmarshal(raw, &name); err != nil {
-		return nil, nil, contract.Errorf(contract.CodeInvalidRequest, "field \"operation\" must be a string")
-	}
-	if name == "" {
-		return nil, nil, contract.Errorf(contract.CodeMissingOperation, "field \"operation\" is empty")
-	}
-	op, ok := contract.Lookup(name)
-	if !ok {
-		if guess, ok := contract.Suggest(name); ok {
-			return nil, nil, contract.Errorf(contract.CodeUnknownOperation, "unknown operation %q; did you mean %q?", truncate(name), guess.Name)
-		}
-		return nil, nil, contract.Errorf(contract.CodeUnknownOperation, "unknown operation %q; operations are listed at GET /openapi.json", truncate(name))
-	}
-	delete(fields, "operation")
-	return op, fields, nil
-}
-
-func truncate(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
-}
-
 // execute runs steps 6 to 10 for an authenticated, rate-limited request:
 // tier and scope, credential, parameters, routing. It returns the result
 // object and the exchange it went to. The MCP front end calls it too.

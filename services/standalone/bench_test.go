@@ -25,7 +25,7 @@ func TestBenchLine(t *testing.T) {
 		t.Skip("runs the benchmark's processes; skipped with -short")
 	}
 	// The distributed mode runs the service binaries found next to perpgate.
-	bin := filepath.Join(testenv.BuildPlain(t, "./services/standalone/cmd/perpgate", "./services/edge/cmd/edge",
+	bin := filepath.Join(testenv.Build(t, "./services/standalone/cmd/perpgate", "./services/edge/cmd/edge",
 		"./services/keys/cmd/keys", "./services/connectors/paper/cmd/paper-venue",
 		"./services/connectors/paper/cmd/connector-paper"), "perpgate")
 	var out bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -158,3 +159,12 @@ func checkFor(t *testing.T, total, every time.Duration, f func() error) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestMain(m *testing.M) {
+	// The tests' child processes (CLI calls, load generators) are race
+	// builds under -race, and those sleep 1 s as they exit unless told not to.
+	if os.Getenv("GORACE") == "" {
+		_ = os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
+	os.Exit(m.Run())
+}

@@ -28,7 +28,7 @@ func TestQuickstart(t *testing.T) {
 			t.Skipf("%s is not installed (apt-get install %s): the quickstart cannot run", tool, tool)
 		}
 	}
-	bins := testenv.BuildPlain(t, "./services/standalone/cmd/perpgate")
+	bins := testenv.Build(t, "./services/standalone/cmd/perpgate")
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,6 @@ import (
 	starkcurve "github.com/consensys/gnark-crypto/ecc/stark-curve"
 	"github.com/consensys/gnark-crypto/ecc/stark-curve/ecdsa"
 	"github.com/consensys/gnark-crypto/ecc/stark-curve/fp"
-	pedersen "github.com/consensys/gnark-crypto/ecc/stark-curve/pedersen-hash"
 	"golang.org/x/crypto/sha3"
 )
 
@@ -90,7 +89,7 @@ func hashOnElements(xs ...*big.Int) *big.Int {
 	for i, x := range xs {
 		els[i] = new(fp.Element).SetBigInt(x)
 	}
-	h := pedersen.PedersenArray(els...)
+	h := pedersenArray(els...)
 	var out big.Int
 	h.BigInt(&out)
 	return &out

@@ -1,12 +1,10 @@
-package edge
+package contract
 
 import (
 	"testing"
-
-	"github.com/perpgate/perpgate/pkg/contract"
 )
 
-// FuzzRequest feeds arbitrary bodies through the edge's decoding (step 5 and
+// FuzzRequest feeds arbitrary bodies through a /v1 body's decoding (step 5 and
 // step 8): no input may panic, and every rejection is a 400 with a message.
 func FuzzRequest(f *testing.F) {
 	for _, s := range []string{
@@ -19,7 +17,7 @@ func FuzzRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		op, fields, ce := parseBody(body)
+		op, fields, ce := ParseRequest(body)
 		if ce != nil {
 			if ce.Status() != 400 || ce.Message == "" {
 				t.Fatalf("parse rejected with %s (%d) %q", ce.Code, ce.Status(), ce.Message)
@@ -27,7 +25,7 @@ func FuzzRequest(f *testing.F) {
 			return
 		}
 		delete(fields, "credentialId")
-		if _, ce := op.DecodeParams(fields); ce != nil && ce.Code != contract.CodeInvalidRequest {
+		if _, ce := op.DecodeParams(fields); ce != nil && ce.Code != CodeInvalidRequest {
 			t.Fatalf("params rejected with %s", ce.Code)
 		}
 	})
