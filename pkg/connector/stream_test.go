@@ -349,11 +349,13 @@ func TestStreamOneHolderAndHandover(t *testing.T) {
 	}
 	killed := time.Now()
 	kill.Close()
-	eventually(t, 5*time.Second, "replica b holds the socket", func() bool { _, d, _ := otherVenue.counts(); return d == 1 })
+	// About 1.3 s on an idle machine; a cold `make test` on two cores,
+	// with packages compiling beside it, has taken 5 s.
+	eventually(t, 10*time.Second, "replica b holds the socket", func() bool { _, d, _ := otherVenue.counts(); return d == 1 })
 	handover := time.Since(killed)
 	eventually(t, 5*time.Second, "replica b answers from its own socket", func() bool { return fromStream(readMark(t, other)) })
 	t.Logf("handover after %v (lease TTL %v)", handover.Round(time.Millisecond), sc.LeaseTTL)
-	if handover > 3*time.Second {
+	if handover > 8*time.Second {
 		t.Fatalf("handover took %v", handover)
 	}
 }
