@@ -48,6 +48,11 @@ func run[C any](ctx context.Context, name, version string, load func(func(string
 	log := telemetry.NewLogger(os.Stdout, logCfg)
 	telemetry.RouteRedisLogs(log)
 	log.Info(name+" starting", "version", version)
+	stopProfile, err := telemetry.StartCPUProfile(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	adapter, cleanup, err := build(cfg, Setup{Service: svcCfg, Log: log})
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -142,7 +143,13 @@ func (h *holder) dial(ctx context.Context) bool {
 	conn, err := f.s.st.DialStream(dctx, f.env)
 	cancel()
 	if err != nil {
-		f.s.log.Info("stream dial failed", "env", f.env, "err", err)
+		// Reads are served over REST meanwhile, so one failure is news only;
+		// a venue that keeps refusing (backoff at its ceiling) is a fault.
+		level := slog.LevelInfo
+		if h.backoff >= maxBackoff {
+			level = slog.LevelWarn
+		}
+		f.s.log.Log(ctx, level, "stream dial failed; reads go to the venue's REST API", "env", f.env, "err", err)
 		return false
 	}
 	h.dials++

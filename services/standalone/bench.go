@@ -25,7 +25,7 @@ type BenchOptions struct {
 	Warmup      time.Duration
 	C1Duration  time.Duration // the concurrency-1 latency run
 	Rounds      int           // gateway and bare runs alternate this many times
-	CPUProfile  string        // when set, the gateway process writes a CPU profile here
+	CPUProfile  string        // when set, the gateway process writes a CPU profile here, and each distributed process to CPUProfile.<name>
 	// Exe is the perpgate binary run as the targets and the load generator;
 	// empty means this process's own executable.
 	Exe string
@@ -111,6 +111,7 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	// The raw pipeline and the distributed deployment need the local NATS,
 	// Redis and Postgres; without them those modes say so and count 0.
 	var pipe, dist *loadTarget
+	var distMetrics string
 	if missing := localServicesMissing(); missing != "" {
 		fmt.Fprintf(out, "bench: pipe and dist not measured: %s\n", missing)
 	} else {
@@ -127,11 +128,12 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 			return err
 		}
 		pipe = &loadTarget{url: "http://" + pipeAddr + "/v1", key: boot.APIKey, body: read}
-		d, err := startDist(ctx, exe, dataDir)
+		d, err := startDist(ctx, exe, dataDir, opts.CPUProfile)
 		if err != nil {
 			fmt.Fprintf(out, "bench: dist not measured: %v\n", err)
 		} else {
 			defer d.Close()
+			distMetrics = d.Metrics
 			dist = &loadTarget{url: d.URL, key: d.Key,
 				body: fmt.Sprintf(`{"operation":"getMarkPrice","credentialId":%q,"market":"BTC-USD-PERP"}`, d.Credential)}
 			if _, err := runLoadgen(ctx, exe, *dist, opts.Concurrency, opts.Warmup, "read", d.Credential); err != nil {
@@ -185,8 +187,19 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	}
 	var dc1 benchResult
 	if dist != nil {
+		before, err := streamRESTReads(ctx, distMetrics)
+		if err != nil {
+			return err
+		}
 		if dc1, err = load(*dist, 1, opts.C1Duration, "read"); err != nil {
 			return err
+		}
+		after, err := streamRESTReads(ctx, distMetrics)
+		if err != nil {
+			return err
+		}
+		if after != before {
+			fmt.Fprintf(out, "bench: %v of the dist c=1 reads went to the venue, not connector-paper's stream view\n", after-before)
 		}
 	}
 	place, err := load(gw, max(opts.Concurrency/8, 1), opts.Duration, "place-cancel")
@@ -218,8 +231,9 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	return nil
 }
 
-// streamRESTReads is the gateway's count of paper getMarkPrice reads the
-// venue answered instead of the stream view.
+// streamRESTReads is the count of paper getMarkPrice reads the venue
+// answered instead of the stream view, from the /metrics at url of the
+// gateway or of connector-paper.
 func streamRESTReads(ctx context.Context, url string) (float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -227,12 +241,12 @@ func streamRESTReads(ctx context.Context, url string) (float64, error) {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("bench: read the gateway's metrics: %w", err)
+		return 0, fmt.Errorf("bench: read %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, fmt.Errorf("bench: read the gateway's metrics: %w", err)
+		return 0, fmt.Errorf("bench: read %s: %w", url, err)
 	}
 	const series = `perpgate_stream_reads_total{exchange="paper",operation="getMarkPrice",source="rest"} `
 	for line := range strings.Lines(string(body)) {

@@ -49,5 +49,8 @@ func TestBenchLine(t *testing.T) {
 	if localServicesMissing() == "" && (strings.Contains(last, "pipe_rps=0 ") || strings.Contains(last, "dist_rps=0 ")) {
 		t.Fatalf("pipe or dist not measured though the local services answer: %s\n%s", last, out.String())
 	}
+	if strings.Contains(out.String(), "went to the venue") {
+		t.Fatalf("reads of the c=1 runs were not served from the stream view:\n%s", out.String())
+	}
 	t.Log(out.String())
 }

@@ -90,6 +90,7 @@ func ServePipe(ctx context.Context, addr, natsURL, redisURL, prefix string) erro
 // and Postgres, in a schema, subject prefix and key prefix of their own.
 type distDeployment struct {
 	URL        string
+	Metrics    string // connector-paper's /metrics
 	Key        string
 	Credential string
 	stop       []func()
@@ -106,8 +107,9 @@ func (d *distDeployment) Close() {
 }
 
 // startDist starts the deployment from the binaries next to exe (make
-// build puts them in bin/).
-func startDist(ctx context.Context, exe, dataDir string) (*distDeployment, error) {
+// build puts them in bin/). With profile set, each process writes its CPU
+// profile to profile.<process name>.
+func startDist(ctx context.Context, exe, dataDir, profile string) (*distDeployment, error) {
 	dir := filepath.Dir(exe)
 	for _, name := range []string{"edge", "keys", "paper-venue", "connector-paper"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
@@ -136,7 +138,7 @@ func startDist(ctx context.Context, exe, dataDir string) (*distDeployment, error
 			d.Close()
 		}
 	}()
-	addrs := make([]string, 3)
+	addrs := make([]string, 4)
 	for i := range addrs {
 		a, _, _, err := freeAddrs()
 		if err != nil {
@@ -144,14 +146,18 @@ func startDist(ctx context.Context, exe, dataDir string) (*distDeployment, error
 		}
 		addrs[i] = a
 	}
-	edgeAddr, adminAddr, venueAddr := addrs[0], addrs[1], addrs[2]
+	edgeAddr, adminAddr, venueAddr, connectorHealth := addrs[0], addrs[1], addrs[2], addrs[3]
 	master := make([]byte, 32)
 	_, _ = rand.Read(master)
 	token := hex.EncodeToString(master[:12])
 	common := []string{"PERPGATE_NATS_URL=" + benchNATS, "PERPGATE_REDIS_URL=" + benchRedis, "PERPGATE_SUBJECT_PREFIX=" + prefix,
 		"PERPGATE_LOG_LEVEL=warn", "PERPGATE_HEALTH_ADDR=", "PATH=" + os.Getenv("PATH")}
 	start := func(name string, env ...string) error {
-		stop, err := startChild(ctx, filepath.Join(dir, name), append(append([]string{}, common...), env...))
+		env = append(append([]string{}, common...), env...)
+		if profile != "" {
+			env = append(env, "PERPGATE_CPU_PROFILE="+profile+"."+name)
+		}
+		stop, err := startChild(ctx, filepath.Join(dir, name), env)
 		if err == nil {
 			d.stop = append(d.stop, stop)
 		}
@@ -164,13 +170,13 @@ func startDist(ctx context.Context, exe, dataDir string) (*distDeployment, error
 	if err := start("paper-venue", "PERPGATE_PAPER_VENUE_ADDR="+venueAddr, "PERPGATE_DATA_DIR="+filepath.Join(dataDir, "venue")); err != nil {
 		return nil, err
 	}
-	if err := start("connector-paper", "PERPGATE_PAPER_VENUE_URL=http://"+venueAddr); err != nil {
+	if err := start("connector-paper", "PERPGATE_PAPER_VENUE_URL=http://"+venueAddr, "PERPGATE_HEALTH_ADDR="+connectorHealth); err != nil {
 		return nil, err
 	}
 	if err := start("edge", "PERPGATE_LISTEN_ADDR="+edgeAddr, "PERPGATE_TIER_LIMITS_BUILDER=1000000000/1000000000"); err != nil {
 		return nil, err
 	}
-	for _, u := range []string{"http://" + edgeAddr + "/healthz"} {
+	for _, u := range []string{"http://" + edgeAddr + "/healthz", "http://" + connectorHealth + "/healthz"} {
 		if err := waitReady(ctx, u); err != nil {
 			return nil, err
 		}
@@ -197,6 +203,7 @@ func startDist(ctx context.Context, exe, dataDir string) (*distDeployment, error
 		return nil, err
 	}
 	d.URL, d.Key, d.Credential = "http://"+edgeAddr+"/v1", key.Key, cred.ID
+	d.Metrics = "http://" + connectorHealth + "/metrics"
 	ok = true
 	return d, nil
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"syscall"
 	"time"
@@ -75,7 +74,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 		fs.SetOutput(stderr)
 		fs.Usage = func() {} // help goes to stdout below; errors print their line to stderr
-		fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the gateway run to this file")
+		fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the gateway run to this file, and of each distributed process to this file.<process>")
 		fs.DurationVar(&opts.Duration, "duration", opts.Duration, "length of each throughput run")
 		fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "connections of the throughput runs")
 		fs.IntVar(&opts.Rounds, "rounds", opts.Rounds, "gateway and bare runs alternate this many times")
@@ -131,13 +130,11 @@ func serve(ctx context.Context, stdout, stderr io.Writer, lookup func(string) (s
 		return err
 	}
 	defer shutdownTracing(context.WithoutCancel(ctx))
-	if path, ok := lookup("PERPGATE_CPU_PROFILE"); ok && path != "" {
-		stop, err := startProfile(path)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	stopProfile, err := telemetry.StartCPUProfile(lookup)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	log := telemetry.NewLogger(stderr, cfg.Log)
 	telemetry.RouteRedisLogs(log)
 	gw, err := New(cfg, log, stdout)
@@ -182,16 +179,4 @@ func exit(stderr io.Writer, err error) int {
 		fmt.Fprintln(stderr, "perpgate: another program is listening on that address: stop it, or set the variable named above to a free address")
 	}
 	return 1
-}
-
-func startProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -159,6 +159,11 @@ type statusWriter struct {
 	status int
 }
 
+// Unwrap lets the websocket upgrade of /v1/stream reach the connection
+// (http.ResponseController and the websocket library both look for it):
+// without it every stream dial to a venue process was answered 501.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *statusWriter) WriteHeader(code int) {
 	w.status = code
 	w.ResponseWriter.WriteHeader(code)

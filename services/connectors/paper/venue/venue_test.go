@@ -288,6 +288,23 @@ func TestRun(t *testing.T) {
 	if _, err := c.Markets(context.Background()); err != nil {
 		t.Fatalf("markets via open venue: %v", err)
 	}
+	// The stream upgrades through the venue's own server and its request
+	// log, as connector-paper dials it in a deployment.
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	sc, err := c.DialStream(sctx)
+	if err != nil {
+		t.Fatalf("stream via open venue: %v", err)
+	}
+	if err := sc.Subscribe(sctx, []string{"BTC-USD-PERP"}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := sc.Next(sctx); err != nil {
+		t.Fatalf("first stream frame: %v", err)
+	} else {
+		t.Logf("first frame: %s mark %s", f.Market, f.MarkPrice)
+	}
+	sc.Close()
 
 	// A taken port fails Run at once.
 	taken, err := venue.New(venue.Config{Addr: v.Addr(), ShutdownTimeout: time.Second}, nil, nil)

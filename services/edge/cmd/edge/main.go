@@ -45,6 +45,11 @@ func run(ctx context.Context) error {
 	log := telemetry.NewLogger(os.Stdout, logCfg)
 	telemetry.RouteRedisLogs(log)
 	log.Info("edge starting", "version", version)
+	stopProfile, err := telemetry.StartCPUProfile(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	nc, err := bus.Connect(cfg.NATSURL, "edge", cfg.NATSAuth, log)

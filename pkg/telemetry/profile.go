@@ -1,0 +1,27 @@
+package telemetry
+
+import (
+	"fmt"
+	"os"
+	"runtime/pprof"
+)
+
+// StartCPUProfile writes a CPU profile of the process to the file named by
+// PERPGATE_CPU_PROFILE until the returned stop is called; without that
+// setting it does nothing. `perpgate bench --cpuprofile` uses it, and an
+// operator can profile any service the same way.
+func StartCPUProfile(lookup func(string) (string, bool)) (stop func(), err error) {
+	path, ok := lookup("PERPGATE_CPU_PROFILE")
+	if !ok || path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("PERPGATE_CPU_PROFILE: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("PERPGATE_CPU_PROFILE: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
