@@ -117,6 +117,21 @@ func Request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header
 	return nil
 }
 
+// RequestConnector sends req to the connector endpoint subject as the
+// connector expects it: the envelope in header fields, the parameters as
+// the body (contract.ConnectorRequest).
+func RequestConnector(ctx context.Context, nc *nats.Conn, subject string, req contract.ConnectorRequest, resp any) error {
+	hdr, err := req.Header()
+	if err != nil {
+		return fmt.Errorf("encode request for %s: %w", subject, err)
+	}
+	params := req.Params
+	if params == nil {
+		params = json.RawMessage(`{}`)
+	}
+	return Request(ctx, nc, subject, hdr, params, resp)
+}
+
 // encode is json.Marshal, except that JSON the caller already encoded is
 // sent as is (Marshal would validate and compact it again).
 func encode(v any) ([]byte, error) {

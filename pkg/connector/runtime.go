@@ -283,12 +283,11 @@ func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
 	ctx, span := telemetry.Tracer().Start(telemetry.Extract(ctx, req.Headers()), "connector "+x+" "+op.Name,
 		trace.WithSpanKind(trace.SpanKindServer))
 	defer span.End()
-	var creq contract.ConnectorRequest
-	if err := json.Unmarshal(req.Data(), &creq); err != nil {
-		_ = bus.AnswerError(r.nc, req.Reply(), contract.Errorf(contract.CodeInvalidRequest, "connector request is not valid JSON"))
+	creq, err := contract.ReadConnectorRequest(op.Name, req.Headers(), req.Data())
+	if err != nil {
+		_ = bus.AnswerError(r.nc, req.Reply(), contract.Errorf(contract.CodeInvalidRequest, "connector request: %v", err))
 		return
 	}
-	creq.Operation = op.Name
 	start := time.Now()
 	res, err := r.Handle(ctx, creq)
 	elapsed := time.Since(start)

@@ -2,12 +2,19 @@ package contract
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 )
 
-// ConnectorRequest is the body the edge sends to a connector: one validated
+// ConnectorRequest is what the edge asks of a connector: one validated
 // operation for one credential. Params is the operation's parameter struct
 // re-encoded after validation, so the connector decodes it strictly.
+//
+// On NATS the operation is the subject, Params is the message body and the
+// rest travels in header fields (Header, ReadConnectorRequest): each hop
+// then encodes and decodes the parameters once, not an envelope around
+// them as well. Credential carries only its ID there; the connector reads
+// the rest with the secret.
 type ConnectorRequest struct {
 	RequestID  string          `json:"requestId"`
 	Operation  string          `json:"operation"`
@@ -91,4 +98,53 @@ type ChangeEvent struct {
 	KeyID        string     `json:"keyId,omitempty"`
 	KeyHash      string     `json:"keyHash,omitempty"`
 	CredentialID string     `json:"credentialId,omitempty"`
+}
+
+// Header fields of a connector request besides HeaderRequestID.
+const (
+	HeaderAccountID    = "Perpgate-Account-Id"
+	HeaderCredentialID = "Perpgate-Credential-Id"
+	HeaderKeyID        = "Perpgate-Key-Id" // only with Guards
+	HeaderGuards       = "Perpgate-Guards" // JSON; only for a key with trading guards
+)
+
+// Header is r's envelope as NATS header fields (a nats.Header is this map
+// type); Params goes as the body.
+func (r ConnectorRequest) Header() (map[string][]string, error) {
+	h := map[string][]string{
+		HeaderRequestID:    {r.RequestID},
+		HeaderAccountID:    {r.AccountID},
+		HeaderCredentialID: {r.Credential.ID},
+	}
+	if r.Guards != nil {
+		g, err := json.Marshal(r.Guards)
+		if err != nil {
+			return nil, err
+		}
+		h[HeaderKeyID], h[HeaderGuards] = []string{r.KeyID}, []string{string(g)}
+	}
+	return h, nil
+}
+
+// ReadConnectorRequest is the request of operation op whose header fields
+// are h and body params.
+func ReadConnectorRequest(op string, h map[string][]string, params []byte) (ConnectorRequest, error) {
+	first := func(k string) string {
+		if v := h[k]; len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	r := ConnectorRequest{RequestID: first(HeaderRequestID), Operation: op, AccountID: first(HeaderAccountID),
+		Credential: CredentialInfo{ID: first(HeaderCredentialID)}, Params: params, KeyID: first(HeaderKeyID)}
+	if r.AccountID == "" || r.Credential.ID == "" {
+		return r, fmt.Errorf("connector request without %s or %s", HeaderAccountID, HeaderCredentialID)
+	}
+	if g := first(HeaderGuards); g != "" {
+		r.Guards = new(Guards)
+		if err := json.Unmarshal([]byte(g), r.Guards); err != nil {
+			return r, fmt.Errorf("%s: %w", HeaderGuards, err)
+		}
+	}
+	return r, nil
 }

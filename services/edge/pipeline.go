@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
 	"github.com/perpgate/perpgate/pkg/apikey"
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -113,19 +112,13 @@ func (s *Server) execute(ctx context.Context, requestID string, key contract.Key
 		g := key.Guards
 		req.KeyID, req.Guards = key.ID, &g
 	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, cred.Exchange, s.internal(ctx, "encode connector request", err)
-	}
 	if beforeRoute != nil {
 		if ce := beforeRoute(cred, req.Params); ce != nil {
 			return nil, cred.Exchange, ce
 		}
 	}
 	var result json.RawMessage
-	hdr := nats.Header{contract.HeaderRequestID: []string{requestID}}
-	err = bus.Request(ctx, s.nc, s.subjects.Operation(cred.Exchange, op), hdr, json.RawMessage(body), &result)
-	if err != nil {
+	if err := bus.RequestConnector(ctx, s.nc, s.subjects.Operation(cred.Exchange, op), req, &result); err != nil {
 		return nil, cred.Exchange, s.routeError(ctx, op, cred.Exchange, clientID, err)
 	}
 	return result, cred.Exchange, nil

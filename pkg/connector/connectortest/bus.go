@@ -74,7 +74,7 @@ func (r *Replica) Call(ctx context.Context, op string, params, out any) error {
 	}
 	raw, _ := json.Marshal(params)
 	req := contract.ConnectorRequest{RequestID: "r-" + op, Operation: op, AccountID: r.cred.AccountID, Credential: r.cred, Params: raw}
-	return bus.Request(ctx, r.NC, r.subjects.Operation(r.cred.Exchange, o), nil, req, out)
+	return bus.RequestConnector(ctx, r.NC, r.subjects.Operation(r.cred.Exchange, o), req, out)
 }
 
 // MarkPrice calls getMarkPrice for market and fails t on an error.

@@ -71,7 +71,7 @@ func (b *busFixture) call(t *testing.T, op string, params any, out any) error {
 	defer cancel()
 	req := contract.ConnectorRequest{RequestID: "r-" + op, Operation: op, AccountID: "acct-1",
 		Credential: contract.CredentialInfo{ID: "cred-1", AccountID: "acct-1", Exchange: contract.OKX, Environment: contract.Mainnet}, Params: raw}
-	return bus.Request(ctx, b.nc, b.s.Operation(contract.OKX, o), nil, req, out)
+	return bus.RequestConnector(ctx, b.nc, b.s.Operation(contract.OKX, o), req, out)
 }
 
 // TestOverNATS runs the 20 operations from the bus with the canonical

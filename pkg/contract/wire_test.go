@@ -1,0 +1,52 @@
+package contract
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/shopspring/decimal"
+)
+
+// TestConnectorRequestHeaders: what the edge puts in header fields and
+// body is what the connector reads back, guards included; a request
+// without its account or credential is refused.
+func TestConnectorRequestHeaders(t *testing.T) {
+	capN := decimal.RequireFromString("2500.5")
+	for name, req := range map[string]ConnectorRequest{
+		"plain": {RequestID: "r1", Operation: OpGetMarkPrice, AccountID: "a1", Credential: CredentialInfo{ID: "c1"},
+			Params: json.RawMessage(`{"market":"BTC"}`)},
+		"guarded": {RequestID: "r2", Operation: OpPlaceLimitOrder, AccountID: "a1", Credential: CredentialInfo{ID: "c1"},
+			Params: json.RawMessage(`{"market":"BTC","side":"BUY"}`), KeyID: "k1",
+			Guards: &Guards{AllowedMarkets: []string{"BTC", "ETH-USDT-PERP"}, MaxOrderNotional: &capN}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h, err := req.Header()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadConnectorRequest(req.Operation, h, req.Params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Guards != nil && req.Guards != nil && got.Guards.MaxOrderNotional.Equal(*req.Guards.MaxOrderNotional) {
+				got.Guards.MaxOrderNotional = req.Guards.MaxOrderNotional // decimals compare by value
+			}
+			if !reflect.DeepEqual(got, req) {
+				t.Fatalf("read back %+v, sent %+v", got, req)
+			}
+		})
+	}
+	for _, drop := range []string{HeaderAccountID, HeaderCredentialID} {
+		h, _ := ConnectorRequest{RequestID: "r", AccountID: "a", Credential: CredentialInfo{ID: "c"}}.Header()
+		delete(h, drop)
+		if _, err := ReadConnectorRequest(OpGetBalance, h, nil); err == nil {
+			t.Errorf("a request without %s was read", drop)
+		}
+	}
+	h, _ := ConnectorRequest{RequestID: "r", AccountID: "a", Credential: CredentialInfo{ID: "c"}}.Header()
+	h[HeaderGuards] = []string{"{not json"}
+	if _, err := ReadConnectorRequest(OpGetBalance, h, nil); err == nil {
+		t.Error("malformed guards were read")
+	}
+}
