@@ -104,16 +104,17 @@ type Runtime struct {
 	// intervals are the funding intervals REST answers gave, for answers
 	// from the stream view, which carry none.
 	intervals *intervalCache
-	jobs      chan job
+	// slots bounds the requests served at once (MaxConcurrent).
+	slots chan struct{}
 
 	protections ProtectionStore
 	stopWatch   context.CancelFunc
 	watching    sync.WaitGroup
 	inflight    sync.WaitGroup
-	workers     sync.WaitGroup
 
-	// gate orders handlers before the close of jobs: an endpoint drained
-	// by micro's Stop still delivers the messages it had buffered.
+	// gate orders handlers before the end of in-flight requests: an
+	// endpoint drained by micro's Stop still delivers the messages it had
+	// buffered, and those are refused once closed is set.
 	gate   sync.RWMutex
 	closed bool
 
@@ -142,22 +143,13 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 	}
 }
 
-// job is one request waiting for a worker.
-type job struct {
-	op  *contract.Operation
-	req micro.Request
-}
 
 // Start registers the micro service (queue group, so replicas share the
 // load) and subscribes to credential change events.
 func (r *Runtime) Start() error {
 	x := r.adapter.Exchange()
-	// Workers first: an endpoint takes requests as soon as it is added.
-	r.jobs = make(chan job)
-	for range r.cfg.MaxConcurrent {
-		r.workers.Add(1)
-		go r.work(r.jobs)
-	}
+	// Slots first: an endpoint takes requests as soon as it is added.
+	r.slots = make(chan struct{}, r.cfg.MaxConcurrent)
 	svc, err := micro.AddService(r.nc, micro.Config{
 		Name:        "connector-" + string(x),
 		Version:     r.cfg.Version,
@@ -223,15 +215,12 @@ func (r *Runtime) Stop() error {
 	return errors.Join(errs...)
 }
 
-// stopWorkers refuses further requests, lets queued ones finish and ends
-// the workers.
+// stopWorkers refuses further requests and lets in-flight ones finish.
 func (r *Runtime) stopWorkers() {
 	r.gate.Lock()
 	r.closed = true
 	r.gate.Unlock()
 	r.inflight.Wait()
-	close(r.jobs)
-	r.workers.Wait()
 }
 
 func (r *Runtime) onEvent(m *nats.Msg) {
@@ -241,11 +230,14 @@ func (r *Runtime) onEvent(m *nats.Msg) {
 	}
 }
 
-// handler hands each request to a worker: micro calls handlers one at a
-// time per endpoint, and upstream calls take hundreds of milliseconds. A
-// fixed pool of long-lived workers bounds concurrency (the handler blocks,
-// pushing back on NATS, when all are busy) and keeps their grown stacks,
-// where a goroutine per request would grow a fresh stack every time.
+// handler serves each request on a goroutine of its own: micro calls
+// handlers one at a time per endpoint, and upstream calls take hundreds of
+// milliseconds. MaxConcurrent slots bound the concurrency (the handler
+// blocks, pushing back on NATS, when all are taken). A fixed pool of
+// workers did this before, but its thousands of idle goroutines (one pool
+// per connector in perpgate serve) had their stacks scanned at every
+// garbage collection and held tens of megabytes; a new goroutine starts
+// with the average stack size the runtime has seen, so it rarely grows.
 func (r *Runtime) handler(op *contract.Operation) micro.Handler {
 	return micro.HandlerFunc(func(req micro.Request) {
 		r.gate.RLock()
@@ -256,16 +248,12 @@ func (r *Runtime) handler(op *contract.Operation) micro.Handler {
 			return
 		}
 		r.inflight.Add(1)
-		r.jobs <- job{op: op, req: req}
+		r.slots <- struct{}{}
+		go func() {
+			defer func() { <-r.slots; r.inflight.Done() }()
+			r.serve(op, req)
+		}()
 	})
-}
-
-func (r *Runtime) work(jobs <-chan job) {
-	defer r.workers.Done()
-	for j := range jobs {
-		r.serve(j.op, j.req)
-		r.inflight.Done()
-	}
 }
 
 func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
