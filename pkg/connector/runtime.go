@@ -104,8 +104,12 @@ type Runtime struct {
 	// intervals are the funding intervals REST answers gave, for answers
 	// from the stream view, which carry none.
 	intervals *intervalCache
-	// slots bounds the requests served at once (MaxConcurrent).
-	slots chan struct{}
+	// slots bounds the requests served at once (MaxConcurrent); idle
+	// workers take requests from jobs, and a request finding none gets a
+	// goroutine of its own.
+	slots   chan struct{}
+	jobs    chan job
+	workers sync.WaitGroup
 
 	protections ProtectionStore
 	stopWatch   context.CancelFunc
@@ -148,8 +152,13 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 // load) and subscribes to credential change events.
 func (r *Runtime) Start() error {
 	x := r.adapter.Exchange()
-	// Slots first: an endpoint takes requests as soon as it is added.
+	// Slots and workers first: an endpoint takes requests as soon as it is added.
 	r.slots = make(chan struct{}, r.cfg.MaxConcurrent)
+	r.jobs = make(chan job)
+	for range min(idleWorkers, r.cfg.MaxConcurrent) {
+		r.workers.Add(1)
+		go r.work()
+	}
 	svc, err := micro.AddService(r.nc, micro.Config{
 		Name:        "connector-" + string(x),
 		Version:     r.cfg.Version,
@@ -215,12 +224,15 @@ func (r *Runtime) Stop() error {
 	return errors.Join(errs...)
 }
 
-// stopWorkers refuses further requests and lets in-flight ones finish.
+// stopWorkers refuses further requests, lets in-flight ones finish and
+// ends the workers.
 func (r *Runtime) stopWorkers() {
 	r.gate.Lock()
 	r.closed = true
 	r.gate.Unlock()
 	r.inflight.Wait()
+	close(r.jobs)
+	r.workers.Wait()
 }
 
 func (r *Runtime) onEvent(m *nats.Msg) {
@@ -230,14 +242,26 @@ func (r *Runtime) onEvent(m *nats.Msg) {
 	}
 }
 
-// handler serves each request on a goroutine of its own: micro calls
-// handlers one at a time per endpoint, and upstream calls take hundreds of
-// milliseconds. MaxConcurrent slots bound the concurrency (the handler
-// blocks, pushing back on NATS, when all are taken). A fixed pool of
-// workers did this before, but its thousands of idle goroutines (one pool
-// per connector in perpgate serve) had their stacks scanned at every
-// garbage collection and held tens of megabytes; a new goroutine starts
-// with the average stack size the runtime has seen, so it rarely grows.
+// idleWorkers is how many long-lived workers each runtime keeps: enough
+// for the requests a replica has in flight at once when its exchange
+// answers fast, few enough that their stacks cost nothing to scan.
+const idleWorkers = 16
+
+// job is one request handed to a worker.
+type job struct {
+	op  *contract.Operation
+	req micro.Request
+}
+
+// handler serves each request on a worker, or on a goroutine of its own
+// when every worker is busy: micro calls handlers one at a time per
+// endpoint, and upstream calls take hundreds of milliseconds.
+// MaxConcurrent slots bound the concurrency (the handler blocks, pushing
+// back on NATS, when all are taken). Workers keep their grown stacks
+// between requests, where a new goroutine grows its stack again; a pool of
+// MaxConcurrent workers, as before, kept thousands of idle goroutines (one
+// pool per connector in perpgate serve) whose stacks every garbage
+// collection scanned.
 func (r *Runtime) handler(op *contract.Operation) micro.Handler {
 	return micro.HandlerFunc(func(req micro.Request) {
 		r.gate.RLock()
@@ -249,11 +273,29 @@ func (r *Runtime) handler(op *contract.Operation) micro.Handler {
 		}
 		r.inflight.Add(1)
 		r.slots <- struct{}{}
-		go func() {
-			defer func() { <-r.slots; r.inflight.Done() }()
-			r.serve(op, req)
-		}()
+		select {
+		case r.jobs <- job{op: op, req: req}:
+		default:
+			go func() {
+				r.serve(op, req)
+				r.done()
+			}()
+		}
 	})
+}
+
+func (r *Runtime) work() {
+	defer r.workers.Done()
+	for j := range r.jobs {
+		r.serve(j.op, j.req)
+		r.done()
+	}
+}
+
+// done frees the slot of a served request.
+func (r *Runtime) done() {
+	<-r.slots
+	r.inflight.Done()
 }
 
 func (r *Runtime) serve(op *contract.Operation, req micro.Request) {

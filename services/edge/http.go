@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -305,13 +304,39 @@ func apiKeyOf(r *http.Request) string {
 
 // setLimitHeaders writes the four X-RateLimit-* headers and the IETF
 // RateLimit-Policy and RateLimit fields (draft-ietf-httpapi-ratelimit-headers,
-// structured-field form) for the minute and day windows.
+// structured-field form) for the minute and day windows. It runs on every
+// request, so it builds the values with strconv and stores them under the
+// canonical names directly (Header.Set canonicalizes at each call).
 func setLimitHeaders(h http.Header, d ratelimit.Decision) {
-	h.Set(HeaderLimitMinute, strconv.Itoa(d.LimitMinute))
-	h.Set(HeaderRemainingMinute, strconv.Itoa(d.RemainingMinute))
-	h.Set(HeaderLimitDay, strconv.Itoa(d.LimitDay))
-	h.Set(HeaderRemainingDay, strconv.Itoa(d.RemainingDay))
-	h.Set(HeaderRateLimitPolicy, fmt.Sprintf(`"minute";q=%d;w=60, "day";q=%d;w=86400`, d.LimitMinute, d.LimitDay))
-	h.Set(HeaderRateLimit, fmt.Sprintf(`"minute";r=%d;t=%d, "day";r=%d;t=%d`,
-		d.RemainingMinute, int(d.ResetMinute/time.Second), d.RemainingDay, int(d.ResetDay/time.Second)))
+	h[limitHeaders[0]] = []string{strconv.Itoa(d.LimitMinute)}
+	h[limitHeaders[1]] = []string{strconv.Itoa(d.RemainingMinute)}
+	h[limitHeaders[2]] = []string{strconv.Itoa(d.LimitDay)}
+	h[limitHeaders[3]] = []string{strconv.Itoa(d.RemainingDay)}
+	b := make([]byte, 0, 96)
+	b = append(b, `"minute";q=`...)
+	b = strconv.AppendInt(b, int64(d.LimitMinute), 10)
+	b = append(b, `;w=60, "day";q=`...)
+	b = strconv.AppendInt(b, int64(d.LimitDay), 10)
+	b = append(b, ";w=86400"...)
+	policy := len(b)
+	b = append(b, `"minute";r=`...)
+	b = strconv.AppendInt(b, int64(d.RemainingMinute), 10)
+	b = append(b, ";t="...)
+	b = strconv.AppendInt(b, int64(d.ResetMinute/time.Second), 10)
+	b = append(b, `, "day";r=`...)
+	b = strconv.AppendInt(b, int64(d.RemainingDay), 10)
+	b = append(b, ";t="...)
+	b = strconv.AppendInt(b, int64(d.ResetDay/time.Second), 10)
+	all := string(b)
+	h[limitHeaders[4]] = []string{all[:policy]}
+	h[limitHeaders[5]] = []string{all[policy:]}
 }
+
+// limitHeaders are the canonical names setLimitHeaders writes, in order.
+var limitHeaders = func() (names [6]string) {
+	for i, n := range []string{HeaderLimitMinute, HeaderRemainingMinute, HeaderLimitDay, HeaderRemainingDay,
+		HeaderRateLimitPolicy, HeaderRateLimit} {
+		names[i] = http.CanonicalHeaderKey(n)
+	}
+	return names
+}()
