@@ -70,7 +70,7 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	if opts.CPUProfile != "" {
 		env = append(env, "PERPGATE_CPU_PROFILE="+opts.CPUProfile)
 	}
-	stopServe, err := startChild(ctx, exe, env, "serve")
+	stopServe, servePID, err := startChildPID(ctx, exe, env, "serve")
 	if err != nil {
 		return err
 	}
@@ -141,6 +141,11 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 			}
 		}
 	}
+	// Goroutines after the warm-up against the end: the runs must not leak.
+	goroutinesBefore, err := metric(ctx, "http://"+gwAddr+"/metrics", "go_goroutines")
+	if err != nil {
+		return err
+	}
 	var g, bb, pp, dd []benchResult
 	for range max(opts.Rounds, 1) {
 		r, err := load(gw, opts.Concurrency, opts.Duration, "read")
@@ -206,6 +211,11 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	if err != nil {
 		return err
 	}
+	goroutinesAfter, err := metric(ctx, "http://"+gwAddr+"/metrics", "go_goroutines")
+	if err != nil {
+		return err
+	}
+	rss := rssMiB(servePID)
 	gm, bm, pm, dm := mean(g), mean(bb), mean(pp), mean(dd)
 	rows := []struct {
 		name string
@@ -216,6 +226,8 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 			row.name, row.r.Requests, row.r.Failures, row.r.RPS, row.r.P50, row.r.P99)
 	}
 	fmt.Fprintf(out, "  cached_p99_ms: the gateway c=1 run, every read answered from the paper stream's view: %.3f\n", cachedP99)
+	fmt.Fprintf(out, "  perpgate serve after the runs: RSS %.0f MiB; goroutines %.0f after the warm-up, %.0f at the end\n",
+		rss, goroutinesBefore, goroutinesAfter)
 	for _, row := range rows {
 		if row.r.Failures > 0 {
 			return fmt.Errorf("bench saw %d failed requests in the %s run", row.r.Failures, row.name)
@@ -226,8 +238,8 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 		distRatio = dm.RPS / pm.RPS
 	}
 	fmt.Fprintf(out, "bench: gateway_rps=%.0f bare_rps=%.0f ratio=%.2f p50_ms=%.3f p99_ms=%.3f c1_p50_ms=%.3f "+
-		"pipe_rps=%.0f dist_rps=%.0f dist_ratio=%.2f dist_c1_p50_ms=%.3f place_rps=%.0f cached_p99_ms=%.3f\n",
-		gm.RPS, bm.RPS, gm.RPS/bm.RPS, gm.P50, gm.P99, c1.P50, pm.RPS, dm.RPS, distRatio, dc1.P50, place.RPS, cachedP99)
+		"pipe_rps=%.0f dist_rps=%.0f dist_ratio=%.2f dist_c1_p50_ms=%.3f place_rps=%.0f cached_p99_ms=%.3f rss_mib=%.0f\n",
+		gm.RPS, bm.RPS, gm.RPS/bm.RPS, gm.P50, gm.P99, c1.P50, pm.RPS, dm.RPS, distRatio, dc1.P50, place.RPS, cachedP99, rss)
 	return nil
 }
 
@@ -235,6 +247,11 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 // answered instead of the stream view, from the /metrics at url of the
 // gateway or of connector-paper.
 func streamRESTReads(ctx context.Context, url string) (float64, error) {
+	return metric(ctx, url, `perpgate_stream_reads_total{exchange="paper",operation="getMarkPrice",source="rest"}`)
+}
+
+// metric reads one series from the Prometheus text at url; 0 when absent.
+func metric(ctx context.Context, url, series string) (float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, err
@@ -248,9 +265,8 @@ func streamRESTReads(ctx context.Context, url string) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("bench: read %s: %w", url, err)
 	}
-	const series = `perpgate_stream_reads_total{exchange="paper",operation="getMarkPrice",source="rest"} `
 	for line := range strings.Lines(string(body)) {
-		if v, ok := strings.CutPrefix(line, series); ok {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
 			return strconv.ParseFloat(strings.TrimSpace(v), 64)
 		}
 	}
@@ -311,17 +327,38 @@ func runLoadgen(ctx context.Context, exe string, t loadTarget, n int, d time.Dur
 
 // startChild runs exe with args as a child process and returns how to stop it.
 func startChild(ctx context.Context, exe string, env []string, args ...string) (func(), error) {
+	stop, _, err := startChildPID(ctx, exe, env, args...)
+	return stop, err
+}
+
+// startChildPID is startChild that also returns the child's process id.
+func startChildPID(ctx context.Context, exe string, env []string, args ...string) (func(), int, error) {
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("bench: start %s: %w", strings.Join(args, " "), err)
+		return nil, 0, fmt.Errorf("bench: start %s: %w", strings.Join(args, " "), err)
 	}
 	return func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
-	}, nil
+	}, cmd.Process.Pid, nil
+}
+
+// rssMiB is the resident set of process pid in MiB (Linux), or 0.
+func rssMiB(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			return kb / 1024
+		}
+	}
+	return 0
 }
 
 func freeAddrs() (string, string, string, error) {

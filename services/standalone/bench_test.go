@@ -14,7 +14,7 @@ import (
 
 // benchLine is the DESIGN §11/§12 line, every field in order.
 var benchLine = regexp.MustCompile(`^bench: gateway_rps=\d+ bare_rps=\d+ ratio=\d+\.\d\d p50_ms=\d+\.\d{3} p99_ms=\d+\.\d{3} ` +
-	`c1_p50_ms=\d+\.\d{3} pipe_rps=\d+ dist_rps=\d+ dist_ratio=[\d.]+ dist_c1_p50_ms=[\d.]+ place_rps=\d+ cached_p99_ms=[\d.]+$`)
+	`c1_p50_ms=\d+\.\d{3} pipe_rps=\d+ dist_rps=\d+ dist_ratio=[\d.]+ dist_c1_p50_ms=[\d.]+ place_rps=\d+ cached_p99_ms=[\d.]+ rss_mib=\d+$`)
 
 // TestBenchLine runs `perpgate bench` briefly, with its targets and load
 // generators as processes, and checks the line it ends with.
@@ -48,6 +48,9 @@ func TestBenchLine(t *testing.T) {
 	// the raw pipeline and the distributed deployment are measured too.
 	if localServicesMissing() == "" && (strings.Contains(last, "pipe_rps=0 ") || strings.Contains(last, "dist_rps=0 ")) {
 		t.Fatalf("pipe or dist not measured though the local services answer: %s\n%s", last, out.String())
+	}
+	if strings.Contains(last, " rss_mib=0") {
+		t.Fatalf("serve's RSS not read: %s", last)
 	}
 	if strings.Contains(out.String(), "went to the venue") {
 		t.Fatalf("reads of the c=1 runs were not served from the stream view:\n%s", out.String())
