@@ -147,7 +147,6 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 	}
 }
 
-
 // Start registers the micro service (queue group, so replicas share the
 // load) and subscribes to credential change events.
 func (r *Runtime) Start() error {
