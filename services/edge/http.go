@@ -109,11 +109,17 @@ func (s *Server) finish(c echo.Context, span trace.Span, start time.Time) {
 		code = "OK"
 	}
 	if op != "" {
-		span.SetName("edge " + op + " " + exchange)
-		span.SetAttributes(attribute.String("perpgate.operation", op), attribute.String("perpgate.exchange", exchange))
 		s.metrics.ObserveRequest(op, exchange, code, elapsed)
 	}
-	span.SetAttributes(attribute.String("perpgate.code", code), attribute.Int("http.status_code", c.Response().Status))
+	// Without a trace exporter the span records nothing: skip building
+	// its name and attributes on every request.
+	if span.IsRecording() {
+		if op != "" {
+			span.SetName("edge " + op + " " + exchange)
+			span.SetAttributes(attribute.String("perpgate.operation", op), attribute.String("perpgate.exchange", exchange))
+		}
+		span.SetAttributes(attribute.String("perpgate.code", code), attribute.Int("http.status_code", c.Response().Status))
+	}
 	ctx := c.Request().Context()
 	if !s.log.Enabled(ctx, slog.LevelInfo) {
 		return
