@@ -135,6 +135,15 @@ func ReadConnectorRequest(op string, h map[string][]string, params []byte) (Conn
 		}
 		return ""
 	}
+	if _, ok := h[HeaderAccountID]; !ok && len(params) > 0 {
+		// An edge of 0.1.0 sends the whole request as a JSON body; reading
+		// it lets connectors be upgraded before the edges.
+		var r ConnectorRequest
+		if err := json.Unmarshal(params, &r); err == nil && r.AccountID != "" && r.Credential.ID != "" {
+			r.Operation = op
+			return r, nil
+		}
+	}
 	r := ConnectorRequest{RequestID: first(HeaderRequestID), Operation: op, AccountID: first(HeaderAccountID),
 		Credential: CredentialInfo{ID: first(HeaderCredentialID)}, Params: params, KeyID: first(HeaderKeyID)}
 	if r.AccountID == "" || r.Credential.ID == "" {

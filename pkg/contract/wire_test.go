@@ -44,6 +44,22 @@ func TestConnectorRequestHeaders(t *testing.T) {
 			t.Errorf("a request without %s was read", drop)
 		}
 	}
+	// A 0.1.0 edge's request: the whole envelope as the body.
+	old := ConnectorRequest{RequestID: "r0", AccountID: "a0", Credential: CredentialInfo{ID: "c0"},
+		Params: json.RawMessage(`{"market":"ETH"}`), KeyID: "k0", Guards: &Guards{ReadOnly: true}}
+	body, _ := json.Marshal(old)
+	got, err := ReadConnectorRequest(OpGetMarkPrice, map[string][]string{HeaderRequestID: {"r0"}}, body)
+	if err != nil {
+		t.Fatalf("0.1.0 envelope: %v", err)
+	}
+	old.Operation = OpGetMarkPrice
+	if !reflect.DeepEqual(got, old) {
+		t.Fatalf("0.1.0 envelope read as %+v, sent %+v", got, old)
+	}
+	// Parameters alone, without the header fields, are not a request.
+	if _, err := ReadConnectorRequest(OpGetMarkPrice, nil, []byte(`{"market":"ETH"}`)); err == nil {
+		t.Error("parameters without header fields were read as a request")
+	}
 	h, _ := ConnectorRequest{RequestID: "r", AccountID: "a", Credential: CredentialInfo{ID: "c"}}.Header()
 	h[HeaderGuards] = []string{"{not json"}
 	if _, err := ReadConnectorRequest(OpGetBalance, h, nil); err == nil {
