@@ -116,7 +116,7 @@ func New(cfg Config) *Server {
 		margin:  map[string]string{},
 		algos:   map[int64]*algo{},
 		algoSeq: 7_000_000_000,
-		hub:     hub{conns: map[*wsConn]struct{}{}, books: map[string]*numberedBook{}, skip: map[string]int{}},
+		hub:     hub{books: map[string]*numberedBook{}, skip: map[string]int{}},
 	}
 	s.routes = s.table()
 	return s

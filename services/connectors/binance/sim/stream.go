@@ -28,12 +28,10 @@ import (
 const streamDepth = 100
 
 type hub struct {
+	sockets simkit.Sockets[*wsConn]
 	mu      sync.Mutex
-	conns   map[*wsConn]struct{}
 	books   map[string]*numberedBook // symbol → the book the depth stream numbers
 	skip    map[string]int           // symbol → depth events to leave unsent (a gap)
-	dials   int
-	running bool
 }
 
 type numberedBook struct {
@@ -42,26 +40,15 @@ type numberedBook struct {
 }
 
 type wsConn struct {
-	c    *websocket.Conn
-	out  chan []byte
-	mu   sync.Mutex
-	subs map[string]bool // stream names, lower case
+	*simkit.Outbox // Binance, too, disconnects a consumer too slow to keep up
+	mu             sync.Mutex
+	subs           map[string]bool // stream names, lower case
 }
 
 func (c *wsConn) subscribed(name string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.subs[strings.ToLower(name)]
-}
-
-// send queues a frame; a client too slow to take 256 is dropped, as
-// Binance disconnects slow consumers.
-func (c *wsConn) send(b []byte) {
-	select {
-	case c.out <- b:
-	default:
-		c.c.CloseNow()
-	}
 }
 
 func isStreamPath(p string) bool {
@@ -83,32 +70,17 @@ type subscribeReq struct {
 }
 
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
-	c, err := websocket.Accept(w, r, nil)
+	conn, release, err := s.hub.sockets.Accept(w, r, func(ws *websocket.Conn) *wsConn {
+		return &wsConn{Outbox: simkit.NewOutbox(ws), subs: map[string]bool{}}
+	}, s.pump)
 	if err != nil {
 		return
 	}
-	defer c.CloseNow()
-	conn := &wsConn{c: c, out: make(chan []byte, 256), subs: map[string]bool{}}
-	s.join(conn)
-	defer s.leave(conn)
+	defer release()
+	c := conn.Conn()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	go func() {
-		defer cancel()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case b := <-conn.out:
-				wctx, wc := context.WithTimeout(ctx, 5*time.Second)
-				err := c.Write(wctx, websocket.MessageText, b)
-				wc()
-				if err != nil {
-					return
-				}
-			}
-		}
-	}()
+	go conn.Run(ctx, cancel)
 	for {
 		_, data, err := c.Read(ctx)
 		if err != nil {
@@ -129,42 +101,15 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		}
 		conn.mu.Unlock()
 		ack, _ := json.Marshal(map[string]any{"result": nil, "id": req.ID})
-		conn.send(ack)
+		conn.Send(ack)
 	}
-}
-
-func (s *Server) join(c *wsConn) {
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	s.hub.conns[c] = struct{}{}
-	s.hub.dials++
-	if !s.hub.running {
-		s.hub.running = true
-		go s.pump()
-	}
-}
-
-func (s *Server) leave(c *wsConn) {
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	delete(s.hub.conns, c)
 }
 
 // StreamDials counts websocket connections accepted so far.
-func (s *Server) StreamDials() int {
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	return s.hub.dials
-}
+func (s *Server) StreamDials() int { return s.hub.sockets.Dials() }
 
 // DropStreams closes every websocket, as Binance does at the 24 h limit.
-func (s *Server) DropStreams() {
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	for c := range s.hub.conns {
-		c.c.CloseNow()
-	}
-}
+func (s *Server) DropStreams() { s.hub.sockets.Drop() }
 
 // SkipDepthUpdates numbers the next n depth events of symbol but does not
 // send them: the client sees a gap in pu.
@@ -188,18 +133,14 @@ func (s *Server) pump() {
 			changed = true
 			n--
 		}
-		s.hub.mu.Lock()
-		if len(s.hub.conns) == 0 {
-			s.hub.running = false
+		conns, ok := s.hub.sockets.Live(func() {
+			s.hub.mu.Lock()
 			s.hub.books = map[string]*numberedBook{}
 			s.hub.mu.Unlock()
+		})
+		if !ok {
 			return
 		}
-		conns := make([]*wsConn, 0, len(s.hub.conns))
-		for c := range s.hub.conns {
-			conns = append(conns, c)
-		}
-		s.hub.mu.Unlock()
 		now := s.cfg.Now()
 		for _, m := range s.eng.Markets() {
 			sym := strings.ToLower(m.Symbol)
@@ -236,7 +177,7 @@ func broadcast(conns []*wsConn, name string, payload any) {
 	}
 	for _, c := range conns {
 		if c.subscribed(name) {
-			c.send(b)
+			c.Send(b)
 		}
 	}
 }

@@ -112,7 +112,7 @@ func New(cfg Config) *Server {
 		byPaper: map[string]string{},
 		funding: map[string][]execution{},
 		calls:   map[string][]time.Time{},
-		hub:     hub{conns: map[*wsConn]struct{}{}, books: map[string]*numberedBook{}, skip: map[string]int{}},
+		hub:     hub{books: map[string]*numberedBook{}, skip: map[string]int{}},
 	}
 	s.routes = s.table()
 	return s

@@ -31,12 +31,10 @@ import (
 const bookDepth = 50
 
 type hub struct {
+	sockets simkit.Sockets[*wsConn]
 	mu      sync.Mutex
-	conns   map[*wsConn]struct{}
 	books   map[string]*numberedBook
 	skip    map[string]int
-	dials   int
-	running bool
 }
 
 type numberedBook struct {
@@ -45,26 +43,11 @@ type numberedBook struct {
 }
 
 type wsConn struct {
-	c       *websocket.Conn
-	out     chan []byte
+	*simkit.Outbox
 	mu      sync.Mutex
 	subs    map[string]bool
 	tickers map[string]map[string]string // symbol → fields last sent
 	booked  map[string]bool              // symbol → snapshot sent
-}
-
-func (c *wsConn) send(b []byte) {
-	select {
-	case c.out <- b:
-	default:
-		c.c.CloseNow()
-	}
-}
-
-func (c *wsConn) sendJSON(v any) {
-	if b, err := json.Marshal(v); err == nil {
-		c.send(b)
-	}
 }
 
 type wsOp struct {
@@ -74,44 +57,18 @@ type wsOp struct {
 }
 
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
-	c, err := websocket.Accept(w, r, nil)
+	conn, release, err := s.hub.sockets.Accept(w, r, func(ws *websocket.Conn) *wsConn {
+		return &wsConn{Outbox: simkit.NewOutbox(ws), subs: map[string]bool{}, tickers: map[string]map[string]string{},
+			booked: map[string]bool{}}
+	}, s.pump)
 	if err != nil {
 		return
 	}
-	defer c.CloseNow()
-	conn := &wsConn{c: c, out: make(chan []byte, 256), subs: map[string]bool{}, tickers: map[string]map[string]string{},
-		booked: map[string]bool{}}
-	s.hub.mu.Lock()
-	s.hub.conns[conn] = struct{}{}
-	s.hub.dials++
-	if !s.hub.running {
-		s.hub.running = true
-		go s.pump()
-	}
-	s.hub.mu.Unlock()
-	defer func() {
-		s.hub.mu.Lock()
-		delete(s.hub.conns, conn)
-		s.hub.mu.Unlock()
-	}()
+	defer release()
+	c := conn.Conn()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	go func() {
-		defer cancel()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case b := <-conn.out:
-				wctx, wc := context.WithTimeout(ctx, 5*time.Second)
-				err := c.Write(wctx, websocket.MessageText, b)
-				wc()
-				if err != nil {
-					return
-				}
-			}
-		}
-	}()
+	go conn.Run(ctx, cancel)
 	for {
 		_, data, err := c.Read(ctx)
 		if err != nil {
@@ -139,25 +96,15 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		conn.mu.Unlock()
-		conn.sendJSON(ack)
+		conn.SendJSON(ack)
 	}
 }
 
 // StreamDials counts websocket connections accepted so far.
-func (s *Server) StreamDials() int {
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	return s.hub.dials
-}
+func (s *Server) StreamDials() int { return s.hub.sockets.Dials() }
 
 // DropStreams closes every websocket.
-func (s *Server) DropStreams() {
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	for c := range s.hub.conns {
-		c.c.CloseNow()
-	}
-}
+func (s *Server) DropStreams() { s.hub.sockets.Drop() }
 
 // SkipBookUpdates numbers the next n book deltas of symbol but does not
 // send them: the client sees u jump.
@@ -177,18 +124,14 @@ func (s *Server) pump() {
 		case <-t.C:
 		case <-s.eng.Changed():
 		}
-		s.hub.mu.Lock()
-		if len(s.hub.conns) == 0 {
-			s.hub.running = false
+		conns, ok := s.hub.sockets.Live(func() {
+			s.hub.mu.Lock()
 			s.hub.books = map[string]*numberedBook{}
 			s.hub.mu.Unlock()
+		})
+		if !ok {
 			return
 		}
-		conns := make([]*wsConn, 0, len(s.hub.conns))
-		for c := range s.hub.conns {
-			conns = append(conns, c)
-		}
-		s.hub.mu.Unlock()
 		now := s.cfg.Now().UnixMilli()
 		for _, m := range s.eng.Markets() {
 			s.sendTicker(conns, m, now)
@@ -221,7 +164,7 @@ func (s *Server) sendTicker(conns []*wsConn, m paper.MarketInfo, now int64) {
 		}
 		c.tickers[m.Symbol] = row
 		c.mu.Unlock()
-		c.sendJSON(map[string]any{"topic": topic, "type": typ, "data": data, "cs": now, "ts": now})
+		c.SendJSON(map[string]any{"topic": topic, "type": typ, "data": data, "cs": now, "ts": now})
 	}
 }
 
@@ -264,10 +207,10 @@ func (s *Server) sendBook(conns []*wsConn, symbol string, now int64) {
 		c.mu.Unlock()
 		switch {
 		case first:
-			c.sendJSON(map[string]any{"topic": topic, "type": "snapshot", "ts": now, "cts": now,
+			c.SendJSON(map[string]any{"topic": topic, "type": "snapshot", "ts": now, "cts": now,
 				"data": map[string]any{"s": symbol, "b": levels(b.Bids), "a": levels(b.Asks), "u": u, "seq": u}})
 		case !skip:
-			c.sendJSON(map[string]any{"topic": topic, "type": "delta", "ts": now, "cts": now,
+			c.SendJSON(map[string]any{"topic": topic, "type": "delta", "ts": now, "cts": now,
 				"data": map[string]any{"s": symbol, "b": simkit.BookDiff(prev.bids, b.Bids), "a": simkit.BookDiff(prev.asks, b.Asks), "u": u, "seq": u}})
 		}
 	}

@@ -21,7 +21,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/paper"
+	"github.com/perpgate/perpgate/pkg/simkit"
 	hl "github.com/perpgate/perpgate/services/connectors/hyperliquid"
 	"github.com/shopspring/decimal"
 )
@@ -73,7 +75,7 @@ type Sim struct {
 	eng    *paper.Engine
 	now    func() time.Time
 	assets []Asset
-	ws     streams // websockets (stream.go)
+	ws     simkit.Sockets[*websocket.Conn] // websockets (stream.go)
 
 	mu       sync.Mutex
 	users    map[string]bool

@@ -30,46 +30,18 @@ type wsRequest struct {
 	Subscription subscription `json:"subscription"`
 }
 
-type streams struct {
-	mu    sync.Mutex
-	conns map[*websocket.Conn]struct{}
-	dials int
-}
-
 // StreamDials counts websocket connections accepted so far.
-func (s *Sim) StreamDials() int {
-	s.ws.mu.Lock()
-	defer s.ws.mu.Unlock()
-	return s.ws.dials
-}
+func (s *Sim) StreamDials() int { return s.ws.Dials() }
 
 // DropStreams closes every websocket.
-func (s *Sim) DropStreams() {
-	s.ws.mu.Lock()
-	defer s.ws.mu.Unlock()
-	for c := range s.ws.conns {
-		c.CloseNow()
-	}
-}
+func (s *Sim) DropStreams() { s.ws.Drop() }
 
 func (s *Sim) serveWS(w http.ResponseWriter, r *http.Request) {
-	c, err := websocket.Accept(w, r, nil)
+	c, release, err := s.ws.Accept(w, r, func(ws *websocket.Conn) *websocket.Conn { return ws }, nil)
 	if err != nil {
 		return
 	}
-	defer c.CloseNow()
-	s.ws.mu.Lock()
-	if s.ws.conns == nil {
-		s.ws.conns = map[*websocket.Conn]struct{}{}
-	}
-	s.ws.conns[c] = struct{}{}
-	s.ws.dials++
-	s.ws.mu.Unlock()
-	defer func() {
-		s.ws.mu.Lock()
-		delete(s.ws.conns, c)
-		s.ws.mu.Unlock()
-	}()
+	defer release()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	var mu sync.Mutex // subs, and one writer at a time

@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/simkit"
 
 	"github.com/perpgate/perpgate/pkg/paper"
@@ -100,7 +101,7 @@ type Server struct {
 	dead    map[string]deadOrder // post-only orders OKX accepted and cancelled
 	deadSeq int64
 
-	ws streams // public websockets (stream.go)
+	ws simkit.Sockets[*websocket.Conn] // public websockets (stream.go)
 }
 
 type accountMode struct {

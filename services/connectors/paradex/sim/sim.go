@@ -134,7 +134,7 @@ func New(cfg Config) *Server {
 		byPaper:  map[string]string{},
 		leverage: map[string]int{},
 		calls:    map[string][]time.Time{},
-		hub:      hub{conns: map[*wsConn]struct{}{}, seq: map[string]int64{}},
+		hub:      hub{seq: map[string]int64{}},
 	}
 	for addr, pub := range cfg.Accounts {
 		if err := s.AddAccount(addr, pub); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/paper"
+	"github.com/perpgate/perpgate/pkg/simkit"
 )
 
 // The public websocket at /v1 (https://docs.paradex.trade/ws/general-information/introduction),
@@ -39,34 +40,17 @@ const (
 )
 
 type hub struct {
+	sockets simkit.Sockets[*wsConn]
 	mu      sync.Mutex
-	conns   map[*wsConn]struct{}
 	seq     map[string]int64 // market → seq_no of the last book frame
-	dials   int
 	pongs   int
 	muted   bool // MuteStreams: sockets stay open, nothing is sent
-	running bool
 }
 
 type wsConn struct {
-	c    *websocket.Conn
-	out  chan []byte
+	*simkit.Outbox
 	mu   sync.Mutex
 	subs map[string]bool
-}
-
-func (c *wsConn) send(b []byte) {
-	select {
-	case c.out <- b:
-	default:
-		c.c.CloseNow()
-	}
-}
-
-func (c *wsConn) sendJSON(v any) {
-	if b, err := json.Marshal(v); err == nil {
-		c.send(b)
-	}
 }
 
 func (c *wsConn) subscribed(ch string) bool {
@@ -105,43 +89,17 @@ func (s *Server) known(ch string) bool {
 }
 
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
-	c, err := websocket.Accept(w, r, nil)
+	conn, release, err := s.hub.sockets.Accept(w, r, func(ws *websocket.Conn) *wsConn {
+		return &wsConn{Outbox: simkit.NewOutbox(ws), subs: map[string]bool{}}
+	}, s.pump)
 	if err != nil {
 		return
 	}
-	defer c.CloseNow()
-	conn := &wsConn{c: c, out: make(chan []byte, 256), subs: map[string]bool{}}
-	s.hub.mu.Lock()
-	s.hub.conns[conn] = struct{}{}
-	s.hub.dials++
-	if !s.hub.running {
-		s.hub.running = true
-		go s.pump()
-	}
-	s.hub.mu.Unlock()
-	defer func() {
-		s.hub.mu.Lock()
-		delete(s.hub.conns, conn)
-		s.hub.mu.Unlock()
-	}()
+	defer release()
+	c := conn.Conn()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	go func() {
-		defer cancel()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case b := <-conn.out:
-				wctx, wc := context.WithTimeout(ctx, 5*time.Second)
-				err := c.Write(wctx, websocket.MessageText, b)
-				wc()
-				if err != nil {
-					return
-				}
-			}
-		}
-	}()
+	go conn.Run(ctx, cancel)
 	go func() { // protocol-level pings
 		t := time.NewTicker(s.cfg.StreamPingEvery)
 		defer t.Stop()
@@ -172,7 +130,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		in := time.Now()
 		var q rpcReq
 		if json.Unmarshal(data, &q) != nil || q.JSONRPC != "2.0" {
-			conn.sendJSON(map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32700, "message": "parse error"}, "id": nil})
+			conn.SendJSON(map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32700, "message": "parse error"}, "id": nil})
 			continue
 		}
 		ch := q.Params.Channel
@@ -198,20 +156,16 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		}
 		conn.mu.Unlock()
 		if fail != "" {
-			conn.sendJSON(map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32600, "message": fail}, "id": q.ID})
+			conn.SendJSON(map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32600, "message": fail}, "id": q.ID})
 			continue
 		}
-		conn.sendJSON(map[string]any{"jsonrpc": "2.0", "result": map[string]string{"channel": ch},
+		conn.SendJSON(map[string]any{"jsonrpc": "2.0", "result": map[string]string{"channel": ch},
 			"usIn": in.UnixMicro(), "usDiff": time.Since(in).Microseconds(), "id": q.ID})
 	}
 }
 
 // StreamDials counts websocket connections accepted so far.
-func (s *Server) StreamDials() int {
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	return s.hub.dials
-}
+func (s *Server) StreamDials() int { return s.hub.sockets.Dials() }
 
 // StreamPongs counts protocol pings clients answered.
 func (s *Server) StreamPongs() int {
@@ -223,12 +177,7 @@ func (s *Server) StreamPongs() int {
 // StreamChannels lists the channels open sockets are subscribed to, each
 // once per socket, sorted.
 func (s *Server) StreamChannels() []string {
-	s.hub.mu.Lock()
-	conns := make([]*wsConn, 0, len(s.hub.conns))
-	for c := range s.hub.conns {
-		conns = append(conns, c)
-	}
-	s.hub.mu.Unlock()
+	conns := s.hub.sockets.Open()
 	var out []string
 	for _, c := range conns {
 		c.mu.Lock()
@@ -242,13 +191,7 @@ func (s *Server) StreamChannels() []string {
 }
 
 // DropStreams closes every websocket.
-func (s *Server) DropStreams() {
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	for c := range s.hub.conns {
-		c.c.CloseNow()
-	}
-}
+func (s *Server) DropStreams() { s.hub.sockets.Drop() }
 
 // MuteStreams stops (true) or resumes every data frame while the sockets
 // stay open, as a stalled venue does.
@@ -268,21 +211,16 @@ func (s *Server) pump() {
 		case <-t.C:
 		case <-s.eng.Changed():
 		}
-		s.hub.mu.Lock()
-		if len(s.hub.conns) == 0 {
-			s.hub.running = false
-			s.hub.mu.Unlock()
+		conns, ok := s.hub.sockets.Live(nil)
+		if !ok {
 			return
 		}
-		if s.hub.muted {
-			s.hub.mu.Unlock()
+		s.hub.mu.Lock()
+		muted := s.hub.muted
+		s.hub.mu.Unlock()
+		if muted {
 			continue
 		}
-		conns := make([]*wsConn, 0, len(s.hub.conns))
-		for c := range s.hub.conns {
-			conns = append(conns, c)
-		}
-		s.hub.mu.Unlock()
 		now := s.cfg.Now()
 		for _, m := range s.eng.Markets() {
 			s.sendSummary(conns, m, now)
@@ -299,7 +237,7 @@ func (s *Server) sendSummary(conns []*wsConn, m paper.MarketInfo, now time.Time)
 	ch := "markets_summary." + m.Symbol
 	for _, c := range conns {
 		if c.subscribed(ch) {
-			c.sendJSON(frame(ch, summaryRow(m, now)))
+			c.SendJSON(frame(ch, summaryRow(m, now)))
 		}
 	}
 }
@@ -334,6 +272,6 @@ func (s *Server) sendBook(conns []*wsConn, market string, now time.Time) {
 	data := map[string]any{"market": market, "seq_no": seq, "last_updated_at": now.UnixMilli(), "update_type": "s",
 		"inserts": inserts, "updates": []any{}, "deletes": []any{}}
 	for _, c := range to {
-		c.sendJSON(frame(ch, data))
+		c.SendJSON(frame(ch, data))
 	}
 }
