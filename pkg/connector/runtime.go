@@ -257,10 +257,10 @@ type job struct {
 // endpoint, and upstream calls take hundreds of milliseconds.
 // MaxConcurrent slots bound the concurrency (the handler blocks, pushing
 // back on NATS, when all are taken). Workers keep their grown stacks
-// between requests, where a new goroutine grows its stack again; a pool of
-// MaxConcurrent workers, as before, kept thousands of idle goroutines (one
-// pool per connector in perpgate serve) whose stacks every garbage
-// collection scanned.
+// between requests, where a new goroutine grows its stack again; but a
+// pool of MaxConcurrent workers would keep thousands of idle goroutines
+// (one pool per connector in perpgate serve) for every garbage collection
+// to scan.
 func (r *Runtime) handler(op *contract.Operation) micro.Handler {
 	return micro.HandlerFunc(func(req micro.Request) {
 		r.gate.RLock()
