@@ -16,7 +16,6 @@ import (
 	"github.com/perpgate/perpgate/pkg/telemetry"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Config tunes a Runtime. Zero values take the defaults of DefaultConfig.
@@ -309,8 +308,7 @@ func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
 	}
 	x := string(r.adapter.Exchange())
 	ctx = telemetry.WithVenueRequests(ctx, r.cfg.Metrics, x)
-	ctx, span := telemetry.Tracer().Start(telemetry.Extract(ctx, req.Headers()), "connector "+x+" "+op.Name,
-		trace.WithSpanKind(trace.SpanKindServer))
+	ctx, span := telemetry.StartServerSpan(ctx, req.Headers(), func() string { return "connector " + x + " " + op.Name })
 	defer span.End()
 	creq, err := contract.ReadConnectorRequest(op.Name, req.Headers(), req.Data())
 	if err != nil {

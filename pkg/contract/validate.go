@@ -222,8 +222,8 @@ func decodeField(f *FieldSpec, raw json.RawMessage, dst reflect.Value, name, opN
 	raw = bytes.TrimSpace(raw)
 	switch f.kind {
 	case kindString:
-		var s string
-		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		s, ok := JSONString(raw)
+		if !ok {
 			return invalid("field %q must be a string", name)
 		}
 		if err := checkString(f, s, name); err != nil {

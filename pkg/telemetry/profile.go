@@ -1,16 +1,32 @@
 package telemetry
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime/pprof"
 )
 
 // StartCPUProfile writes a CPU profile of the process to the file named by
-// PERPGATE_CPU_PROFILE until the returned stop is called; without that
-// setting it does nothing. `perpgate bench --cpuprofile` uses it, and an
-// operator can profile any service the same way.
+// PERPGATE_CPU_PROFILE until the returned stop is called, and when
+// PERPGATE_ALLOC_PROFILE names a file, the allocation profile there at
+// stop; without those settings it does nothing. `perpgate bench
+// --cpuprofile` uses it, and an operator can profile any service the same way.
 func StartCPUProfile(lookup func(string) (string, bool)) (stop func(), err error) {
+	stopCPU, err := startCPU(lookup)
+	if err != nil {
+		return nil, err
+	}
+	allocPath, _ := lookup("PERPGATE_ALLOC_PROFILE")
+	return func() {
+		stopCPU()
+		if allocPath != "" {
+			_ = writeAllocProfile(allocPath) // the process is stopping; nobody to tell
+		}
+	}, nil
+}
+
+func startCPU(lookup func(string) (string, bool)) (stop func(), err error) {
 	path, ok := lookup("PERPGATE_CPU_PROFILE")
 	if !ok || path == "" {
 		return func() {}, nil
@@ -24,4 +40,12 @@ func StartCPUProfile(lookup func(string) (string, bool)) (stop func(), err error
 		return nil, fmt.Errorf("PERPGATE_CPU_PROFILE: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+func writeAllocProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
 }

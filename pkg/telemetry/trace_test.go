@@ -84,3 +84,35 @@ func TestHTTPTransport(t *testing.T) {
 		})
 	}
 }
+
+// TestStartServerSpan: without a tracer provider a request without a
+// traceparent gets a no-op span and its context back unchanged, while an
+// inbound traceparent still flows on; with a provider every request gets
+// a recorded span.
+func TestStartServerSpan(t *testing.T) {
+	prevProp := otel.GetTextMapPropagator()
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	t.Cleanup(func() { otel.SetTextMapPropagator(prevProp) })
+	name := func() string { return "edge /v1" }
+
+	ctx := context.Background()
+	got, span := StartServerSpan(ctx, http.Header{}, name)
+	if got != ctx || span.IsRecording() || span.SpanContext().IsValid() {
+		t.Errorf("no provider, no traceparent: ctx changed or span %v recording", span.SpanContext())
+	}
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	got, span = StartServerSpan(ctx, http.Header{"Traceparent": {parent}}, name)
+	if id := span.SpanContext().TraceID().String(); id != "4bf92f3577b34da6a3ce929d0e0e4736" || got == ctx {
+		t.Errorf("no provider, inbound traceparent: trace id %s, want the caller's", id)
+	}
+
+	spans := tracetest.NewSpanRecorder()
+	prevTP := otel.GetTracerProvider()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)))
+	t.Cleanup(func() { otel.SetTracerProvider(prevTP) })
+	_, span = StartServerSpan(ctx, http.Header{}, name)
+	span.End()
+	if ended := spans.Ended(); len(ended) != 1 || ended[0].Name() != "edge /v1" {
+		t.Errorf("with a provider: spans %v, want one named edge /v1", ended)
+	}
+}

@@ -138,7 +138,10 @@ func checkLeverage(key contract.KeyInfo, params any) *contract.Error {
 func (s *Server) credential(ctx context.Context, key contract.KeyInfo, fields map[string]json.RawMessage) (contract.CredentialInfo, *contract.Error) {
 	var id string
 	raw, ok := fields["credentialId"]
-	if !ok || json.Unmarshal(raw, &id) != nil || id == "" {
+	if ok {
+		id, ok = contract.JSONString(raw)
+	}
+	if !ok || id == "" {
 		return contract.CredentialInfo{}, contract.Errorf(contract.CodeInvalidRequest,
 			"field \"credentialId\" is required: the UUID of an exchange credential")
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/telemetry"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // handlerTimeout bounds a NATS request that carries no deadline of its own.
@@ -59,8 +58,7 @@ func (s *Service) requestContext(req micro.Request) (context.Context, context.Ca
 		parent = context.Background()
 	}
 	// Continue the caller's trace (the edge or a connector).
-	parent = telemetry.Extract(parent, req.Headers())
-	parent, span := telemetry.Tracer().Start(parent, "keys "+req.Subject(), trace.WithSpanKind(trace.SpanKindServer))
+	parent, span := telemetry.StartServerSpan(parent, req.Headers(), func() string { return "keys " + req.Subject() })
 	var ctx context.Context
 	var cancel context.CancelFunc
 	if dl, ok := bus.Deadline(req.Headers()); ok {

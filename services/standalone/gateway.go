@@ -94,14 +94,16 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 	if err := g.startConnectors(connect, rdb); err != nil {
 		return err
 	}
-	if err := g.startEdge(connect, rdb); err != nil {
-		return err
-	}
+	// Bootstrap before the edge listens: once /healthz answers, the key
+	// and credential exist and bootstrap.json is written.
 	boot, err := g.bootstrap(ctx, secrets.adminToken)
 	if err != nil {
 		return err
 	}
 	g.boot = boot
+	if err := g.startEdge(connect, rdb); err != nil {
+		return err
+	}
 	printBanner(g.out, boot, g.URL(), g.AdminURL(), g.cfg.BootstrapPath())
 	return nil
 }
