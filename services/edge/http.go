@@ -37,14 +37,22 @@ const (
 	HeaderRateLimit       = "RateLimit"
 )
 
-// Per-request values kept on the echo context for the request log.
-const (
-	ctxRequestID = "request_id"
-	ctxOperation = "operation"
-	ctxExchange  = "exchange"
-	ctxKey       = "key_prefix"
-	ctxCode      = "code"
-)
+// requestLog is what the request log and metrics say about a request,
+// filled in as the request goes; one per request, on the echo context.
+type requestLog struct {
+	requestID, operation, exchange, keyPrefix, code string
+}
+
+const ctxRequestLog = "perpgate.request"
+
+// logOf is the request's requestLog; a request stamp did not see (none
+// reach the handlers) gets a throwaway one.
+func logOf(c echo.Context) *requestLog {
+	if l, ok := c.Get(ctxRequestLog).(*requestLog); ok {
+		return l
+	}
+	return &requestLog{}
+}
 
 func (s *Server) routes() *echo.Echo {
 	e := echo.New()
@@ -78,7 +86,8 @@ func (s *Server) stamp(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		id := uuid.NewString()
-		c.Set(ctxRequestID, id)
+		rl := &requestLog{requestID: id}
+		c.Set(ctxRequestLog, rl)
 		req := c.Request()
 		ctx, span := telemetry.StartServerSpan(req.Context(), req.Header, func() string { return "edge " + req.URL.Path })
 		defer span.End()
@@ -99,18 +108,16 @@ func (s *Server) stamp(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
-		s.finish(c, span, start)
+		s.finish(c, rl, span, start)
 		return nil
 	}
 }
 
 // finish names the span by operation and exchange, and logs and counts
 // the request.
-func (s *Server) finish(c echo.Context, span trace.Span, start time.Time) {
+func (s *Server) finish(c echo.Context, rl *requestLog, span trace.Span, start time.Time) {
 	elapsed := time.Since(start)
-	op, _ := c.Get(ctxOperation).(string)
-	exchange, _ := c.Get(ctxExchange).(string)
-	code, _ := c.Get(ctxCode).(string)
+	op, exchange, code := rl.operation, rl.exchange, rl.code
 	if code == "" {
 		code = "OK"
 	}
@@ -132,10 +139,9 @@ func (s *Server) finish(c echo.Context, span trace.Span, start time.Time) {
 	}
 	// LogAttrs with typed attributes: this line is written for every
 	// request, and boxing each value in an any showed in the profile.
-	rid, _ := c.Get(ctxRequestID).(string)
 	attrs := make([]slog.Attr, 0, 10)
 	attrs = append(attrs,
-		slog.String("request_id", rid),
+		slog.String("request_id", rl.requestID),
 		slog.String("trace_id", span.SpanContext().TraceID().String()),
 		slog.String("method", c.Request().Method),
 		slog.String("path", c.Request().URL.Path),
@@ -143,9 +149,10 @@ func (s *Server) finish(c echo.Context, span trace.Span, start time.Time) {
 		slog.String("code", code),
 		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 	)
-	for _, k := range []string{ctxOperation, ctxExchange, ctxKey} {
-		if v, ok := c.Get(k).(string); ok {
-			attrs = append(attrs, slog.String(k, v))
+	for _, a := range [...]slog.Attr{slog.String("operation", op), slog.String("exchange", exchange),
+		slog.String("key_prefix", rl.keyPrefix)} {
+		if a.Value.String() != "" {
+			attrs = append(attrs, a)
 		}
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "request done", attrs...)
@@ -172,7 +179,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		_ = s.fail(c, ce)
 		return
 	}
-	s.log.Error("internal fault", "request_id", c.Get(ctxRequestID), "err", err)
+	s.log.Error("internal fault", "request_id", logOf(c).requestID, "err", err)
 	_ = s.fail(c, &contract.Error{Code: contract.CodeInternal, Message: contract.InternalMessage})
 }
 
@@ -183,7 +190,7 @@ type envelope struct {
 
 // fail writes the error envelope with the code's status.
 func (s *Server) fail(c echo.Context, ce *contract.Error) error {
-	c.Set(ctxCode, string(ce.Code))
+	logOf(c).code = string(ce.Code)
 	h := c.Response().Header()
 	switch ce.Code {
 	case contract.CodeMethodNotAllowed:
@@ -262,7 +269,7 @@ func (s *Server) handleV1(c echo.Context) error {
 	if ce != nil {
 		return s.fail(c, ce)
 	}
-	c.Set(ctxKey, key.Display)
+	logOf(c).keyPrefix = key.Display
 	var opName string
 	result, ce := s.authorized(c, ctx, key, body, &opName)
 	s.countUsage(key.ID, opName, ce)
@@ -283,12 +290,10 @@ func (s *Server) authorized(c echo.Context, ctx context.Context, key contract.Ke
 		return nil, ce
 	}
 	*opName = op.Name
-	c.Set(ctxOperation, op.Name)
-	rid, _ := c.Get(ctxRequestID).(string)
-	result, exchange, ce := s.executeAudited(ctx, "v1", rid, key, op, fields)
-	if exchange != "" {
-		c.Set(ctxExchange, string(exchange))
-	}
+	rl := logOf(c)
+	rl.operation = op.Name
+	result, exchange, ce := s.executeAudited(ctx, "v1", rl.requestID, key, op, fields)
+	rl.exchange = string(exchange)
 	return result, ce
 }
 

@@ -208,7 +208,7 @@ func (s *Server) mcpGate(h http.Handler, keyOf func(*http.Request) string, missi
 				}
 				return s.fail(c, ce)
 			}
-			c.Set(ctxKey, key.Display)
+			logOf(c).keyPrefix = key.Display
 		}
 		h.ServeHTTP(c.Response(), r)
 		return nil
