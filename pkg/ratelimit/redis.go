@@ -57,13 +57,24 @@ func (l *Redis) Allow(ctx context.Context, key string, lim Limits) (Decision, er
 	}
 	now := l.now()
 	w := windowAt(now)
+	keys, args := l.script(now, w, key, lim)
+	res, err := allowScript.Run(ctx, l.client, keys, args...).Int64Slice()
+	return decideScript(now, w, lim, res, err)
+}
+
+// script is the keys and arguments of allowScript for key at now.
+func (l *Redis) script(now time.Time, w window, key string, lim Limits) ([]string, []any) {
 	base := l.prefix + ":{" + key + "}"
 	keys := []string{
 		base + ":m:" + strconv.FormatInt(w.minute.Unix(), 10),
 		base + ":d:" + w.day.Format("20060102"),
 	}
 	ttl := func(end time.Time) int64 { return int64((end.Sub(now) + grace + time.Second - 1) / time.Second) }
-	res, err := allowScript.Run(ctx, l.client, keys, lim.PerMinute, lim.PerDay, ttl(w.minuteEnd), ttl(w.dayEnd)).Int64Slice()
+	return keys, []any{lim.PerMinute, lim.PerDay, ttl(w.minuteEnd), ttl(w.dayEnd)}
+}
+
+// decideScript turns allowScript's answer into a Decision.
+func decideScript(now time.Time, w window, lim Limits, res []int64, err error) (Decision, error) {
 	if err != nil {
 		return Decision{}, fmt.Errorf("rate limit: %w", err)
 	}

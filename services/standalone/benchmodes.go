@@ -42,6 +42,8 @@ func ServePipe(ctx context.Context, addr, natsURL, redisURL, prefix string) erro
 	}
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
+	// The reference stays the plain one-script-per-request limiter: the
+	// gateway's pipelining is part of what the bench measures against it.
 	limiter := ratelimit.NewRedis(rdb, prefix+":rl", nil)
 	nc, err := nats.Connect(natsURL)
 	if err != nil {

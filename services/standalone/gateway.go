@@ -247,7 +247,7 @@ func (g *Gateway) startEdge(connect func(string) (*nats.Conn, error), rdb *redis
 	}
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(nil)
 	if rdb != nil {
-		limiter = ratelimit.NewRedis(rdb, g.cfg.Edge.SubjectPrefix+":rl", nil)
+		limiter = ratelimit.NewPipelined(ratelimit.NewRedis(rdb, g.cfg.Edge.SubjectPrefix+":rl", nil))
 	}
 	srv, err := edge.New(g.cfg.Edge, edge.Deps{NATS: nc, Limiter: limiter, Logger: g.log.With("service", "edge"), Metrics: g.metrics})
 	if err != nil {

@@ -62,7 +62,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer shutdown(context.WithoutCancel(ctx))
-	srv, err := edge.New(cfg, edge.Deps{NATS: nc, Limiter: ratelimit.NewRedis(rdb, cfg.SubjectPrefix+":rl", nil),
+	srv, err := edge.New(cfg, edge.Deps{NATS: nc, Limiter: ratelimit.NewPipelined(ratelimit.NewRedis(rdb, cfg.SubjectPrefix+":rl", nil)),
 		Logger: log, Metrics: telemetry.NewMetrics(),
 		Checks: map[string]health.Check{"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() }}})
 	if err != nil {
