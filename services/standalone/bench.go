@@ -207,6 +207,18 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 			fmt.Fprintf(out, "bench: %v of the dist c=1 reads went to the venue, not connector-paper's stream view\n", after-before)
 		}
 	}
+	// The references at c=1 too: what the c=1 figures above cost on this
+	// machine before any gateway work.
+	bc1, err := load(bare, 1, opts.C1Duration, "read")
+	if err != nil {
+		return err
+	}
+	var pc1 benchResult
+	if pipe != nil {
+		if pc1, err = load(*pipe, 1, opts.C1Duration, "read"); err != nil {
+			return err
+		}
+	}
 	place, err := load(gw, max(opts.Concurrency/8, 1), opts.Duration, "place-cancel")
 	if err != nil {
 		return err
@@ -220,7 +232,8 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	rows := []struct {
 		name string
 		r    benchResult
-	}{{"gateway", gm}, {"bare echo", bm}, {"pipe", pm}, {"dist", dm}, {"gateway c=1", c1}, {"dist c=1", dc1}, {"place+cancel", place}}
+	}{{"gateway", gm}, {"bare echo", bm}, {"pipe", pm}, {"dist", dm}, {"gateway c=1", c1}, {"dist c=1", dc1},
+		{"bare c=1", bc1}, {"pipe c=1", pc1}, {"place+cancel", place}}
 	for _, row := range rows {
 		fmt.Fprintf(out, "  %-13s %8d req %5d failed %10.0f req/s  p50 %.3f ms  p99 %.3f ms\n",
 			row.name, row.r.Requests, row.r.Failures, row.r.RPS, row.r.P50, row.r.P99)
@@ -238,8 +251,10 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 		distRatio = dm.RPS / pm.RPS
 	}
 	fmt.Fprintf(out, "bench: gateway_rps=%.0f bare_rps=%.0f ratio=%.2f p50_ms=%.3f p99_ms=%.3f c1_p50_ms=%.3f "+
-		"pipe_rps=%.0f dist_rps=%.0f dist_ratio=%.2f dist_c1_p50_ms=%.3f place_rps=%.0f cached_p99_ms=%.3f rss_mib=%.0f\n",
-		gm.RPS, bm.RPS, gm.RPS/bm.RPS, gm.P50, gm.P99, c1.P50, pm.RPS, dm.RPS, distRatio, dc1.P50, place.RPS, cachedP99, rss)
+		"pipe_rps=%.0f dist_rps=%.0f dist_ratio=%.2f dist_c1_p50_ms=%.3f place_rps=%.0f cached_p99_ms=%.3f rss_mib=%.0f "+
+		"bare_c1_p50_ms=%.3f pipe_c1_p50_ms=%.3f\n",
+		gm.RPS, bm.RPS, gm.RPS/bm.RPS, gm.P50, gm.P99, c1.P50, pm.RPS, dm.RPS, distRatio, dc1.P50, place.RPS, cachedP99, rss,
+		bc1.P50, pc1.P50)
 	return nil
 }
 
