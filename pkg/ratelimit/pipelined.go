@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -33,8 +34,12 @@ func NewPipelined(r *Redis) *Pipelined { return &Pipelined{redis: r} }
 // maxBatch bounds one pipeline; the rest waits for the next.
 const maxBatch = 256
 
-// batchTimeout bounds a batch whose callers set no deadline.
-const batchTimeout = 5 * time.Second
+// batchTimeout bounds a batch. go-redis retries a pipeline that cannot
+// reach Redis for twice as long as a single command (3.4 s against 1.7 s
+// with the default options); the bound keeps an outage's 503 as quick as
+// it was before batching. A batch that reaches Redis answers in
+// milliseconds.
+const batchTimeout = 1500 * time.Millisecond
 
 type call struct {
 	ctx context.Context
@@ -90,6 +95,22 @@ func (p *Pipelined) Allow(ctx context.Context, key string, lim Limits) (Decision
 // hands whatever arrived meanwhile to the first of those calls.
 func (p *Pipelined) lead(batch []*call) {
 	p.run(batch)
+	if err := unreachable(batch); err != nil {
+		// The calls that waited meanwhile waited through the same outage:
+		// they fail with it now rather than try again after it.
+		p.mu.Lock()
+		waited := p.waiting
+		p.waiting, p.busy = nil, false
+		p.mu.Unlock()
+		for _, c := range waited {
+			c.err = err
+			c.wake <- nil
+		}
+		for _, c := range batch[1:] {
+			c.wake <- nil
+		}
+		return
+	}
 	p.mu.Lock()
 	n := min(len(p.waiting), maxBatch)
 	next := slices.Clone(p.waiting[:n])
@@ -110,6 +131,13 @@ func (p *Pipelined) run(batch []*call) {
 	l := p.redis
 	now := l.now()
 	w := windowAt(now)
+	if len(batch) == 1 { // alone: the single-command path, with the caller's context
+		c := batch[0]
+		keys, args := l.script(now, w, c.key, c.lim)
+		res, err := allowScript.Run(c.ctx, l.client, keys, args...).Int64Slice()
+		c.dec, c.err = decideScript(now, w, c.lim, res, err)
+		return
+	}
 	ctx, cancel := batchContext(batch)
 	defer cancel()
 	pipe := l.client.Pipeline()
@@ -137,18 +165,33 @@ func (p *Pipelined) run(batch []*call) {
 	}
 }
 
-// batchContext lasts as long as the latest deadline in batch: no caller's
-// cancellation cuts the others off.
+// batchContext lasts until the latest deadline in batch, at most
+// batchTimeout: no caller's cancellation cuts the others off.
 func batchContext(batch []*call) (context.Context, context.CancelFunc) {
 	deadline := time.Time{}
 	for _, c := range batch {
-		d, ok := c.ctx.Deadline()
-		if !ok {
-			d = time.Now().Add(batchTimeout)
-		}
-		if d.After(deadline) {
+		if d, ok := c.ctx.Deadline(); ok && d.After(deadline) {
 			deadline = d
 		}
 	}
+	if limit := time.Now().Add(batchTimeout); deadline.IsZero() || deadline.After(limit) {
+		deadline = limit
+	}
 	return context.WithDeadline(context.WithoutCancel(batch[0].ctx), deadline)
+}
+
+// unreachable is the error of a batch that could not reach Redis at all:
+// every call failed, and not with an answer from Redis. Nil otherwise.
+func unreachable(batch []*call) error {
+	var first error
+	for _, c := range batch {
+		var reply redis.Error
+		if c.err == nil || errors.As(c.err, &reply) {
+			return nil
+		}
+		if first == nil {
+			first = c.err
+		}
+	}
+	return first
 }

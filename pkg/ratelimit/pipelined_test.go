@@ -111,3 +111,36 @@ func TestPipelinedWaiterGivesUp(t *testing.T) {
 		t.Fatalf("leader: %v, want a rate limit error once its deadline passed", err)
 	}
 }
+
+// TestPipelinedOutageIsQuick: with Redis unreachable, concurrent calls all
+// fail as quickly as one alone (the edge's 503 must be quick): those that
+// waited behind a failed attempt fail with it.
+func TestPipelinedOutageIsQuick(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	l := ratelimit.NewPipelined(ratelimit.NewRedis(c, "t", nil))
+	errs := make(chan error, 16)
+	start := time.Now()
+	for range cap(errs) {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := l.Allow(ctx, "k", ratelimit.Limits{PerMinute: 1, PerDay: 1})
+			errs <- err
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err == nil {
+			t.Fatal("allowed with Redis down")
+		}
+	}
+	if took := time.Since(start); took > 2500*time.Millisecond {
+		t.Errorf("16 calls took %v to fail; want all within about 2 s, as one alone", took)
+	}
+}
