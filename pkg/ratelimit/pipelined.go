@@ -92,35 +92,31 @@ func (p *Pipelined) Allow(ctx context.Context, key string, lim Limits) (Decision
 }
 
 // lead runs batch (whose first call is the caller's own), answers it, and
-// hands whatever arrived meanwhile to the first of those calls.
+// hands whatever arrived meanwhile to the first of those calls. When the
+// batch could not reach Redis, those calls waited through the same outage:
+// they fail with it now rather than try again after it.
 func (p *Pipelined) lead(batch []*call) {
 	p.run(batch)
-	if err := unreachable(batch); err != nil {
-		// The calls that waited meanwhile waited through the same outage:
-		// they fail with it now rather than try again after it.
-		p.mu.Lock()
-		waited := p.waiting
-		p.waiting, p.busy = nil, false
-		p.mu.Unlock()
-		for _, c := range waited {
-			c.err = err
-			c.wake <- nil
-		}
-		for _, c := range batch[1:] {
-			c.wake <- nil
-		}
-		return
-	}
+	down := unreachable(batch)
 	p.mu.Lock()
-	n := min(len(p.waiting), maxBatch)
+	n := len(p.waiting)
+	if down == nil {
+		n = min(n, maxBatch)
+	}
 	next := slices.Clone(p.waiting[:n])
 	p.waiting = slices.Delete(p.waiting, 0, n)
-	p.busy = n > 0
+	p.busy = down == nil && n > 0
 	p.mu.Unlock()
 	for _, c := range batch[1:] {
 		c.wake <- nil
 	}
-	if n > 0 {
+	switch {
+	case down != nil:
+		for _, c := range next {
+			c.err = down
+			c.wake <- nil
+		}
+	case n > 0:
 		next[0].wake <- next
 	}
 }
