@@ -54,10 +54,15 @@ func TestSockets(t *testing.T) {
 		return c
 	}
 	a, b := dial(), dial()
+	// A dial returns at the handshake, before Accept registers the socket:
+	// a frame from the server on each is what says both are registered.
 	for _, want := range []string{"one", `{"two":2}`} {
 		if _, got, err := a.Read(ctx); err != nil || string(got) != want {
 			t.Fatalf("read %q, %v; want %q", got, err, want)
 		}
+	}
+	if _, got, err := b.Read(ctx); err != nil || string(got) != "one" {
+		t.Fatalf("second socket read %q, %v; want \"one\"", got, err)
 	}
 	if s.Dials() != 2 || len(s.Open()) != 2 || pumps.Load() != 1 {
 		t.Fatalf("dials %d, open %d, pumps %d; want 2, 2, 1", s.Dials(), len(s.Open()), pumps.Load())
