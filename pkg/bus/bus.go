@@ -77,7 +77,8 @@ func redactURL(list string) string {
 // contract.HeaderDeadline header. A micro error reply comes back as the
 // *contract.Error it carried; no responders is EXCHANGE_UNAVAILABLE-like
 // ErrNoResponders and a passed deadline is context.DeadlineExceeded, both
-// wrapped so callers map them with errors.Is.
+// wrapped so callers map them with errors.Is. A non-nil hdr becomes the
+// message's header: Request adds its own fields to it.
 func Request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header, req, resp any) error {
 	// While reconnecting, nats.go would buffer the request and wait out the
 	// whole deadline; a caller should hear at once that the bus is down.
@@ -88,11 +89,10 @@ func Request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header
 	if err != nil {
 		return fmt.Errorf("encode request for %s: %w", subject, err)
 	}
-	msg := nats.NewMsg(subject)
-	msg.Data = data
-	for k, v := range hdr {
-		msg.Header[k] = v
+	if hdr == nil {
+		hdr = make(nats.Header, 2)
 	}
+	msg := &nats.Msg{Subject: subject, Data: data, Header: hdr}
 	telemetry.Inject(ctx, msg.Header)
 	if dl, ok := ctx.Deadline(); ok {
 		msg.Header.Set(contract.HeaderDeadline, dl.UTC().Format(time.RFC3339Nano))

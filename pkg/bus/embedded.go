@@ -58,7 +58,11 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 
 // Connect returns an in-process client connection.
 func (e *Embedded) Connect(name string) (*nats.Conn, error) {
-	nc, err := nats.Connect("", nats.InProcessServer(e.srv), nats.Name(name), nats.MaxReconnects(-1))
+	// No write deadline on the in-process pipe: nats.go would arm and stop
+	// a timer on every flush, and only a wedged server in this very
+	// process could hold a write, which no deadline would cure.
+	nc, err := nats.Connect("", nats.InProcessServer(e.srv), nats.Name(name), nats.MaxReconnects(-1),
+		nats.FlusherTimeout(0))
 	if err != nil {
 		return nil, fmt.Errorf("connect to embedded nats: %w", err)
 	}

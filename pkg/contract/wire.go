@@ -111,17 +111,20 @@ const (
 // Header is r's envelope as NATS header fields (a nats.Header is this map
 // type); Params goes as the body.
 func (r ConnectorRequest) Header() (map[string][]string, error) {
-	h := map[string][]string{
-		HeaderRequestID:    {r.RequestID},
-		HeaderAccountID:    {r.AccountID},
-		HeaderCredentialID: {r.Credential.ID},
-	}
+	// One backing array for the values, and room for the fields the bus
+	// adds (deadline, trace context): this runs on every request.
+	vals := [...]string{r.RequestID, r.AccountID, r.Credential.ID, r.KeyID, ""}
+	h := make(map[string][]string, 7)
+	h[HeaderRequestID] = vals[0:1:1]
+	h[HeaderAccountID] = vals[1:2:2]
+	h[HeaderCredentialID] = vals[2:3:3]
 	if r.Guards != nil {
 		g, err := json.Marshal(r.Guards)
 		if err != nil {
 			return nil, err
 		}
-		h[HeaderKeyID], h[HeaderGuards] = []string{r.KeyID}, []string{string(g)}
+		vals[4] = string(g)
+		h[HeaderKeyID], h[HeaderGuards] = vals[3:4:4], vals[4:5:5]
 	}
 	return h, nil
 }

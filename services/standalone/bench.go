@@ -80,7 +80,16 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 		return err
 	}
 	defer stopBare()
-	for _, addr := range []string{gwAddr, bareAddr} {
+	skelAddr, _, _, err := freeAddrs()
+	if err != nil {
+		return err
+	}
+	stopSkel, err := startChild(ctx, exe, os.Environ(), "bench-target", "--mode", "skeleton", "--addr", skelAddr)
+	if err != nil {
+		return err
+	}
+	defer stopSkel()
+	for _, addr := range []string{gwAddr, bareAddr, skelAddr} {
 		if err := waitReady(ctx, "http://"+addr+"/healthz"); err != nil {
 			return err
 		}
@@ -96,6 +105,7 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	read := fmt.Sprintf(`{"operation":"getMarkPrice","credentialId":%q,"market":"BTC-USD-PERP"}`, boot.CredentialID)
 	gw := loadTarget{url: "http://" + gwAddr + "/v1", key: boot.APIKey, body: read}
 	bare := loadTarget{url: "http://" + bareAddr + "/v1", key: boot.APIKey, body: read}
+	skel := loadTarget{url: "http://" + skelAddr + "/v1", key: boot.APIKey, body: read}
 	load := func(t loadTarget, n int, d time.Duration, mode string) (benchResult, error) {
 		return runLoadgen(ctx, exe, t, n, d, mode, boot.CredentialID)
 	}
@@ -106,6 +116,9 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 		return err
 	}
 	if _, err := load(bare, opts.Concurrency, opts.Warmup, "read"); err != nil {
+		return err
+	}
+	if _, err := load(skel, opts.Concurrency, opts.Warmup, "read"); err != nil {
 		return err
 	}
 	// The raw pipeline and the distributed deployment need the local NATS,
@@ -146,7 +159,7 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	if err != nil {
 		return err
 	}
-	var g, bb, pp, dd []benchResult
+	var g, bb, ss, pp, dd []benchResult
 	for range max(opts.Rounds, 1) {
 		r, err := load(gw, opts.Concurrency, opts.Duration, "read")
 		if err != nil {
@@ -157,6 +170,10 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 			return err
 		}
 		bb = append(bb, r)
+		if r, err = load(skel, opts.Concurrency, opts.Duration, "read"); err != nil {
+			return err
+		}
+		ss = append(ss, r)
 		if pipe != nil {
 			if r, err = load(*pipe, opts.Concurrency, opts.Duration, "read"); err != nil {
 				return err
@@ -213,6 +230,10 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	if err != nil {
 		return err
 	}
+	sc1, err := load(skel, 1, opts.C1Duration, "read")
+	if err != nil {
+		return err
+	}
 	var pc1 benchResult
 	if pipe != nil {
 		if pc1, err = load(*pipe, 1, opts.C1Duration, "read"); err != nil {
@@ -223,19 +244,19 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	if err != nil {
 		return err
 	}
-	goroutinesAfter, err := metric(ctx, "http://"+gwAddr+"/metrics", "go_goroutines")
+	goroutinesAfter, err := settledGoroutines(ctx, "http://"+gwAddr+"/metrics", goroutinesBefore)
 	if err != nil {
 		return err
 	}
 	rss := rssMiB(servePID)
-	gm, bm, pm, dm := mean(g), mean(bb), mean(pp), mean(dd)
+	gm, bm, sm, pm, dm := mean(g), mean(bb), mean(ss), mean(pp), mean(dd)
 	rows := []struct {
 		name string
 		r    benchResult
-	}{{"gateway", gm}, {"bare echo", bm}, {"pipe", pm}, {"dist", dm}, {"gateway c=1", c1}, {"dist c=1", dc1},
-		{"bare c=1", bc1}, {"pipe c=1", pc1}, {"place+cancel", place}}
+	}{{"gateway", gm}, {"bare echo", bm}, {"skeleton", sm}, {"pipe", pm}, {"dist", dm}, {"gateway c=1", c1},
+		{"dist c=1", dc1}, {"bare c=1", bc1}, {"skeleton c=1", sc1}, {"pipe c=1", pc1}, {"place+cancel", place}}
 	for _, row := range rows {
-		fmt.Fprintf(out, "  %-13s %8d req %5d failed %10.0f req/s  p50 %.3f ms  p99 %.3f ms\n",
+		fmt.Fprintf(out, "  %-14s %8d req %5d failed %10.0f req/s  p50 %.3f ms  p99 %.3f ms\n",
 			row.name, row.r.Requests, row.r.Failures, row.r.RPS, row.r.P50, row.r.P99)
 	}
 	fmt.Fprintf(out, "  cached_p99_ms: the gateway c=1 run, every read answered from the paper stream's view: %.3f\n", cachedP99)
@@ -252,10 +273,24 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	}
 	fmt.Fprintf(out, "bench: gateway_rps=%.0f bare_rps=%.0f ratio=%.2f p50_ms=%.3f p99_ms=%.3f c1_p50_ms=%.3f "+
 		"pipe_rps=%.0f dist_rps=%.0f dist_ratio=%.2f dist_c1_p50_ms=%.3f place_rps=%.0f cached_p99_ms=%.3f rss_mib=%.0f "+
-		"bare_c1_p50_ms=%.3f pipe_c1_p50_ms=%.3f\n",
+		"bare_c1_p50_ms=%.3f pipe_c1_p50_ms=%.3f skel_rps=%.0f skel_c1_p50_ms=%.3f\n",
 		gm.RPS, bm.RPS, gm.RPS/bm.RPS, gm.P50, gm.P99, c1.P50, pm.RPS, dm.RPS, distRatio, dc1.P50, place.RPS, cachedP99, rss,
-		bc1.P50, pc1.P50)
+		bc1.P50, pc1.P50, sm.RPS, sc1.P50)
 	return nil
+}
+
+// settledGoroutines reads go_goroutines at url until it is at most want
+// or two seconds have passed: serve ends a connection's goroutine only
+// when it reads the close of a load generator that has just exited.
+func settledGoroutines(ctx context.Context, url string, want float64) (float64, error) {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		n, err := metric(ctx, url, "go_goroutines")
+		if err != nil || n <= want || time.Now().After(deadline) {
+			return n, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // streamRESTReads is the count of paper getMarkPrice reads the venue

@@ -42,24 +42,58 @@ func ServePipe(ctx context.Context, addr, natsURL, redisURL, prefix string) erro
 	}
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
-	// The reference stays the plain one-script-per-request limiter: the
-	// gateway's pipelining is part of what the bench measures against it.
-	limiter := ratelimit.NewRedis(rdb, prefix+":rl", nil)
 	nc, err := nats.Connect(natsURL)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
+	// The reference stays the plain one-script-per-request limiter: the
+	// gateway's pipelining is part of what the bench measures against it.
+	return servePipeline(ctx, addr, ratelimit.NewRedis(rdb, prefix+":rl", nil), nc, nc, prefix)
+}
+
+// ServeSkeleton serves the floor of perpgate serve's own architecture: the
+// pipeline of ServePipe on an embedded NATS server reached in process, with
+// the in-memory limiter, and the requester and responder on connections
+// of their own as the edge and connector are (`perpgate bench-target --mode
+// skeleton`). What serve costs above it is auth, validation and the
+// connector's work.
+func ServeSkeleton(ctx context.Context, addr string) error {
+	emb, err := bus.StartEmbedded(bus.EmbeddedConfig{})
+	if err != nil {
+		return err
+	}
+	defer emb.Shutdown()
+	req, err := emb.Connect("skeleton-edge")
+	if err != nil {
+		return err
+	}
+	defer req.Close()
+	resp, err := emb.Connect("skeleton-connector")
+	if err != nil {
+		return err
+	}
+	defer resp.Close()
+	return servePipeline(ctx, addr, ratelimit.NewMemory(nil), req, resp, "benchskel")
+}
+
+// servePipeline serves /v1 as the bench's references do: bind the body,
+// count it in limiter, ask a trivial responder on resp over req.
+func servePipeline(ctx context.Context, addr string, limiter ratelimit.Limiter, req, resp *nats.Conn, prefix string) error {
 	subject := prefix + ".bench.mark"
 	answer := []byte(`{"markPrice":"60000","indexPrice":"60000"}`)
-	if _, err := nc.QueueSubscribe(subject, "bench", func(m *nats.Msg) { _ = m.Respond(answer) }); err != nil {
+	if _, err := resp.QueueSubscribe(subject, "bench", func(m *nats.Msg) { _ = m.Respond(answer) }); err != nil {
+		return err
+	}
+	// The subscription must reach the server before the first request.
+	if err := resp.Flush(); err != nil {
 		return err
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.POST("/v1", func(c echo.Context) error {
-		var req map[string]any
-		if err := c.Bind(&req); err != nil {
+		var body map[string]any
+		if err := c.Bind(&body); err != nil {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
@@ -68,7 +102,7 @@ func ServePipe(ctx context.Context, addr, natsURL, redisURL, prefix string) erro
 			return err
 		}
 		var res json.RawMessage
-		if err := bus.Request(ctx, nc, subject, nil, json.RawMessage(`{}`), &res); err != nil {
+		if err := bus.Request(ctx, req, subject, nil, json.RawMessage(`{}`), &res); err != nil {
 			return err
 		}
 		return c.JSONBlob(http.StatusOK, res)

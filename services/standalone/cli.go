@@ -99,14 +99,20 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fs := flag.NewFlagSet("bench-target", flag.ContinueOnError)
 		fs.SetOutput(stderr)
 		addr := fs.String("addr", "127.0.0.1:0", "listen address")
-		mode := fs.String("mode", "bare", "bare, or pipe (Echo + Redis limiter + NATS request on the local services)")
+		mode := fs.String("mode", "bare", "bare; skeleton (Echo + in-memory limiter + request to embedded NATS); or pipe (Echo + Redis limiter + NATS request on the local services)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return 2
 		}
-		if *mode == "pipe" {
+		switch *mode {
+		case "pipe":
 			return exit(stderr, ServePipe(ctx, *addr, benchNATS, benchRedis, "benchpipe"))
+		case "skeleton":
+			return exit(stderr, ServeSkeleton(ctx, *addr))
+		case "bare":
+			return exit(stderr, ServeBare(ctx, *addr))
 		}
-		return exit(stderr, ServeBare(ctx, *addr))
+		fmt.Fprintf(stderr, "perpgate bench-target: unknown --mode %q; use bare, skeleton or pipe\n", *mode)
+		return 2
 	case "account", "key", "credential", "audit":
 		return admin.RunCLI(ctx, args, stdin, stdout, stderr, lookup)
 	case "version", "--version", "-version", "-v":
