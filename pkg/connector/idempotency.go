@@ -83,9 +83,16 @@ type MemoryIdempotency struct {
 	now     func() time.Time
 	entries map[string]memEntry
 	sweepAt time.Time
-	// persist, when set, is called under mu with each change before it
-	// takes effect (a nil record is a removal).
-	persist func(key string, rec *Record, expires time.Time) error
+	// With a log: persist writes each change under mu before it takes
+	// effect (a nil record is a removal) and returns its position; after
+	// mu is released, durable waits until the log holds it on disk. So
+	// concurrent placements share the log's fsyncs instead of each
+	// holding mu across one, and no caller hears of a change, its own or
+	// another's, before it is durable.
+	persist func(key string, rec *Record, expires time.Time) (uint64, error)
+	durable func(pos uint64) error
+	// last is the position of the latest change persisted.
+	last uint64
 }
 
 type memEntry struct {
@@ -101,58 +108,71 @@ func NewMemoryIdempotency(now func() time.Time) *MemoryIdempotency {
 	return &MemoryIdempotency{now: now, entries: map[string]memEntry{}}
 }
 
-func (s *MemoryIdempotency) set(key string, rec Record) error {
-	expires := s.now().Add(IdempotencyTTL)
+// change persists and applies one change under mu; rec nil removes key.
+func (s *MemoryIdempotency) change(key string, rec *Record) error {
+	var expires time.Time
+	if rec != nil {
+		expires = s.now().Add(IdempotencyTTL)
+	}
 	if s.persist != nil {
-		if err := s.persist(key, &rec, expires); err != nil {
+		pos, err := s.persist(key, rec, expires)
+		if err != nil {
 			return err
 		}
+		s.last = pos
 	}
-	s.entries[key] = memEntry{rec: rec, expires: expires}
+	if rec == nil {
+		delete(s.entries, key)
+	} else {
+		s.entries[key] = memEntry{rec: *rec, expires: expires}
+	}
 	return nil
+}
+
+// unlock releases mu and then waits until every change up to the latest
+// is durable; err, when set, is returned as it is.
+func (s *MemoryIdempotency) unlock(err error) error {
+	pos := s.last
+	s.mu.Unlock()
+	if err != nil || s.durable == nil {
+		return err
+	}
+	return s.durable(pos)
 }
 
 // Claim implements IdempotencyStore.
 func (s *MemoryIdempotency) Claim(_ context.Context, key string, rec Record) (Record, bool, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	now := s.now()
 	s.sweep(now)
 	if e, ok := s.entries[key]; ok && now.Before(e.expires) {
-		return e.rec, false, nil
+		// The record may be a change still on its way to disk.
+		return e.rec, false, s.unlock(nil)
 	}
-	return Record{}, true, s.set(key, rec)
+	return Record{}, true, s.unlock(s.change(key, &rec))
 }
 
 // TakeOver implements IdempotencyStore.
 func (s *MemoryIdempotency) TakeOver(_ context.Context, key string, old, rec Record) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	e, ok := s.entries[key]
 	if !ok || !sameRecord(e.rec, old) {
+		s.mu.Unlock()
 		return ErrClaimLost
 	}
-	return s.set(key, rec)
+	return s.unlock(s.change(key, &rec))
 }
 
 // Complete implements IdempotencyStore.
 func (s *MemoryIdempotency) Complete(_ context.Context, key string, rec Record) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.set(key, rec)
+	return s.unlock(s.change(key, &rec))
 }
 
 // Release implements IdempotencyStore.
 func (s *MemoryIdempotency) Release(_ context.Context, key string) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.persist != nil {
-		if err := s.persist(key, nil, time.Time{}); err != nil {
-			return err
-		}
-	}
-	delete(s.entries, key)
-	return nil
+	return s.unlock(s.change(key, nil))
 }
 
 // sweep drops expired entries at most once a minute so memory stays bounded.

@@ -7,15 +7,18 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/perpgate/perpgate/pkg/appendlog"
 )
 
 // FileIdempotency is the standalone IdempotencyStore: the in-process store
-// plus an append-only log in the data directory, synced before a change
-// takes effect, so `perpgate serve` keeps its 24 h promise across
-// restarts. Opening replays the log and rewrites it with the live records.
+// plus an append-only log in the data directory, on disk before anyone
+// hears of a change, so `perpgate serve` keeps its 24 h promise across
+// restarts. Concurrent changes share fsyncs (appendlog). Opening replays
+// the log and rewrites it with the live records.
 type FileIdempotency struct {
 	*MemoryIdempotency
-	f *os.File
+	log *appendlog.File
 }
 
 // logLine is one change of the log; a nil record is a removal.
@@ -58,8 +61,15 @@ func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, er
 		_ = d.Sync() // the rename itself must survive a crash
 		d.Close()
 	}
-	s := &FileIdempotency{MemoryIdempotency: mem, f: f}
-	mem.persist = s.append
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("idempotency log: %w", err)
+	}
+	log, err := appendlog.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency log: %w", err)
+	}
+	s := &FileIdempotency{MemoryIdempotency: mem, log: log}
+	mem.persist, mem.durable = s.append, s.sync
 	return s, nil
 }
 
@@ -89,24 +99,26 @@ func replay(path string, mem *MemoryIdempotency) error {
 	return sc.Err()
 }
 
-// append writes one change and syncs it; it runs under the store's lock.
-func (s *FileIdempotency) append(key string, rec *Record, expires time.Time) error {
+// append writes one change to the log; it runs under the store's lock.
+func (s *FileIdempotency) append(key string, rec *Record, expires time.Time) (uint64, error) {
 	line, err := json.Marshal(logLine{Key: key, Record: rec, Expires: expires})
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if _, err := s.f.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("idempotency log: %w", err)
+	pos, err := s.log.Write(line)
+	if err != nil {
+		return 0, fmt.Errorf("idempotency log: %w", err)
 	}
-	if err := s.f.Sync(); err != nil {
+	return pos, nil
+}
+
+// sync waits until the log holds every change up to pos on disk.
+func (s *FileIdempotency) sync(pos uint64) error {
+	if err := s.log.Sync(pos); err != nil {
 		return fmt.Errorf("idempotency log: %w", err)
 	}
 	return nil
 }
 
 // Close closes the log.
-func (s *FileIdempotency) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.f.Close()
-}
+func (s *FileIdempotency) Close() error { return s.log.Close() }

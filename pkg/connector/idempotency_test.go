@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,5 +119,91 @@ func TestLegacyRecord(t *testing.T) {
 	r, err := decodeRecord([]byte(`{"orderId":"1","status":"OPEN"}`))
 	if err != nil || r.Pending() || string(r.Result) != `{"orderId":"1","status":"OPEN"}` {
 		t.Fatalf("%+v %v", r, err)
+	}
+}
+
+// TestFileIdempotencyConcurrent: placements at once share the log's
+// fsyncs, and every one of them is there after a restart.
+func TestFileIdempotencyConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "idem.log")
+	s, err := NewFileIdempotency(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const n = 48
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			k := fmt.Sprintf("order-%d", i)
+			if _, claimed, err := s.Claim(ctx, k, Record{Deadline: time.Now().Add(time.Minute)}); err != nil || !claimed {
+				errs <- fmt.Errorf("claim %s: claimed=%v err=%v", k, claimed, err)
+				return
+			}
+			errs <- s.Complete(ctx, k, Record{Result: json.RawMessage(`{"orderId":"` + k + `"}`)})
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	again, err := NewFileIdempotency(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	for i := range n {
+		k := fmt.Sprintf("order-%d", i)
+		if got, claimed, _ := again.Claim(ctx, k, Record{}); claimed || string(got.Result) != `{"orderId":"`+k+`"}` {
+			t.Fatalf("%s after the restart: %+v claimed=%v", k, got, claimed)
+		}
+	}
+}
+
+// TestNoOneHearsOfAChangeBeforeItIsDurable: a repeat of a placement whose
+// claim is still on its way to disk waits for it, and a failed sync is
+// the placement's error.
+func TestNoOneHearsOfAChangeBeforeItIsDurable(t *testing.T) {
+	s := NewMemoryIdempotency(nil)
+	var pos uint64
+	s.persist = func(string, *Record, time.Time) (uint64, error) { pos++; return pos, nil }
+	// The first sync (the claim's) fails; the second (the repeat's) does not.
+	release := []chan error{make(chan error, 1), make(chan error, 1)}
+	entered := make(chan struct{}, 2)
+	var calls atomic.Int32
+	s.durable = func(uint64) error {
+		c := release[calls.Add(1)-1]
+		entered <- struct{}{}
+		return <-c
+	}
+	ctx := context.Background()
+	first := make(chan error)
+	go func() {
+		_, _, err := s.Claim(ctx, "k", Record{Deadline: time.Now().Add(time.Minute)})
+		first <- err
+	}()
+	<-entered
+	repeat := make(chan bool)
+	go func() {
+		_, claimed, _ := s.Claim(ctx, "k", Record{Deadline: time.Now().Add(time.Minute)})
+		repeat <- claimed
+	}()
+	select {
+	case <-entered: // the repeat waits on the log, not on the store's lock
+	case <-repeat:
+		t.Fatal("the repeat answered before the claim it saw was durable")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the repeat neither answered nor waited for the log")
+	}
+	disk := errors.New("input/output error")
+	release[0] <- disk
+	release[1] <- nil
+	if err := <-first; !errors.Is(err, disk) {
+		t.Fatalf("claim = %v; want the sync error", err)
+	}
+	if claimed := <-repeat; claimed {
+		t.Fatal("the repeat claimed a key already claimed")
 	}
 }

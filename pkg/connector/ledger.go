@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/appendlog"
 	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
 )
@@ -108,8 +109,8 @@ func (l *MemoryLedger) entry(scope, day string) *ledgerEntry {
 // across restarts. Days before yesterday are dropped on open.
 type FileLedger struct {
 	*MemoryLedger
-	mu   sync.Mutex
-	file *os.File
+	mu  sync.Mutex
+	log *appendlog.File
 }
 
 type ledgerLine struct {
@@ -165,24 +166,34 @@ func NewFileLedger(path string, now func() time.Time) (*FileLedger, error) {
 	if err := errors.Join(w.Sync(), w.Close(), os.Rename(tmp, path)); err != nil {
 		return nil, fmt.Errorf("rewrite notional ledger: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o600)
+	log, err := appendlog.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open notional ledger: %w", err)
 	}
-	return &FileLedger{MemoryLedger: mem, file: f}, nil
+	return &FileLedger{MemoryLedger: mem, log: log}, nil
 }
 
-// Reserve implements NotionalLedger and logs an accepted reservation.
+// Reserve implements NotionalLedger and logs an accepted reservation. It
+// answers once the reservation is on disk; the log's fsync is shared with
+// concurrent reservations, so l.mu is not held across it.
 func (l *FileLedger) Reserve(ctx context.Context, scope, day, id string, amount, limit decimal.Decimal) (decimal.Decimal, bool, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	before, _ := l.MemoryLedger.Used(ctx, scope, day)
 	total, ok, err := l.MemoryLedger.Reserve(ctx, scope, day, id, amount, limit)
 	if err != nil || !ok || total.Equal(before) {
+		l.mu.Unlock()
 		return total, ok, err
 	}
-	if err := l.append(ledgerLine{Scope: scope, Day: day, ID: id, Amount: amount}); err != nil {
-		l.MemoryLedger.release(scope, day, id)
+	pos, err := l.write(ledgerLine{Scope: scope, Day: day, ID: id, Amount: amount})
+	if err != nil {
+		_ = l.MemoryLedger.Release(ctx, scope, day, id)
+		l.mu.Unlock()
+		return before, false, err
+	}
+	l.mu.Unlock()
+	if err := l.sync(pos); err != nil {
+		// Not durable: the placement is refused, so its amount is not used.
+		_ = l.MemoryLedger.Release(ctx, scope, day, id)
 		return before, false, err
 	}
 	return total, true, nil
@@ -191,21 +202,33 @@ func (l *FileLedger) Reserve(ctx context.Context, scope, day, id string, amount,
 // Release implements NotionalLedger.
 func (l *FileLedger) Release(ctx context.Context, scope, day, id string) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	_ = l.MemoryLedger.Release(ctx, scope, day, id)
-	return l.append(ledgerLine{Scope: scope, Day: day, ID: id, Drop: true})
+	pos, err := l.write(ledgerLine{Scope: scope, Day: day, ID: id, Drop: true})
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return l.sync(pos)
 }
 
-func (l *FileLedger) append(ln ledgerLine) error {
+func (l *FileLedger) write(ln ledgerLine) (uint64, error) {
 	b, _ := json.Marshal(ln)
-	if _, err := l.file.Write(append(b, '\n')); err != nil {
+	pos, err := l.log.Write(b)
+	if err != nil {
+		return 0, fmt.Errorf("write notional ledger: %w", err)
+	}
+	return pos, nil
+}
+
+func (l *FileLedger) sync(pos uint64) error {
+	if err := l.log.Sync(pos); err != nil {
 		return fmt.Errorf("write notional ledger: %w", err)
 	}
-	return l.file.Sync()
+	return nil
 }
 
 // Close closes the log.
-func (l *FileLedger) Close() error { return l.file.Close() }
+func (l *FileLedger) Close() error { return l.log.Close() }
 
 // RedisLedger is a NotionalLedger shared by every connector on one Redis:
 // one hash per key and day, amounts in millionths of the quote currency

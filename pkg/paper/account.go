@@ -73,9 +73,9 @@ func (e *Engine) createAccount(id string, balance decimal.Decimal) (*account, er
 // default when zero) unless it exists, and returns its balance. An existing
 // account is left as it is. A negative balance or an empty id is
 // ErrInvalidRequest.
-func (e *Engine) EnsureAccount(id string, startingBalance decimal.Decimal) (Balance, error) {
+func (e *Engine) EnsureAccount(id string, startingBalance decimal.Decimal) (res Balance, err error) {
 	e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	if startingBalance.Sign() < 0 {
 		return Balance{}, fmt.Errorf("ensure account %s: starting balance %s is negative: %w", id, startingBalance, ErrInvalidRequest)
 	}
@@ -84,7 +84,6 @@ func (e *Engine) EnsureAccount(id string, startingBalance decimal.Decimal) (Bala
 	}
 	a := e.accounts[id]
 	if a == nil {
-		var err error
 		if a, err = e.createAccount(id, startingBalance); err != nil {
 			return Balance{}, fmt.Errorf("ensure account: %w", err)
 		}
@@ -93,9 +92,9 @@ func (e *Engine) EnsureAccount(id string, startingBalance decimal.Decimal) (Bala
 }
 
 // Balance returns the account's balance, creating the account if new.
-func (e *Engine) Balance(id string) (Balance, error) {
+func (e *Engine) Balance(id string) (res Balance, err error) {
 	e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	a, err := e.account(id)
 	if err != nil {
 		return Balance{}, fmt.Errorf("balance: %w", err)
@@ -179,9 +178,9 @@ func closable(p *position, side Side, qty decimal.Decimal) decimal.Decimal {
 
 // Positions returns the account's open positions, on one market or (market
 // "") all, sorted by market.
-func (e *Engine) Positions(id, market string) ([]Position, error) {
+func (e *Engine) Positions(id, market string) (res []Position, err error) {
 	e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	a, err := e.account(id)
 	if err != nil {
 		return nil, fmt.Errorf("positions: %w", err)
@@ -220,9 +219,9 @@ func (e *Engine) Positions(id, market string) ([]Position, error) {
 }
 
 // Leverage returns the account's leverage on a market.
-func (e *Engine) Leverage(id, market string) (int, error) {
+func (e *Engine) Leverage(id, market string) (res int, err error) {
 	e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	a, err := e.account(id)
 	if err != nil {
 		return 0, fmt.Errorf("leverage: %w", err)
@@ -237,9 +236,9 @@ func (e *Engine) Leverage(id, market string) (int, error) {
 // SetLeverage sets the account's leverage on a market, 1 to the market's
 // maximum (else ErrInvalidOrder). Lowering it so far that free collateral
 // would turn negative is ErrInsufficientMargin.
-func (e *Engine) SetLeverage(id, market string, leverage int) (int, error) {
+func (e *Engine) SetLeverage(id, market string, leverage int) (res int, err error) {
 	e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	a, err := e.account(id)
 	if err != nil {
 		return 0, fmt.Errorf("set leverage: %w", err)
@@ -339,9 +338,9 @@ func (e *Engine) applyFill(a *account, m *market, o *order, qty, price, fee deci
 
 // Fills returns the account's most recent fills, newest first, on one
 // market or (market "") all; limit <= 0 means 100.
-func (e *Engine) Fills(id, market string, limit int) ([]Fill, error) {
+func (e *Engine) Fills(id, market string, limit int) (res []Fill, err error) {
 	e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	a, err := e.account(id)
 	if err != nil {
 		return nil, fmt.Errorf("fills: %w", err)

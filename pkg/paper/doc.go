@@ -58,4 +58,16 @@
 // each position pays size·mark·rate (longs pay a positive rate, shorts
 // receive it). The rate is 0.01% plus the mark/index premium, clamped to
 // ±0.75%.
+//
+// # Durability
+//
+// With a Journal (Reopen), every call that changes state is recorded
+// before the change is applied, and the call returns only once its record
+// is durable. Concurrent calls share fsyncs (group commit): records reach
+// the journal in the order the changes were made and an fsync covers a
+// prefix of them, so a crash loses at most the latest changes, never one
+// a surviving change depended on. A call whose record cannot be written
+// fails with ErrJournal and changes nothing; one whose record cannot be
+// made durable fails with ErrJournal too, and the journal then refuses
+// every later change: the engine fails closed.
 package paper

@@ -17,7 +17,9 @@ import (
 const maxCatchUp = 86400
 
 // Engine is a simulated perpetual-futures exchange. It is safe for
-// concurrent use; every method takes one mutex.
+// concurrent use; every method takes one mutex. A call that changes state
+// journals it under the mutex and waits for the journal to make it durable
+// after releasing it (unlockDurable), so concurrent calls share fsyncs.
 type Engine struct {
 	mu       sync.Mutex
 	cfg      Config
@@ -30,6 +32,7 @@ type Engine struct {
 
 	journal   Journal // nil: nothing is recorded
 	replaying bool    // Reopen is replaying the journal
+	written   uint64  // journal position of the last record written
 
 	// changed is closed (and replaced) when a mark is set, so streams
 	// push the new price at once rather than at their next interval.

@@ -5,14 +5,16 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"sync"
+
+	"github.com/perpgate/perpgate/pkg/appendlog"
 )
 
-// FileJournal is a Journal in one file: a JSON record per line, each
-// synced to disk before Append returns.
+// FileJournal is a Journal in one file: a JSON record per line. Records
+// reach the file in Write order and Sync shares one fsync among concurrent
+// callers (appendlog group commit), so a crash leaves a prefix of them.
+// After a failed write or fsync it refuses every later record.
 type FileJournal struct {
-	mu sync.Mutex
-	f  *os.File
+	log *appendlog.File
 }
 
 // OpenFileJournal opens (or creates, mode 0600) the journal at path and
@@ -31,32 +33,37 @@ func OpenFileJournal(path string) (*FileJournal, [][]byte, error) {
 			records = append(records, append([]byte(nil), line...))
 		}
 	}
+	if err := sc.Err(); err != nil {
+		// Replaying only the records before a line too long to read would
+		// append new ones after records the engine never saw.
+		return nil, nil, fmt.Errorf("paper journal %s: %w", path, err)
+	}
 	if n := bytes.LastIndexByte(data, '\n'); n+1 < len(data) {
-		data = data[:n+1] // cut the torn tail so new records start on their own line
-		if err := os.WriteFile(path, data, 0o600); err != nil {
+		// Cut the torn tail so new records start on their own line. Truncate
+		// never touches the records before it, as rewriting the file would.
+		if err := os.Truncate(path, int64(n+1)); err != nil {
 			return nil, nil, fmt.Errorf("paper journal: %w", err)
 		}
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	log, err := appendlog.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("paper journal: %w", err)
 	}
-	return &FileJournal{f: f}, records, nil
+	return &FileJournal{log: log}, records, nil
 }
 
-// Append implements Journal.
-func (j *FileJournal) Append(record []byte) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if _, err := j.f.Write(append(record, '\n')); err != nil {
-		return err
-	}
-	return j.f.Sync()
+// Write implements Journal.
+func (j *FileJournal) Write(record []byte) (uint64, error) {
+	return j.log.Write(record)
 }
 
-// Close closes the file.
+// Sync implements Journal.
+func (j *FileJournal) Sync(pos uint64) error {
+	return j.log.Sync(pos)
+}
+
+// Close closes the file. Records written but not yet synced are left to
+// the operating system.
 func (j *FileJournal) Close() error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.f.Close()
+	return j.log.Close()
 }

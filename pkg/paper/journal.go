@@ -10,16 +10,32 @@ import (
 )
 
 // Journal is where an engine records every call that changes its state,
-// before the change takes effect, so that a restarted engine replays them
-// (Reopen) and comes back exactly as it was: accounts with their starting
-// balances, orders, positions, fills, the id sequences and the price walk
-// (which is deterministic from the seed and the clock). Append must make
-// the record durable before it returns.
+// so that a restarted engine replays them (Reopen) and comes back exactly
+// as it was: accounts with their starting balances, orders, positions,
+// fills, the id sequences and the price walk (which is deterministic from
+// the seed and the clock).
+//
+// Recording has two phases so that concurrent calls share the cost of
+// durability. The engine calls Write under its lock, before the change
+// takes effect, so records are in the order the changes were made; it
+// calls Sync after releasing the lock, and the caller hears of success
+// only once Sync has returned. A change is thus applied in memory before
+// it is durable, and a crash must leave a prefix of the records: never a
+// change without an earlier one it may depend on.
 type Journal interface {
-	Append(record []byte) error
+	// Write appends record after every earlier one and returns its
+	// position; positions increase with each record. The record need not
+	// be durable yet.
+	Write(record []byte) (pos uint64, err error)
+	// Sync returns once every record up to pos is durable. Once it has
+	// failed, Write must refuse every later record, since what reached
+	// the disk is unknown: the engine then fails closed.
+	Sync(pos uint64) error
 }
 
-// ErrJournal means a change could not be recorded and was not made.
+// ErrJournal means a change could not be recorded. Either it was not made,
+// or (the journal failed to make it durable) it was made in memory but may
+// not survive a restart, and the journal refuses every later change.
 var ErrJournal = errors.New("paper engine: journal write failed")
 
 // Journal operations.
@@ -48,7 +64,8 @@ type record struct {
 	Price    decimal.Decimal `json:"p,omitzero"`
 }
 
-// write records r unless the engine is replaying; callers hold e.mu.
+// write records r unless the engine is replaying; callers hold e.mu and
+// release it with unlockDurable, which waits until r is durable.
 func (e *Engine) write(r record) error {
 	if e.journal == nil || e.replaying {
 		return nil
@@ -58,10 +75,36 @@ func (e *Engine) write(r record) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrJournal, err)
 	}
-	if err := e.journal.Append(b); err != nil {
+	pos, err := e.journal.Write(b)
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrJournal, err)
 	}
+	e.written = pos
 	return nil
+}
+
+// unlockDurable ends a call that may change state: it releases e.mu and
+// then, if the call succeeded and wrote records (e.written moved past
+// from, its value when the call took the lock), waits until they are
+// durable. Waiting outside the lock lets concurrent calls share fsyncs,
+// and as Sync covers every earlier record, a call never succeeds before
+// the changes it built on. Calls that wrote nothing do not wait, so they
+// may report changes not yet durable. If Sync fails the call fails with
+// ErrJournal and no result. Deferred right after taking the lock, which
+// evaluates from then:
+//
+//	now := e.lock()
+//	defer unlockDurable(e, e.written, &res, &err)
+func unlockDurable[T any](e *Engine, from uint64, res *T, err *error) {
+	pos, j := e.written, e.journal
+	e.mu.Unlock()
+	if *err != nil || pos == from {
+		return
+	}
+	if serr := j.Sync(pos); serr != nil {
+		var zero T
+		*res, *err = zero, fmt.Errorf("%w: %v", ErrJournal, serr)
+	}
 }
 
 // Reopen returns an engine that records to journal, after replaying the
@@ -75,7 +118,8 @@ func Reopen(cfg Config, journal Journal, records [][]byte) (*Engine, error) {
 		e.journal = journal
 		e.mu.Lock()
 		err := e.write(record{Op: opStart, Seed: e.cfg.Seed})
-		e.mu.Unlock()
+		var none struct{}
+		unlockDurable(e, 0, &none, &err)
 		if err != nil {
 			return nil, err
 		}

@@ -190,9 +190,9 @@ func (e *Engine) MarkPrice(symbol string) (Prices, error) {
 // SetMarkPrice moves a market's mark (and index) to price rounded to the
 // tick, then fills resting orders and fires triggers it crosses. The walk
 // continues from there. A non-positive price is ErrInvalidRequest.
-func (e *Engine) SetMarkPrice(symbol string, price decimal.Decimal) (Prices, error) {
+func (e *Engine) SetMarkPrice(symbol string, price decimal.Decimal) (res Prices, err error) {
 	now := e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	m, err := e.market(symbol)
 	if err != nil {
 		return Prices{}, err

@@ -31,9 +31,9 @@ func timeOf(t int64) time.Time { return time.Unix(t, 0).UTC() }
 // ErrInvalidOrder, ErrPostOnlyWouldCross, ErrReduceOnly,
 // ErrInsufficientMargin, ErrInvalidRequest (account id). A rejected
 // placement leaves no order behind.
-func (e *Engine) PlaceOrder(id string, req OrderRequest) (Order, error) {
+func (e *Engine) PlaceOrder(id string, req OrderRequest) (res Order, err error) {
 	now := e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	a, err := e.account(id)
 	if err != nil {
 		return Order{}, fmt.Errorf("place order: %w", err)
@@ -351,9 +351,9 @@ func (e *Engine) trigger(a *account, m *market, o *order, t int64) {
 
 // Order returns one of the account's orders by exchange id, in any state,
 // or ErrOrderNotFound.
-func (e *Engine) Order(id, orderID string) (Order, error) {
+func (e *Engine) Order(id, orderID string) (res Order, err error) {
 	e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	a, err := e.account(id)
 	if err != nil {
 		return Order{}, fmt.Errorf("order: %w", err)
@@ -367,9 +367,9 @@ func (e *Engine) Order(id, orderID string) (Order, error) {
 
 // OrderByClientID returns the account's newest order with that client
 // order id, or ErrOrderNotFound.
-func (e *Engine) OrderByClientID(id, clientOrderID string) (Order, error) {
+func (e *Engine) OrderByClientID(id, clientOrderID string) (res Order, err error) {
 	e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	a, err := e.account(id)
 	if err != nil {
 		return Order{}, fmt.Errorf("order by client id: %w", err)
@@ -384,9 +384,9 @@ func (e *Engine) OrderByClientID(id, clientOrderID string) (Order, error) {
 
 // OpenOrders returns the account's OPEN and PENDING orders, oldest first,
 // on one market or (market "") all.
-func (e *Engine) OpenOrders(id, market string) ([]Order, error) {
+func (e *Engine) OpenOrders(id, market string) (res []Order, err error) {
 	e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	a, err := e.account(id)
 	if err != nil {
 		return nil, fmt.Errorf("open orders: %w", err)
@@ -418,9 +418,9 @@ func (e *Engine) symbolFilter(market string) (string, error) {
 // CancelOrder cancels an OPEN or PENDING order and returns it. Unknown ids
 // are ErrOrderNotFound; orders already final are ErrOrderNotFound and
 // ErrOrderClosed.
-func (e *Engine) CancelOrder(id, orderID string) (Order, error) {
+func (e *Engine) CancelOrder(id, orderID string) (res Order, err error) {
 	now := e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	a, err := e.account(id)
 	if err != nil {
 		return Order{}, fmt.Errorf("cancel order: %w", err)
@@ -452,9 +452,9 @@ func (e *Engine) cancel(o *order, t int64) {
 
 // CancelAll cancels the account's OPEN and PENDING orders on one market or
 // (market "") all, and returns how many it cancelled.
-func (e *Engine) CancelAll(id, market string) (int, error) {
+func (e *Engine) CancelAll(id, market string) (res int, err error) {
 	now := e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	a, err := e.account(id)
 	if err != nil {
 		return 0, fmt.Errorf("cancel all: %w", err)
@@ -479,9 +479,9 @@ func (e *Engine) CancelAll(id, market string) (int, error) {
 // ClosePosition flattens the account's position on market with a
 // reduce-only market order and returns the closed size and average price
 // (zeros when there was no position).
-func (e *Engine) ClosePosition(id, market string) (Close, error) {
+func (e *Engine) ClosePosition(id, market string) (res Close, err error) {
 	now := e.lock()
-	defer e.mu.Unlock()
+	defer unlockDurable(e, e.written, &res, &err)
 	a, err := e.account(id)
 	if err != nil {
 		return Close{}, fmt.Errorf("close position: %w", err)
@@ -490,7 +490,7 @@ func (e *Engine) ClosePosition(id, market string) (Close, error) {
 	if err != nil {
 		return Close{}, fmt.Errorf("close position: %w", err)
 	}
-	res := Close{Market: m.spec.Symbol}
+	res = Close{Market: m.spec.Symbol}
 	p := a.positions[m.spec.Symbol]
 	if p == nil || p.size.IsZero() {
 		return res, nil

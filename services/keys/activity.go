@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -68,13 +69,44 @@ func (s *Service) startActivity(ctx context.Context) (stop func(), err error) {
 		_ = sub.Unsubscribe()
 		return nil, fmt.Errorf("audit consumer: %w", err)
 	}
-	cc, err := cons.Consume(s.onAudit)
+	workers := newAuditWorkers(s.onAudit)
+	cc, err := cons.Consume(workers.handle)
 	if err != nil {
 		_ = sub.Unsubscribe()
 		return nil, fmt.Errorf("consume audit stream: %w", err)
 	}
-	return func() { cc.Drain(); _ = sub.Unsubscribe() }, nil
+	return func() { cc.Drain(); workers.wait(); _ = sub.Unsubscribe() }, nil
 }
+
+// auditConcurrency is how many audit entries are stored at once: the file
+// store's appends then share fsyncs, and Postgres round trips overlap.
+// Entries may land in any order; both stores keep a final entry over a
+// pending one whichever comes first.
+const auditConcurrency = 16
+
+// auditWorkers runs a handler on up to auditConcurrency messages at once;
+// handle blocks while all are busy, which holds back the consumer.
+type auditWorkers struct {
+	handler  func(jetstream.Msg)
+	slots    chan struct{}
+	inflight sync.WaitGroup
+}
+
+func newAuditWorkers(handler func(jetstream.Msg)) *auditWorkers {
+	return &auditWorkers{handler: handler, slots: make(chan struct{}, auditConcurrency)}
+}
+
+func (w *auditWorkers) handle(m jetstream.Msg) {
+	w.slots <- struct{}{}
+	w.inflight.Add(1)
+	go func() {
+		defer func() { <-w.slots; w.inflight.Done() }()
+		w.handler(m)
+	}()
+}
+
+// wait returns when every entry handed over has been handled.
+func (w *auditWorkers) wait() { w.inflight.Wait() }
 
 func (s *Service) onUsage(m *nats.Msg) {
 	var r contract.UsageReport

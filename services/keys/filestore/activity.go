@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/perpgate/perpgate/pkg/appendlog"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/keys"
 )
@@ -84,8 +85,10 @@ func (s *Store) Usage(ctx context.Context, keyID, fromDay string) ([]contract.Us
 
 func (s *Store) auditPath() string { return filepath.Join(filepath.Dir(s.path), AuditFileName) }
 
-// PutAudit implements keys.Store by appending a line (fsynced); reads keep
-// the last line per request id, and a final entry over a PENDING one.
+// PutAudit implements keys.Store by appending a line, on disk when it
+// returns; concurrent calls share fsyncs. Reads keep the last line per
+// request id, and a final entry over a PENDING one, so the order of
+// concurrent calls does not matter.
 func (s *Store) PutAudit(ctx context.Context, e contract.AuditEntry) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -94,15 +97,31 @@ func (s *Store) PutAudit(ctx context.Context, e contract.AuditEntry) error {
 	if err != nil {
 		return fmt.Errorf("encode audit entry: %w", err)
 	}
+	// The write under auditMu, so a read never meets half a line; the
+	// fsync after it, shared with whoever else is waiting.
 	s.auditMu.Lock()
-	defer s.auditMu.Unlock()
-	f, err := os.OpenFile(s.auditPath(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("write audit log: %w", err)
+	if s.auditLog == nil {
+		if s.auditLog, err = appendlog.Open(s.auditPath()); err != nil {
+			s.auditMu.Unlock()
+			return fmt.Errorf("write audit log: %w", err)
+		}
 	}
-	_, werr := f.Write(append(line, '\n'))
-	serr := f.Sync()
-	if err := errors.Join(werr, serr, f.Close()); err != nil {
+	log := s.auditLog
+	pos, err := log.Write(line)
+	s.auditMu.Unlock()
+	if err == nil {
+		err = log.Sync(pos)
+	}
+	if err != nil {
+		// The log refuses everything after a failed write or fsync; the
+		// next call opens it afresh. Nothing is lost meanwhile: an entry
+		// not stored is redelivered and written again.
+		s.auditMu.Lock()
+		if s.auditLog == log {
+			_ = log.Close()
+			s.auditLog = nil
+		}
+		s.auditMu.Unlock()
 		return fmt.Errorf("write audit log: %w", err)
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/appendlog"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/keys"
 )
@@ -36,7 +37,8 @@ type Store struct {
 	mu    sync.Mutex
 	state state
 
-	auditMu sync.Mutex // the audit log, apart from the state
+	auditMu  sync.Mutex      // the audit log, apart from the state
+	auditLog *appendlog.File // opened by the first PutAudit
 }
 
 var _ keys.Store = (*Store)(nil)
@@ -113,7 +115,14 @@ func Open(dir string) (*Store, error) {
 func (s *Store) Path() string { return s.path }
 
 // Close releases nothing; the file is complete after every change.
-func (s *Store) Close() error { return nil }
+func (s *Store) Close() error {
+	s.auditMu.Lock()
+	defer s.auditMu.Unlock()
+	if s.auditLog == nil {
+		return nil
+	}
+	return s.auditLog.Close()
+}
 
 // update applies change to the state and persists it; on any failure the
 // in-memory state is left as it was.

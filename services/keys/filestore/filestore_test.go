@@ -3,6 +3,7 @@ package filestore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,4 +106,57 @@ func TestFailedWriteKeepsState(t *testing.T) {
 	if _, err := s.Account(ctx, id); !errors.Is(err, keys.ErrAccountNotFound) {
 		t.Fatalf("account after failed write: %v, want ErrAccountNotFound", err)
 	}
+}
+
+// TestConcurrentAudit: entries stored at once, pending and final in any
+// order, read back as one final entry per request, also after a reopen.
+func TestConcurrentAudit(t *testing.T) {
+	dir := t.TempDir()
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	account := "0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11"
+	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	const requests = 16
+	errs := make(chan error, 2*requests)
+	for i := range requests {
+		for _, code := range []string{contract.AuditPending, "OK"} {
+			go func() {
+				errs <- s.PutAudit(ctx, contract.AuditEntry{Time: at, RequestID: fmt.Sprintf("req-%02d", i),
+					AccountID: account, Operation: "placeLimitOrder", Code: code, OrderIDs: []string{}})
+			}()
+		}
+	}
+	for range 2 * requests {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(s *filestore.Store) {
+		t.Helper()
+		got, err := s.Audit(ctx, keys.AuditQuery{AccountID: account, Since: at.Add(-time.Hour), Until: at.Add(time.Hour), Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != requests {
+			t.Fatalf("%d entries; want %d", len(got), requests)
+		}
+		for _, e := range got {
+			if e.Code != "OK" {
+				t.Errorf("%s reads %s; want the final entry", e.RequestID, e.Code)
+			}
+		}
+	}
+	check(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reopened, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reopened.Close()
+	check(reopened)
 }

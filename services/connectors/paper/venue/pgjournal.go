@@ -3,6 +3,7 @@ package venue
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,8 +15,9 @@ import (
 // rescheduled paper-venue comes back with every account, order and
 // position. No other service reads the schema.
 type PostgresJournal struct {
-	pool   *pgxpool.Pool
-	schema string
+	pool    *pgxpool.Pool
+	schema  string
+	written atomic.Uint64 // records this journal committed: Write's position
 }
 
 // appendTimeout bounds one journal write.
@@ -52,14 +54,21 @@ CREATE TABLE IF NOT EXISTS %[1]s.journal (seq bigserial PRIMARY KEY, record json
 	return j, records, nil
 }
 
-// Append implements paper.Journal: the record is committed before it
-// returns.
-func (j *PostgresJournal) Append(record []byte) error {
+// Write implements paper.Journal: the record is committed before it
+// returns, under the engine's lock, so Sync has nothing left to do.
+func (j *PostgresJournal) Write(record []byte) (uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
 	defer cancel()
 	_, err := j.pool.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.journal (record) VALUES ($1::text::jsonb)`, j.schema), string(record))
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return j.written.Add(1), nil
 }
+
+// Sync implements paper.Journal: every written record is already
+// committed.
+func (j *PostgresJournal) Sync(uint64) error { return nil }
 
 // Ping reports whether Postgres answers, for readiness.
 func (j *PostgresJournal) Ping(ctx context.Context) error { return j.pool.Ping(ctx) }

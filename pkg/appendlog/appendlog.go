@@ -1,0 +1,130 @@
+// Package appendlog is an append-only file of records made durable by
+// group commit: appends that wait for the disk at the same time share one
+// fsync instead of queueing for one each.
+//
+// A writer that must order its records with its own state (a store's
+// lock) writes under that lock and syncs after releasing it, so that
+// concurrent writers' syncs can overlap:
+//
+//	mu.Lock()
+//	pos, err := log.Write(line)
+//	// ... apply the change ...
+//	mu.Unlock()
+//	err = log.Sync(pos) // the change is durable once this returns nil
+//
+// Records reach the file in Write order and an fsync covers every record
+// written before it began, so what survives a crash is always a prefix of
+// the records, never one without an earlier one.
+package appendlog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+)
+
+// File is one log file. Its methods are safe for concurrent use.
+type File struct {
+	mu      sync.Mutex
+	synced  *sync.Cond // broadcast when an fsync ends
+	f       *os.File
+	name    string
+	written uint64 // records written to the file
+	durable uint64 // records an fsync has covered
+	syncing bool
+	fsync   func() error // f.Sync; tests count and fail it
+	// err is sticky: after a write or an fsync failed, what reached the
+	// disk is unknown (a failed fsync may have dropped the dirty pages),
+	// so the log refuses everything after it.
+	err error
+}
+
+// ErrClosed is returned by a File after Close.
+var ErrClosed = errors.New("appendlog: file closed")
+
+// Open opens (or creates, mode 0600) the log at path for appending.
+func Open(path string) (*File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	l := &File{f: f, name: path, fsync: f.Sync}
+	l.synced = sync.NewCond(&l.mu)
+	return l, nil
+}
+
+// Write appends line and a newline, and returns the position Sync takes.
+// The record is in the file but not yet durable.
+func (l *File) Write(line []byte) (pos uint64, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return 0, l.err
+	}
+	// One write call per record, so a crash tears at most the last line.
+	rec := make([]byte, 0, len(line)+1)
+	if _, err := l.f.Write(append(append(rec, line...), '\n')); err != nil {
+		l.err = fmt.Errorf("write %s: %w", l.name, err)
+		return 0, l.err
+	}
+	l.written++
+	return l.written, nil
+}
+
+// Sync returns when every record up to pos is on disk. A caller that finds
+// no fsync running starts one covering all records written so far; the
+// others wait for it, and for the next one if theirs came too late.
+func (l *File) Sync(pos uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.durable < pos {
+		if l.err != nil {
+			return l.err
+		}
+		if l.syncing {
+			l.synced.Wait()
+			continue
+		}
+		l.syncing = true
+		upTo := l.written
+		l.mu.Unlock()
+		err := l.fsync()
+		l.mu.Lock()
+		l.syncing = false
+		if err != nil {
+			if l.err == nil {
+				l.err = fmt.Errorf("sync %s: %w", l.name, err)
+			}
+		} else {
+			l.durable = upTo
+		}
+		l.synced.Broadcast()
+	}
+	return nil
+}
+
+// Append writes line and waits until it is durable.
+func (l *File) Append(line []byte) error {
+	pos, err := l.Write(line)
+	if err != nil {
+		return err
+	}
+	return l.Sync(pos)
+}
+
+// Close closes the file; later calls fail with ErrClosed. Records written
+// but not synced are left to the operating system.
+func (l *File) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.syncing {
+		l.synced.Wait()
+	}
+	if errors.Is(l.err, ErrClosed) {
+		return nil
+	}
+	l.err = ErrClosed
+	l.synced.Broadcast()
+	return l.f.Close()
+}

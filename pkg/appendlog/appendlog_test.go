@@ -1,0 +1,161 @@
+package appendlog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+func TestConcurrentAppendsShareFsyncs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers = 32
+	var fsyncs atomic.Int32
+	allWritten := make(chan struct{})
+	orig := l.fsync
+	l.fsync = func() error {
+		// The first fsync lasts until every writer has written: all of
+		// them then wait together, and one more fsync must cover them all.
+		if fsyncs.Add(1) == 1 {
+			<-allWritten
+		}
+		return orig()
+	}
+	var wg, wrote sync.WaitGroup
+	wrote.Add(writers)
+	errs := make(chan error, writers)
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pos, err := l.Write(fmt.Appendf(nil, `{"n":%d}`, i))
+			wrote.Done()
+			if err == nil {
+				err = l.Sync(pos)
+			}
+			errs <- err
+		}()
+	}
+	wrote.Wait()
+	close(allWritten)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := fsyncs.Load(); n > 2 {
+		t.Errorf("%d appends took %d fsyncs; want at most 2", writers, n)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	got := make([]string, len(lines))
+	for i, ln := range lines {
+		got[i] = string(ln)
+	}
+	sort.Strings(got)
+	want := make([]string, writers)
+	for i := range writers {
+		want[i] = fmt.Sprintf(`{"n":%d}`, i)
+	}
+	sort.Strings(want)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("file holds %q; want each record once: %q", got, want)
+	}
+}
+
+func TestSyncWaitsForAnFsyncStartedAfterTheWrite(t *testing.T) {
+	l, err := Open(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	// An fsync is running when the second record is written: it does not
+	// cover that record, so the second Sync must run one of its own.
+	var covered []uint64
+	inFirst, releaseFirst := make(chan struct{}), make(chan struct{})
+	orig := l.fsync
+	l.fsync = func() error {
+		l.mu.Lock()
+		covered = append(covered, l.written)
+		l.mu.Unlock()
+		if len(covered) == 1 {
+			close(inFirst)
+			<-releaseFirst
+		}
+		return orig()
+	}
+	first := make(chan error)
+	go func() { first <- l.Append([]byte("one")) }()
+	<-inFirst
+	pos, err := l.Write([]byte("two"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error)
+	go func() { second <- l.Sync(pos) }()
+	close(releaseFirst)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if len(covered) != 2 || covered[1] != 2 {
+		t.Errorf("fsyncs began with %v records written; want [1 2]", covered)
+	}
+}
+
+func TestFailedFsyncIsSticky(t *testing.T) {
+	l, err := Open(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	disk := errors.New("input/output error")
+	l.fsync = func() error { return disk }
+	if err := l.Append([]byte("one")); !errors.Is(err, disk) {
+		t.Fatalf("Append = %v; want the fsync error", err)
+	}
+	// What reached the disk is unknown now: nothing more is accepted,
+	// even once the disk answers again.
+	l.fsync = func() error { return nil }
+	if _, err := l.Write([]byte("two")); !errors.Is(err, disk) {
+		t.Fatalf("Write after a failed fsync = %v; want the fsync error", err)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	l, err := Open(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append([]byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append([]byte("two")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Append after Close = %v; want ErrClosed", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+}
