@@ -30,8 +30,9 @@ func TestBenchLine(t *testing.T) {
 		"./services/keys/cmd/keys", "./services/connectors/paper/cmd/paper-venue",
 		"./services/connectors/paper/cmd/connector-paper"), "perpgate")
 	var out bytes.Buffer
-	opts := BenchOptions{Concurrency: 4, Duration: 700 * time.Millisecond, Warmup: 200 * time.Millisecond,
-		C1Duration: 500 * time.Millisecond, Rounds: 1, Exe: bin}
+	// A second per mode: every mode answers and is counted; CI stays quick.
+	opts := BenchOptions{Concurrency: 4, Duration: time.Second, Warmup: 200 * time.Millisecond,
+		C1Duration: time.Second, Rounds: 1, Exe: bin}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := Bench(ctx, &out, opts, t.TempDir()); err != nil {
