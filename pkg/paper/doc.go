@@ -69,5 +69,8 @@
 // a surviving change depended on. A call whose record cannot be written
 // fails with ErrJournal and changes nothing; one whose record cannot be
 // made durable fails with ErrJournal too, and the journal then refuses
-// every later change: the engine fails closed.
+// every later change: the engine fails closed. A read that runs while a
+// change's fsync is in flight may show that change; only a machine crash
+// (not a process crash: the record is already written) in that window
+// could then take it back.
 package paper
