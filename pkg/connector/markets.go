@@ -27,14 +27,24 @@ type marketSet struct {
 	list     []Market
 	byNative map[string]*Market
 	byCanon  map[string]*Market
+	// resolved remembers what a client's spelling of a market matched, so
+	// a repeated read neither parses it nor scans the list again. The set
+	// is replaced, not changed, on refresh, so an entry never goes stale.
+	mu       sync.RWMutex
+	resolved map[string]Market
 }
+
+// maxResolved bounds a set's memo of spellings: symbols parse in many
+// spellings (case, separators), and a client could send endless ones.
+const maxResolved = 4096
 
 func newMarketCache(ttl time.Duration, now func() time.Time) *marketCache {
 	return &marketCache{ttl: ttl, minRefresh: 30 * time.Second, now: now, envs: map[contract.Environment]*marketSet{}}
 }
 
 func newMarketSet(list []Market, at time.Time) *marketSet {
-	s := &marketSet{fetched: at, list: list, byNative: map[string]*Market{}, byCanon: map[string]*Market{}}
+	s := &marketSet{fetched: at, list: list, byNative: map[string]*Market{}, byCanon: map[string]*Market{},
+		resolved: map[string]Market{}}
 	for i := range list {
 		m := &list[i]
 		s.byNative[m.Native] = m
@@ -69,9 +79,24 @@ func (c *marketCache) set(ctx context.Context, a Adapter, cred Credential, force
 	return s, nil
 }
 
+// fresh returns env's markets when they are cached and within their TTL.
+func (c *marketCache) fresh(env contract.Environment) *marketSet {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.envs[env]; s != nil && c.now().Sub(s.fetched) < c.ttl {
+		return s
+	}
+	return nil
+}
+
 // resolve finds the market a client's symbol means on this venue. The quote
 // is a preference: BTC-USD-PERP finds BTCUSDT on a USDT venue.
 func (c *marketCache) resolve(ctx context.Context, a Adapter, cred Credential, raw string) (Market, error) {
+	if s := c.fresh(cred.Environment); s != nil {
+		if m, ok := s.remembered(raw); ok {
+			return m, nil
+		}
+	}
 	sym, err := symbol.Parse(raw)
 	if err != nil {
 		return Market{}, contract.Errorf(contract.CodeInvalidRequest, "field \"market\": %v", err)
@@ -82,11 +107,27 @@ func (c *marketCache) resolve(ctx context.Context, a Adapter, cred Credential, r
 			return Market{}, err
 		}
 		if m, ok := s.match(sym); ok {
+			s.remember(raw, m)
 			return m, nil
 		}
 	}
 	return Market{}, contract.Errorf(contract.CodeUnknownMarket,
 		"market %q is not listed on %s; getMarketsWithFunding lists the markets", raw, a.Exchange())
+}
+
+func (s *marketSet) remembered(raw string) (Market, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m, ok := s.resolved[raw]
+	return m, ok
+}
+
+func (s *marketSet) remember(raw string, m Market) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.resolved) < maxResolved {
+		s.resolved[raw] = m
+	}
 }
 
 func (s *marketSet) match(sym symbol.Symbol) (Market, bool) {

@@ -174,3 +174,32 @@ func TestRoundOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestMarketResolveMemo: a spelling that matched is answered from the
+// set's memo, which is bounded; a malformed symbol is INVALID_REQUEST even
+// while the venue's market list cannot be fetched.
+func TestMarketResolveMemo(t *testing.T) {
+	a := &listingAdapter{list: []Market{testMarket("BTCUSDT", "BTC", 1, "0.1")}}
+	c := newMarketCache(5*time.Minute, time.Now)
+	cred := Credential{CredentialInfo: contract.CredentialInfo{Environment: contract.Mainnet}}
+	ctx := context.Background()
+	if _, err := c.resolve(ctx, a, cred, "btc-usd-perp"); err != nil {
+		t.Fatal(err)
+	}
+	s := c.fresh(contract.Mainnet)
+	if m, ok := s.remembered("btc-usd-perp"); !ok || m.Native != "BTCUSDT" {
+		t.Fatalf("memo after a match: %+v %v", m, ok)
+	}
+	for i := range maxResolved + 100 {
+		s.remember(strings.Repeat("x", i), Market{})
+	}
+	if n := len(s.resolved); n > maxResolved {
+		t.Fatalf("memo holds %d spellings; bound %d", n, maxResolved)
+	}
+
+	down := &listingAdapter{err: errors.New("exchangeInfo unreachable")}
+	_, err := newMarketCache(5*time.Minute, time.Now).resolve(ctx, down, cred, "!!")
+	if ce, _ := contract.AsError(err); ce == nil || ce.Code != contract.CodeInvalidRequest {
+		t.Fatalf("malformed symbol with the venue down: %v; want INVALID_REQUEST", err)
+	}
+}
