@@ -3,6 +3,7 @@ package telemetry
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
@@ -15,11 +16,14 @@ import (
 // stop; without those settings it does nothing. `perpgate bench
 // --cpuprofile` uses it, and an operator can profile any service the same way.
 func StartCPUProfile(lookup func(string) (string, bool)) (stop func(), err error) {
-	stopCPU, err := startCPU(lookup)
+	stopCPU, err := record(lookup, "PERPGATE_CPU_PROFILE", pprof.StartCPUProfile, pprof.StopCPUProfile)
 	if err != nil {
 		return nil, err
 	}
-	stopTrace, err := startTrace(lookup)
+	// The trace is the scheduler's view (which goroutine ran when, and what
+	// woke it): where latency at low concurrency goes, which a CPU profile
+	// does not show.
+	stopTrace, err := record(lookup, "PERPGATE_EXEC_TRACE", trace.Start, trace.Stop)
 	if err != nil {
 		stopCPU()
 		return nil, err
@@ -34,39 +38,22 @@ func StartCPUProfile(lookup func(string) (string, bool)) (stop func(), err error
 	}, nil
 }
 
-func startCPU(lookup func(string) (string, bool)) (stop func(), err error) {
-	path, ok := lookup("PERPGATE_CPU_PROFILE")
+// record runs start on the file named by the setting env until the
+// returned stop is called; without the setting it does nothing.
+func record(lookup func(string) (string, bool), env string, start func(io.Writer) error, end func()) (stop func(), err error) {
+	path, ok := lookup(env)
 	if !ok || path == "" {
 		return func() {}, nil
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("PERPGATE_CPU_PROFILE: %w", err)
+		return nil, fmt.Errorf("%s: %w", env, err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("PERPGATE_CPU_PROFILE: %w", err)
+		return nil, fmt.Errorf("%s: %w", env, err)
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
-}
-
-// startTrace records the scheduler's view (which goroutine ran when, and
-// what woke it): where latency at low concurrency goes, which a CPU
-// profile does not show.
-func startTrace(lookup func(string) (string, bool)) (stop func(), err error) {
-	path, ok := lookup("PERPGATE_EXEC_TRACE")
-	if !ok || path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("PERPGATE_EXEC_TRACE: %w", err)
-	}
-	if err := trace.Start(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("PERPGATE_EXEC_TRACE: %w", err)
-	}
-	return func() { trace.Stop(); f.Close() }, nil
+	return func() { end(); f.Close() }, nil
 }
 
 func writeAllocProfile(path string) error {
