@@ -68,8 +68,11 @@
 // prefix of them, so a crash loses at most the latest changes, never one
 // a surviving change depended on. A call whose record cannot be written
 // fails with ErrJournal and changes nothing; one whose record cannot be
-// made durable fails with ErrJournal too, and the journal then refuses
-// every later change: the engine fails closed. A read that runs while a
+// made durable fails with ErrJournal too (the change stays made in
+// memory), and the journal then refuses every later change: the engine
+// fails closed. The file journal stays so until the process restarts; the
+// paper venue's Postgres journal takes changes again once a retry has
+// committed every record it held. A read that runs while a
 // change's fsync is in flight may show that change; only a machine crash
 // (not a process crash: the record is already written) in that window
 // could then take it back.

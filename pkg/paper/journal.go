@@ -29,7 +29,9 @@ type Journal interface {
 	Write(record []byte) (pos uint64, err error)
 	// Sync returns once every record up to pos is durable. Once it has
 	// failed, Write must refuse every later record, since what reached
-	// the disk is unknown: the engine then fails closed.
+	// the store is unknown: the engine then fails closed. A journal that
+	// can later learn what reached the store and make every earlier
+	// record durable, in order, may then take records again.
 	Sync(pos uint64) error
 }
 

@@ -2,8 +2,10 @@ package venue
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sync/atomic"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,64 +16,257 @@ import (
 // venue's own schema of the deployment's Postgres, so that a restarted or
 // rescheduled paper-venue comes back with every account, order and
 // position. No other service reads the schema.
+//
+// Write only queues a record, under the engine's lock; Sync commits every
+// queued record in one statement, after the lock, so concurrent calls
+// share a commit and the engine never waits for Postgres while holding
+// its lock. Each record is stored under its own position (seq), which
+// makes a commit safe to repeat: when an answer is lost after Postgres
+// committed, the retry finds the same rows and adds none. A record can
+// thus never be committed twice, nor replayed without having been
+// applied.
 type PostgresJournal struct {
-	pool    *pgxpool.Pool
-	schema  string
-	written atomic.Uint64 // records this journal committed: Write's position
+	pool           *pgxpool.Pool
+	log            *slog.Logger
+	insert, verify string
+
+	// Attempt bounds one commit; Sync retries failed commits for Patience
+	// before it gives up; a failed journal retries every RetryEvery.
+	attempt, patience, retryEvery time.Duration
+	store                         func(ctx context.Context, batch []queued) error // j.commitBatch; tests fail it
+
+	committing sync.Mutex // one commit at a time, so batches land in order
+	mu         sync.Mutex
+	queue      []queued // written, not yet committed, in position order
+	last       uint64   // position of the latest record written
+	durable    uint64   // position of the latest record committed
+	// err is set when a commit failed for good: the journal refuses new
+	// records until a retry has committed every queued one, so that the
+	// engine refuses changes rather than make ones it cannot keep.
+	err      error
+	retrying bool
+	closed   chan struct{}
+	close    sync.Once
 }
 
-// appendTimeout bounds one journal write.
-const appendTimeout = 5 * time.Second
+type queued struct {
+	seq    int64
+	record string
+}
+
+// errForeignRows means the table holds other records at this journal's
+// positions: something else writes to the schema.
+var errForeignRows = errors.New("the journal table holds other records at these positions: is a second paper-venue using this schema?")
+
+// Commit timings: one commit attempt, how long Sync keeps retrying, and
+// how often a failed journal tries again.
+const (
+	commitAttempt  = 2 * time.Second
+	commitPatience = 5 * time.Second
+	commitRetry    = time.Second
+)
 
 // OpenPostgresJournal connects, creates the schema and table when missing
 // and returns the journal with the records it holds, oldest first.
-func OpenPostgresJournal(ctx context.Context, url, schema string) (*PostgresJournal, [][]byte, error) {
+func OpenPostgresJournal(ctx context.Context, url, schema string, log *slog.Logger) (*PostgresJournal, [][]byte, error) {
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return nil, nil, fmt.Errorf("paper journal: %w", err)
 	}
-	j := &PostgresJournal{pool: pool, schema: pgx.Identifier{schema}.Sanitize()}
-	ddl := fmt.Sprintf(`CREATE SCHEMA IF NOT EXISTS %[1]s;
-CREATE TABLE IF NOT EXISTS %[1]s.journal (seq bigserial PRIMARY KEY, record jsonb NOT NULL)`, j.schema)
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	table := pgx.Identifier{schema}.Sanitize() + ".journal"
+	j := &PostgresJournal{
+		pool: pool, log: log,
+		// A journal made by an earlier version has seq bigserial; the
+		// explicit positions written here fit it as well.
+		insert: `INSERT INTO ` + table + ` (seq, record)
+SELECT s, r::jsonb FROM unnest($1::bigint[], $2::text[]) AS t(s, r) ON CONFLICT (seq) DO NOTHING`,
+		verify: `SELECT count(*) FROM unnest($1::bigint[], $2::text[]) AS t(s, r)
+JOIN ` + table + ` j ON j.seq = t.s AND j.record = t.r::jsonb`,
+		attempt: commitAttempt, patience: commitPatience, retryEvery: commitRetry,
+		closed: make(chan struct{}),
+	}
+	j.store = j.commitBatch
+	ddl := fmt.Sprintf(`CREATE SCHEMA IF NOT EXISTS %s;
+CREATE TABLE IF NOT EXISTS %s (seq bigint PRIMARY KEY, record jsonb NOT NULL)`, pgx.Identifier{schema}.Sanitize(), table)
 	if _, err := pool.Exec(ctx, ddl); err != nil {
 		pool.Close()
 		return nil, nil, fmt.Errorf("paper journal: create schema %s: %w", schema, err)
 	}
-	rows, err := pool.Query(ctx, fmt.Sprintf(`SELECT record::text FROM %s.journal ORDER BY seq`, j.schema))
+	rows, err := pool.Query(ctx, `SELECT seq, record::text FROM `+table+` ORDER BY seq`)
 	if err != nil {
 		pool.Close()
 		return nil, nil, fmt.Errorf("paper journal: read: %w", err)
 	}
-	records, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([]byte, error) {
-		var s string
-		err := r.Scan(&s)
-		return []byte(s), err
+	var records [][]byte
+	var seq int64
+	var record string
+	_, err = pgx.ForEachRow(rows, []any{&seq, &record}, func() error {
+		records = append(records, []byte(record))
+		return nil
 	})
 	if err != nil {
 		pool.Close()
 		return nil, nil, fmt.Errorf("paper journal: read: %w", err)
 	}
+	j.last, j.durable = uint64(seq), uint64(seq) // positions go on after the highest stored
 	return j, records, nil
 }
 
-// Write implements paper.Journal: the record is committed before it
-// returns, under the engine's lock, so Sync has nothing left to do.
+// Write implements paper.Journal: it queues record for the next commit.
 func (j *PostgresJournal) Write(record []byte) (uint64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
-	defer cancel()
-	_, err := j.pool.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.journal (record) VALUES ($1::text::jsonb)`, j.schema), string(record))
-	if err != nil {
-		return 0, err
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil {
+		return 0, j.err
 	}
-	return j.written.Add(1), nil
+	j.last++
+	j.queue = append(j.queue, queued{seq: int64(j.last), record: string(record)})
+	return j.last, nil
 }
 
-// Sync implements paper.Journal: every written record is already
-// committed.
-func (j *PostgresJournal) Sync(uint64) error { return nil }
+// Sync implements paper.Journal: it returns once the record at pos is
+// committed, committing every queued record if no commit under way
+// covers it.
+func (j *PostgresJournal) Sync(pos uint64) error {
+	j.committing.Lock()
+	defer j.committing.Unlock()
+	j.mu.Lock()
+	if j.durable >= pos {
+		j.mu.Unlock()
+		return nil
+	}
+	if j.err != nil {
+		err := j.err
+		j.mu.Unlock()
+		return err
+	}
+	batch := j.queue
+	j.mu.Unlock()
 
-// Ping reports whether Postgres answers, for readiness.
-func (j *PostgresJournal) Ping(ctx context.Context) error { return j.pool.Ping(ctx) }
+	err := j.commitPatiently(batch)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err != nil {
+		j.err = fmt.Errorf("paper journal: records %d to %d not committed: %w", batch[0].seq, batch[len(batch)-1].seq, err)
+		j.log.Error("paper journal cannot commit; the paper venue refuses changes until it can", "err", err)
+		if !j.retrying && !errors.Is(err, errForeignRows) {
+			j.retrying = true
+			go j.retry()
+		}
+		return j.err
+	}
+	j.committed(len(batch))
+	return nil
+}
 
-// Close closes the pool.
-func (j *PostgresJournal) Close() { j.pool.Close() }
+// committed drops the first n queued records, now in the table; callers
+// hold j.mu and j.committing.
+func (j *PostgresJournal) committed(n int) {
+	if n == 0 {
+		return
+	}
+	j.durable = uint64(j.queue[n-1].seq)
+	left := copy(j.queue, j.queue[n:])
+	clear(j.queue[left:])
+	j.queue = j.queue[:left]
+}
+
+// commitPatiently commits batch, trying again on failure until the
+// patience runs out.
+func (j *PostgresJournal) commitPatiently(batch []queued) error {
+	giveUp := time.Now().Add(j.patience)
+	for wait := 20 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+		err := j.commitOnce(batch)
+		if err == nil || errors.Is(err, errForeignRows) || time.Now().Add(wait).After(giveUp) {
+			return err
+		}
+		select {
+		case <-time.After(wait):
+		case <-j.closed:
+			return err
+		}
+	}
+}
+
+func (j *PostgresJournal) commitOnce(batch []queued) error {
+	ctx, cancel := context.WithTimeout(context.Background(), j.attempt)
+	defer cancel()
+	return j.store(ctx, batch)
+}
+
+// commitBatch stores batch in one statement. Rows already there must be
+// these very records: an earlier attempt committed them and its answer
+// was lost.
+func (j *PostgresJournal) commitBatch(ctx context.Context, batch []queued) error {
+	seqs := make([]int64, len(batch))
+	records := make([]string, len(batch))
+	for i, q := range batch {
+		seqs[i], records[i] = q.seq, q.record
+	}
+	tag, err := j.pool.Exec(ctx, j.insert, seqs, records)
+	if err != nil || tag.RowsAffected() == int64(len(batch)) {
+		return err
+	}
+	var same int64
+	if err := j.pool.QueryRow(ctx, j.verify, seqs, records).Scan(&same); err != nil {
+		return err
+	}
+	if same != int64(len(batch)) {
+		return errForeignRows
+	}
+	return nil
+}
+
+// retry commits the queued records of a failed journal until it can, and
+// then lets it take records again.
+func (j *PostgresJournal) retry() {
+	for {
+		select {
+		case <-time.After(j.retryEvery):
+		case <-j.closed:
+			return
+		}
+		j.committing.Lock()
+		j.mu.Lock()
+		batch := j.queue // the journal takes no records while failed
+		j.mu.Unlock()
+		err := j.commitOnce(batch)
+		if err == nil {
+			j.mu.Lock()
+			j.committed(len(batch))
+			j.err, j.retrying = nil, false
+			j.mu.Unlock()
+			j.committing.Unlock()
+			j.log.Info("paper journal commits again; the paper venue takes changes", "records", len(batch))
+			return
+		}
+		j.committing.Unlock()
+		if errors.Is(err, errForeignRows) {
+			j.log.Error("paper journal stays failed", "err", err)
+			return
+		}
+	}
+}
+
+// Ping reports whether the journal can take changes, for readiness.
+func (j *PostgresJournal) Ping(ctx context.Context) error {
+	j.mu.Lock()
+	err := j.err
+	j.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return j.pool.Ping(ctx)
+}
+
+// Close stops retrying and closes the pool; records not yet committed
+// stay uncommitted.
+func (j *PostgresJournal) Close() {
+	j.close.Do(func() {
+		close(j.closed)
+		j.pool.Close()
+	})
+}

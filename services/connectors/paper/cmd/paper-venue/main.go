@@ -79,7 +79,7 @@ func run(ctx context.Context) error {
 // and is lost at every restart.
 func openJournal(ctx context.Context, log *slog.Logger, checks map[string]health.Check) (paper.Journal, [][]byte, func(), error) {
 	if url := os.Getenv("PERPGATE_DATABASE_URL"); url != "" {
-		j, records, err := venue.OpenPostgresJournal(ctx, url, "paper")
+		j, records, err := venue.OpenPostgresJournal(ctx, url, "paper", log)
 		if err != nil {
 			return nil, nil, nil, err
 		}
