@@ -19,6 +19,10 @@ const usageFlushEvery = time.Second
 type usageCounter struct {
 	mu     sync.Mutex
 	counts map[usageKey]*contract.UsageEntry
+	// The UTC day of the latest count and its name: formatting the day
+	// was one of the edge's allocations per request.
+	day     int64
+	dayName string
 }
 
 type usageKey struct{ key, day, op string }
@@ -31,9 +35,12 @@ func (u *usageCounter) add(at time.Time, keyID, op string, ok bool) {
 	if op == "" {
 		op = contract.UsageInvalidOperation
 	}
-	k := usageKey{keyID, at.UTC().Format(time.DateOnly), op}
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if day := at.Unix() / 86400; day != u.day || u.dayName == "" {
+		u.day, u.dayName = day, at.UTC().Format(time.DateOnly)
+	}
+	k := usageKey{keyID, u.dayName, op}
 	e := u.counts[k]
 	if e == nil {
 		e = &contract.UsageEntry{KeyID: keyID, Day: k.day, Operation: op}
