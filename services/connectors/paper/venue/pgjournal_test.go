@@ -214,9 +214,6 @@ func TestPostgresJournalOutage(t *testing.T) {
 	_, dsn, schema := testSchema(t)
 	j, e := openTestJournal(t, dsn, schema)
 	j.patience, j.retryEvery = 50*time.Millisecond, 20*time.Millisecond
-	if _, err := e.EnsureAccount("acct", decimal.RequireFromString("10000")); err != nil {
-		t.Fatal(err)
-	}
 	var down atomic.Bool
 	store := j.store
 	j.store = func(ctx context.Context, batch []queued) error {
@@ -225,9 +222,21 @@ func TestPostgresJournalOutage(t *testing.T) {
 		}
 		return store(ctx, batch)
 	}
-	down.Store(true)
+	outage(t, j, e, func() { down.Store(true) }, func() { down.Store(false) })
+	j.Close()
+	reopened(t, dsn, schema, e)
+}
+
+// outage runs an engine through a journal outage that fail starts and
+// heal ends, as TestPostgresJournalOutage says.
+func outage(t *testing.T, j *PostgresJournal, e *paper.Engine, fail, heal func()) {
+	t.Helper()
+	if _, err := e.EnsureAccount("acct", decimal.RequireFromString("10000")); err != nil {
+		t.Fatal(err)
+	}
+	fail()
 	if _, err := e.PlaceOrder("acct", restingBuy("during-1")); !errors.Is(err, paper.ErrJournal) {
-		t.Fatalf("placement while Postgres is down: %v, want ErrJournal", err)
+		t.Fatalf("placement while Postgres cannot commit: %v, want ErrJournal", err)
 	}
 	held := openOrderIDs(t, e) // the failed placement is in memory, its record queued
 	if _, err := e.PlaceOrder("acct", restingBuy("during-2")); !errors.Is(err, paper.ErrJournal) {
@@ -239,22 +248,26 @@ func TestPostgresJournalOutage(t *testing.T) {
 	if err := j.Ping(context.Background()); err == nil {
 		t.Fatal("Ping is nil while the journal refuses changes")
 	}
-	down.Store(false)
-	deadline := time.Now().Add(5 * time.Second)
+	heal()
+	deadline := time.Now().Add(10 * time.Second)
 	for j.Ping(context.Background()) != nil {
 		if time.Now().After(deadline) {
-			t.Fatal("the journal did not recover within 5 s of Postgres coming back")
+			t.Fatal("the journal did not recover within 10 s of Postgres committing again")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if _, err := e.PlaceOrder("acct", restingBuy("after-1")); err != nil {
 		t.Fatalf("placement after recovery: %v", err)
 	}
-	want := openOrderIDs(t, e)
-	if len(want) != 2 {
-		t.Fatalf("open orders %v, want during-1 and after-1", want)
+	if got := openOrderIDs(t, e); len(got) != 2 {
+		t.Fatalf("open orders %v, want during-1 and after-1", got)
 	}
-	j.Close()
+}
+
+// reopened checks that the journal in schema brings back e's open orders.
+func reopened(t *testing.T, dsn, schema string, e *paper.Engine) {
+	t.Helper()
+	want := openOrderIDs(t, e)
 	_, again := openTestJournal(t, dsn, schema)
 	if got := openOrderIDs(t, again); !slices.Equal(got, want) {
 		t.Fatalf("after reopening %v, the engine held %v", got, want)
@@ -333,9 +346,9 @@ func (m *memJournal) Write(r []byte) (uint64, error) {
 }
 func (m *memJournal) Sync(uint64) error { return nil }
 
-// TestPostgresJournalConnectionLoss: the same as TestPostgresJournalOutage
-// over a real broken network path: the journal reaches Postgres through a
-// proxy that drops every connection and refuses new ones, then comes back.
+// TestPostgresJournalConnectionLoss: the same over a real broken network
+// path: the journal reaches Postgres through a proxy that drops every
+// connection and refuses new ones, then listens again.
 func TestPostgresJournalConnectionLoss(t *testing.T) {
 	_, dsn, schema := testSchema(t)
 	u, err := url.Parse(dsn)
@@ -346,37 +359,9 @@ func TestPostgresJournalConnectionLoss(t *testing.T) {
 	u.Host = p.addr
 	j, e := openTestJournal(t, u.String(), schema)
 	j.patience, j.retryEvery = 300*time.Millisecond, 50*time.Millisecond
-	if _, err := e.EnsureAccount("acct", decimal.RequireFromString("10000")); err != nil {
-		t.Fatal(err)
-	}
-	p.cut()
-	if _, err := e.PlaceOrder("acct", restingBuy("cut-1")); !errors.Is(err, paper.ErrJournal) {
-		t.Fatalf("placement with Postgres unreachable: %v, want ErrJournal", err)
-	}
-	held := openOrderIDs(t, e)
-	if _, err := e.PlaceOrder("acct", restingBuy("cut-2")); !errors.Is(err, paper.ErrJournal) {
-		t.Fatalf("placement while the journal is failed: %v, want ErrJournal", err)
-	}
-	if got := openOrderIDs(t, e); !slices.Equal(got, held) {
-		t.Fatalf("a refused placement changed the engine: %v, before %v", got, held)
-	}
-	p.restore(t)
-	deadline := time.Now().Add(10 * time.Second)
-	for j.Ping(context.Background()) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the journal did not recover within 10 s of Postgres being reachable again")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if _, err := e.PlaceOrder("acct", restingBuy("back-1")); err != nil {
-		t.Fatalf("placement after recovery: %v", err)
-	}
-	want := openOrderIDs(t, e)
+	outage(t, j, e, p.cut, func() { p.restore(t) })
 	j.Close()
-	_, again := openTestJournal(t, dsn, schema)
-	if got := openOrderIDs(t, again); !slices.Equal(got, want) || len(got) != 2 {
-		t.Fatalf("after reopening %v, the engine held %v", got, want)
-	}
+	reopened(t, dsn, schema, e)
 }
 
 // proxy forwards TCP connections to a target until cut, which closes the
