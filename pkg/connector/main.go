@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/gcfloor"
 	"github.com/perpgate/perpgate/pkg/telemetry"
 )
 
@@ -53,6 +54,11 @@ func run[C any](ctx context.Context, name, version string, load func(func(string
 		return err
 	}
 	defer stopProfile()
+	stopGCFloor, err := gcfloor.Start(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	defer stopGCFloor()
 	adapter, cleanup, err := build(cfg, Setup{Service: svcCfg, Log: log})
 	if err != nil {
 		return err

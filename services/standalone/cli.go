@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/gcfloor"
 	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/services/keys/admin"
 )
@@ -141,6 +142,11 @@ func serve(ctx context.Context, stdout, stderr io.Writer, lookup func(string) (s
 		return err
 	}
 	defer stopProfile()
+	stopGCFloor, err := gcfloor.Start(lookup)
+	if err != nil {
+		return err
+	}
+	defer stopGCFloor()
 	log := telemetry.NewLogger(stderr, cfg.Log)
 	telemetry.RouteRedisLogs(log)
 	gw, err := New(cfg, log, stdout)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/gcfloor"
 	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
 	"github.com/perpgate/perpgate/pkg/telemetry"
@@ -50,6 +51,11 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer stopProfile()
+	stopGCFloor, err := gcfloor.Start(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	defer stopGCFloor()
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	nc, err := bus.Connect(cfg.NATSURL, "edge", cfg.NATSAuth, log)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/gcfloor"
 	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/telemetry"
 	"github.com/perpgate/perpgate/services/keys"
@@ -43,6 +44,11 @@ func run(ctx context.Context, log *slog.Logger) error {
 		return fmt.Errorf("config: %w", err)
 	}
 	log.Info("keys starting", "version", version)
+	stopGCFloor, err := gcfloor.Start(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	defer stopGCFloor()
 	var store keys.Store
 	if cfg.DatabaseURL != "" {
 		store, err = postgres.Open(ctx, cfg.DatabaseURL.Reveal())

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/perpgate/perpgate/pkg/gcfloor"
 	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/telemetry"
@@ -47,6 +48,11 @@ func run(ctx context.Context) error {
 	}
 	log := telemetry.NewLogger(os.Stdout, logCfg)
 	log.Info("paper-venue starting", "version", version)
+	stopGCFloor, err := gcfloor.Start(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	defer stopGCFloor()
 	healthAddr, ok := os.LookupEnv("PERPGATE_HEALTH_ADDR")
 	if !ok {
 		healthAddr = ":8082"
