@@ -43,13 +43,19 @@ type requestLog struct {
 	requestID, operation, exchange, keyPrefix, code string
 }
 
-const ctxRequestLog = "perpgate.request"
+// stamped is the echo context stamp hands on: the request's requestLog
+// rides on it, as echo's c.Set would have it but without the map c.Set
+// makes for every request.
+type stamped struct {
+	echo.Context
+	log requestLog
+}
 
 // logOf is the request's requestLog; a request stamp did not see (none
 // reach the handlers) gets a throwaway one.
 func logOf(c echo.Context) *requestLog {
-	if l, ok := c.Get(ctxRequestLog).(*requestLog); ok {
-		return l
+	if sc, ok := c.(*stamped); ok {
+		return &sc.log
 	}
 	return &requestLog{}
 }
@@ -86,8 +92,7 @@ func (s *Server) stamp(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		id := uuid.NewString()
-		rl := &requestLog{requestID: id}
-		c.Set(ctxRequestLog, rl)
+		sc := &stamped{Context: c, log: requestLog{requestID: id}}
 		req := c.Request()
 		ctx, span := telemetry.StartServerSpan(req.Context(), req.Header, func() string { return "edge " + req.URL.Path })
 		defer span.End()
@@ -105,10 +110,11 @@ func (s *Server) stamp(next echo.HandlerFunc) echo.HandlerFunc {
 			vals[1] = strconv.FormatFloat(ms, 'f', 3, 64)
 			res.Header()[HeaderDuration] = vals[1:2:2]
 		})
-		if err := next(c); err != nil {
-			c.Error(err)
+		if err := next(sc); err != nil {
+			// Not c.Error: echo would hand the error handler c, not sc.
+			s.errorHandler(err, sc)
 		}
-		s.finish(c, rl, span, start)
+		s.finish(sc, &sc.log, span, start)
 		return nil
 	}
 }
