@@ -80,6 +80,12 @@ func redactURL(list string) string {
 // wrapped so callers map them with errors.Is. A non-nil hdr becomes the
 // message's header: Request adds its own fields to it.
 func Request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header, req, resp any) error {
+	return request(ctx, nc, subject, hdr, req, resp, true)
+}
+
+// request is Request; without watchDone it waits for the reply only until
+// ctx's deadline, with nats' pooled timer, and not on ctx.Done.
+func request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header, req, resp any, watchDone bool) error {
 	// While reconnecting, nats.go would buffer the request and wait out the
 	// whole deadline; a caller should hear at once that the bus is down.
 	if !nc.IsConnected() {
@@ -97,7 +103,14 @@ func Request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header
 	if dl, ok := ctx.Deadline(); ok {
 		msg.Header.Set(contract.HeaderDeadline, dl.UTC().Format(time.RFC3339Nano))
 	}
-	reply, err := nc.RequestMsgWithContext(ctx, msg)
+	var reply *nats.Msg
+	if dl, ok := ctx.Deadline(); ok && !watchDone {
+		if err = ctx.Err(); err == nil {
+			reply, err = nc.RequestMsg(msg, time.Until(dl))
+		}
+	} else {
+		reply, err = nc.RequestMsgWithContext(ctx, msg)
+	}
 	if err != nil {
 		return fmt.Errorf("request %s: %w", subject, err)
 	}
@@ -119,7 +132,10 @@ func Request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header
 
 // RequestConnector sends req to the connector endpoint subject as the
 // connector expects it: the envelope in header fields, the parameters as
-// the body (contract.ConnectorRequest).
+// the body (contract.ConnectorRequest). It waits for the answer until ctx's
+// deadline, but not on ctx.Done: a request on its way is worked on whether
+// its caller still waits or not (a client that hung up), and watching Done
+// would arm a timer and register with the parent context on every request.
 func RequestConnector(ctx context.Context, nc *nats.Conn, subject string, req contract.ConnectorRequest, resp any) error {
 	hdr, err := req.Header()
 	if err != nil {
@@ -129,7 +145,7 @@ func RequestConnector(ctx context.Context, nc *nats.Conn, subject string, req co
 	if params == nil {
 		params = json.RawMessage(`{}`)
 	}
-	return Request(ctx, nc, subject, hdr, params, resp)
+	return request(ctx, nc, subject, hdr, params, resp, false)
 }
 
 // encode is json.Marshal, except that JSON the caller already encoded is

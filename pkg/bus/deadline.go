@@ -7,19 +7,24 @@ import (
 	"time"
 )
 
-// WithDeadline is context.WithDeadline(context.Background(), d) for a
-// request a service answers, with its timer armed only once something
-// waits on Done or derives a context from it. A read answered from memory
-// never does, and the timer (allocated, added to the runtime's timer heap
-// and removed again) was among the larger costs of such a request.
-func WithDeadline(d time.Time) (context.Context, context.CancelFunc) {
-	c := &lazyDeadline{deadline: d}
+// WithDeadline is context.WithDeadline(parent, d) for a request a service
+// answers, with its timer armed only once something waits on Done or
+// derives a cancelable context from it. A read answered from memory never
+// does, and the timer (allocated, added to the runtime's timer heap and
+// removed again), with the parent's bookkeeping of its children, was among
+// the larger costs of such a request. Until armed, Err asks the clock and
+// the parent.
+func WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	if pd, ok := parent.Deadline(); ok && pd.Before(d) {
+		d = pd
+	}
+	c := &lazyDeadline{parent: parent, deadline: d}
 	return c, c.cancel
 }
 
-// lazyDeadline becomes a real deadline context (ctx) on first need; until
-// then Err compares the clock with the deadline itself.
+// lazyDeadline becomes a real deadline context (ctx) on first need.
 type lazyDeadline struct {
+	parent   context.Context
 	deadline time.Time
 	once     sync.Once
 	armed    atomic.Bool
@@ -36,7 +41,7 @@ var canceled = func() context.Context {
 
 func (c *lazyDeadline) real() context.Context {
 	c.once.Do(func() {
-		c.ctx, c.stop = context.WithDeadline(context.Background(), c.deadline)
+		c.ctx, c.stop = context.WithDeadline(c.parent, c.deadline)
 		c.armed.Store(true)
 	})
 	return c.ctx
@@ -58,17 +63,18 @@ func (c *lazyDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
 // Done implements context.Context; it arms the timer.
 func (c *lazyDeadline) Done() <-chan struct{} { return c.real().Done() }
 
-// Err implements context.Context. Past the deadline it arms the context,
-// which then ends at once, so that Done is closed whenever Err is not nil.
+// Err implements context.Context. Past the deadline, or once the parent
+// has ended, it arms the context, which then ends at once, so that Done is
+// closed whenever Err is not nil.
 func (c *lazyDeadline) Err() error {
-	if !c.armed.Load() && time.Now().Before(c.deadline) {
+	if !c.armed.Load() && time.Now().Before(c.deadline) && c.parent.Err() == nil {
 		return nil
 	}
 	return c.real().Err()
 }
 
-// Value implements context.Context: the context carries no values.
-func (c *lazyDeadline) Value(any) any { return nil }
+// Value implements context.Context: the parent's values.
+func (c *lazyDeadline) Value(key any) any { return c.parent.Value(key) }
 
 // AfterFunc lets contexts derived from c register with its real context
 // (context.WithCancel looks for this method) instead of each starting a

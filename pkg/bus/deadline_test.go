@@ -10,7 +10,7 @@ import (
 )
 
 func TestWithDeadlineEndsAtItsDeadline(t *testing.T) {
-	ctx, cancel := WithDeadline(time.Now().Add(30 * time.Millisecond))
+	ctx, cancel := WithDeadline(context.Background(), time.Now().Add(30 * time.Millisecond))
 	defer cancel()
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) <= 0 {
 		t.Fatalf("Deadline() = %v, %v", d, ok)
@@ -31,7 +31,7 @@ func TestWithDeadlineEndsAtItsDeadline(t *testing.T) {
 // Nobody waited on Done: past the deadline Err says so and Done is
 // closed as well, as for any context.
 func TestWithDeadlineUnarmedPastDeadline(t *testing.T) {
-	ctx, cancel := WithDeadline(time.Now().Add(10 * time.Millisecond))
+	ctx, cancel := WithDeadline(context.Background(), time.Now().Add(10 * time.Millisecond))
 	defer cancel()
 	if ctx.Err() != nil {
 		t.Fatal("ended early")
@@ -49,7 +49,7 @@ func TestWithDeadlineUnarmedPastDeadline(t *testing.T) {
 
 func TestWithDeadlineCancel(t *testing.T) {
 	for _, armFirst := range []bool{false, true} {
-		ctx, cancel := WithDeadline(time.Now().Add(time.Hour))
+		ctx, cancel := WithDeadline(context.Background(), time.Now().Add(time.Hour))
 		if armFirst {
 			_ = ctx.Done()
 		}
@@ -73,7 +73,7 @@ func TestWithDeadlineCancel(t *testing.T) {
 // Contexts derived from it neither arm it when only reading values nor
 // start a goroutine each when they watch it.
 func TestWithDeadlineDerived(t *testing.T) {
-	ctx, cancel := WithDeadline(time.Now().Add(time.Hour))
+	ctx, cancel := WithDeadline(context.Background(), time.Now().Add(time.Hour))
 	defer cancel()
 	type key struct{}
 	if v := context.WithValue(ctx, key{}, "v").Value(key{}); v != "v" {
@@ -94,7 +94,7 @@ func TestWithDeadlineDerived(t *testing.T) {
 	for _, stop := range stops {
 		stop()
 	}
-	short, cancelShort := WithDeadline(time.Now().Add(20 * time.Millisecond))
+	short, cancelShort := WithDeadline(context.Background(), time.Now().Add(20 * time.Millisecond))
 	defer cancelShort()
 	child, stop := context.WithTimeout(short, time.Hour)
 	defer stop()
@@ -107,7 +107,7 @@ func TestWithDeadlineDerived(t *testing.T) {
 
 func TestWithDeadlineConcurrent(t *testing.T) {
 	for range 200 {
-		ctx, cancel := WithDeadline(time.Now().Add(time.Millisecond))
+		ctx, cancel := WithDeadline(context.Background(), time.Now().Add(time.Millisecond))
 		var wg sync.WaitGroup
 		wg.Go(func() { <-ctx.Done() })
 		wg.Go(func() { _ = ctx.Err() })
@@ -116,5 +116,44 @@ func TestWithDeadlineConcurrent(t *testing.T) {
 		if ctx.Err() == nil {
 			t.Fatal("Err nil after Done and cancel")
 		}
+	}
+}
+
+// A request's context at the edge derives from the HTTP request's: its
+// values are there, an earlier deadline of the parent wins, and a parent
+// that ends (the client hung up) ends it, armed or not.
+func TestWithDeadlineParent(t *testing.T) {
+	type key struct{}
+	parent, cancelParent := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	ctx, cancel := WithDeadline(parent, time.Now().Add(time.Hour))
+	defer cancel()
+	if v := ctx.Value(key{}); v != "v" {
+		t.Fatalf("parent's value = %v", v)
+	}
+	if ctx.Err() != nil || ctx.(*lazyDeadline).armed.Load() {
+		t.Fatal("ended or armed before anything happened")
+	}
+	cancelParent()
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		t.Fatalf("Err after the parent ended = %v", ctx.Err())
+	}
+	select {
+	case <-ctx.Done():
+	default:
+		t.Fatal("Err is set but Done is open")
+	}
+
+	soon := time.Now().Add(20 * time.Millisecond)
+	short, stop := context.WithDeadline(context.Background(), soon)
+	defer stop()
+	ctx, cancel = WithDeadline(short, time.Now().Add(time.Hour))
+	defer cancel()
+	if d, _ := ctx.Deadline(); !d.Equal(soon) {
+		t.Fatalf("Deadline() = %v, want the parent's %v", d, soon)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("not done 5 s after the parent's 20 ms deadline")
 	}
 }

@@ -301,7 +301,7 @@ func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
 	if !ok {
 		deadline = r.cfg.Now().Add(r.cfg.DefaultTimeout)
 	}
-	ctx, cancel := bus.WithDeadline(deadline)
+	ctx, cancel := bus.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	if ctx.Err() != nil {
 		return // the edge has already answered EXCHANGE_TIMEOUT

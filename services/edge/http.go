@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
@@ -269,7 +270,8 @@ func (s *Server) handleV1(c echo.Context) error {
 		return s.fail(c, contract.Errorf(contract.CodePayloadTooLarge, "request body is larger than %d bytes", MaxBody))
 	}
 	// One deadline for the whole request: look-ups, limiter and exchange.
-	ctx, cancel := context.WithTimeout(req.Context(), s.cfg.RequestTimeout)
+	// Its timer is armed only if a step waits on it (bus.WithDeadline).
+	ctx, cancel := bus.WithDeadline(req.Context(), time.Now().Add(s.cfg.RequestTimeout))
 	defer cancel()
 	key, ce := s.authenticate(ctx, apiKeyOf(req))
 	if ce != nil {
