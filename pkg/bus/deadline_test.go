@@ -10,7 +10,7 @@ import (
 )
 
 func TestWithDeadlineEndsAtItsDeadline(t *testing.T) {
-	ctx, cancel := WithDeadline(context.Background(), time.Now().Add(30 * time.Millisecond))
+	ctx, cancel := WithDeadline(context.Background(), time.Now().Add(30*time.Millisecond))
 	defer cancel()
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) <= 0 {
 		t.Fatalf("Deadline() = %v, %v", d, ok)
@@ -31,7 +31,7 @@ func TestWithDeadlineEndsAtItsDeadline(t *testing.T) {
 // Nobody waited on Done: past the deadline Err says so and Done is
 // closed as well, as for any context.
 func TestWithDeadlineUnarmedPastDeadline(t *testing.T) {
-	ctx, cancel := WithDeadline(context.Background(), time.Now().Add(10 * time.Millisecond))
+	ctx, cancel := WithDeadline(context.Background(), time.Now().Add(10*time.Millisecond))
 	defer cancel()
 	if ctx.Err() != nil {
 		t.Fatal("ended early")
@@ -94,7 +94,7 @@ func TestWithDeadlineDerived(t *testing.T) {
 	for _, stop := range stops {
 		stop()
 	}
-	short, cancelShort := WithDeadline(context.Background(), time.Now().Add(20 * time.Millisecond))
+	short, cancelShort := WithDeadline(context.Background(), time.Now().Add(20*time.Millisecond))
 	defer cancelShort()
 	child, stop := context.WithTimeout(short, time.Hour)
 	defer stop()
