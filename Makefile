@@ -52,6 +52,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),300000x) ./pkg/symbol
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeParams$$' -fuzztime $(or $(FUZZTIME),150000x) ./pkg/contract
 	$(GO) test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(or $(FUZZTIME),100000x) ./pkg/contract
+	$(GO) test -run '^$$' -fuzz '^FuzzConnectorRequestFrame$$' -fuzztime $(or $(FUZZTIME),100000x) ./pkg/contract
 
 bench: build
 	$(BIN)/perpgate bench

@@ -80,17 +80,6 @@ func redactURL(list string) string {
 // wrapped so callers map them with errors.Is. A non-nil hdr becomes the
 // message's header: Request adds its own fields to it.
 func Request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header, req, resp any) error {
-	return request(ctx, nc, subject, hdr, req, resp, true)
-}
-
-// request is Request; without watchDone it waits for the reply only until
-// ctx's deadline, with nats' pooled timer, and not on ctx.Done.
-func request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header, req, resp any, watchDone bool) error {
-	// While reconnecting, nats.go would buffer the request and wait out the
-	// whole deadline; a caller should hear at once that the bus is down.
-	if !nc.IsConnected() {
-		return fmt.Errorf("request %s: %w", subject, ErrDisconnected)
-	}
 	data, err := encode(req)
 	if err != nil {
 		return fmt.Errorf("encode request for %s: %w", subject, err)
@@ -98,12 +87,58 @@ func request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header
 	if hdr == nil {
 		hdr = make(nats.Header, 2)
 	}
-	msg := &nats.Msg{Subject: subject, Data: data, Header: hdr}
-	telemetry.Inject(ctx, msg.Header)
+	envelopeHeader(ctx, hdr)
+	return send(ctx, nc, &nats.Msg{Subject: subject, Data: data, Header: hdr}, resp, true)
+}
+
+// RequestConnector sends req to the connector endpoint subject as the
+// connector expects it: framed in the body ahead of the parameters
+// (contract.ConnectorRequest.AppendFrame), with the trace in header fields
+// when there is one; or, when req cannot be framed, the envelope in header
+// fields. It waits for the answer until ctx's deadline, but not on
+// ctx.Done: a request on its way is worked on whether its caller still
+// waits or not (a client that hung up), and watching Done would arm a
+// timer and register with the parent context on every request.
+func RequestConnector(ctx context.Context, nc *nats.Conn, subject string, req contract.ConnectorRequest, resp any) error {
+	deadline, _ := ctx.Deadline()
+	msg := &nats.Msg{Subject: subject}
+	var framed bool
+	if msg.Data, framed = req.AppendFrame(make([]byte, 0, 192+len(req.Params)), deadline); framed {
+		msg.Header = telemetry.TraceHeader(ctx)
+		return send(ctx, nc, msg, resp, false)
+	}
+	hdr, err := req.Header()
+	if err != nil {
+		return fmt.Errorf("encode request for %s: %w", subject, err)
+	}
+	envelopeHeader(ctx, hdr)
+	msg.Header, msg.Data = hdr, req.Params
+	if msg.Data == nil {
+		msg.Data = json.RawMessage(`{}`)
+	}
+	return send(ctx, nc, msg, resp, false)
+}
+
+// envelopeHeader adds the context's trace and deadline to hdr.
+func envelopeHeader(ctx context.Context, hdr nats.Header) {
+	telemetry.Inject(ctx, hdr)
 	if dl, ok := ctx.Deadline(); ok {
-		msg.Header.Set(contract.HeaderDeadline, dl.UTC().Format(time.RFC3339Nano))
+		hdr.Set(contract.HeaderDeadline, dl.UTC().Format(time.RFC3339Nano))
+	}
+}
+
+// send sends msg and decodes the reply into resp as Request says; without
+// watchDone it waits for the reply only until ctx's deadline, with nats'
+// pooled timer, and not on ctx.Done.
+func send(ctx context.Context, nc *nats.Conn, msg *nats.Msg, resp any, watchDone bool) error {
+	subject := msg.Subject
+	// While reconnecting, nats.go would buffer the request and wait out the
+	// whole deadline; a caller should hear at once that the bus is down.
+	if !nc.IsConnected() {
+		return fmt.Errorf("request %s: %w", subject, ErrDisconnected)
 	}
 	var reply *nats.Msg
+	var err error
 	if dl, ok := ctx.Deadline(); ok && !watchDone {
 		if err = ctx.Err(); err == nil {
 			reply, err = nc.RequestMsg(msg, time.Until(dl))
@@ -128,24 +163,6 @@ func request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header
 		return fmt.Errorf("decode reply of %s: %w", subject, err)
 	}
 	return nil
-}
-
-// RequestConnector sends req to the connector endpoint subject as the
-// connector expects it: the envelope in header fields, the parameters as
-// the body (contract.ConnectorRequest). It waits for the answer until ctx's
-// deadline, but not on ctx.Done: a request on its way is worked on whether
-// its caller still waits or not (a client that hung up), and watching Done
-// would arm a timer and register with the parent context on every request.
-func RequestConnector(ctx context.Context, nc *nats.Conn, subject string, req contract.ConnectorRequest, resp any) error {
-	hdr, err := req.Header()
-	if err != nil {
-		return fmt.Errorf("encode request for %s: %w", subject, err)
-	}
-	params := req.Params
-	if params == nil {
-		params = json.RawMessage(`{}`)
-	}
-	return request(ctx, nc, subject, hdr, params, resp, false)
 }
 
 // encode is json.Marshal, except that JSON the caller already encoded is

@@ -297,8 +297,8 @@ func (r *Runtime) done() {
 }
 
 func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
-	deadline, ok := bus.Deadline(req.Headers())
-	if !ok {
+	creq, deadline, err := contract.ReadConnectorRequest(op.Name, req.Headers(), req.Data())
+	if deadline.IsZero() {
 		deadline = r.cfg.Now().Add(r.cfg.DefaultTimeout)
 	}
 	ctx, cancel := bus.WithDeadline(context.Background(), deadline)
@@ -310,7 +310,6 @@ func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
 	ctx = telemetry.WithVenueRequests(ctx, r.cfg.Metrics, x)
 	ctx, span := telemetry.StartServerSpan(ctx, req.Headers(), func() string { return "connector " + x + " " + op.Name })
 	defer span.End()
-	creq, err := contract.ReadConnectorRequest(op.Name, req.Headers(), req.Data())
 	if err != nil {
 		_ = bus.AnswerError(r.nc, req.Reply(), contract.Errorf(contract.CodeInvalidRequest, "connector request: %v", err))
 		return

@@ -1,17 +1,19 @@
 package contract
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"time"
 )
 
 // ConnectorRequest is what the edge asks of a connector: one validated
 // operation for one credential. Params is the operation's parameter struct
 // re-encoded after validation, so the connector decodes it strictly.
 //
-// On NATS the operation is the subject, Params is the message body and the
-// rest travels in header fields (Header, ReadConnectorRequest): each hop
+// On NATS the operation is the subject and the rest is framed ahead of
+// Params in the message body (AppendFrame, ReadConnectorRequest): each hop
 // then encodes and decodes the parameters once, not an envelope around
 // them as well. Credential carries only its ID there; the connector reads
 // the rest with the secret.
@@ -129,9 +131,25 @@ func (r ConnectorRequest) Header() (map[string][]string, error) {
 	return h, nil
 }
 
-// ReadConnectorRequest is the request of operation op whose header fields
-// are h and body params.
-func ReadConnectorRequest(op string, h map[string][]string, params []byte) (ConnectorRequest, error) {
+// ReadConnectorRequest is the request of operation op in a NATS message
+// with header fields h and body, in any form an edge sends (framed, header
+// fields, or the JSON of 0.1.0), and the deadline it carries (zero when
+// none or unreadable).
+func ReadConnectorRequest(op string, h map[string][]string, body []byte) (ConnectorRequest, time.Time, error) {
+	if rest, ok := bytes.CutPrefix(body, frameMagic); ok {
+		return readFrame(op, rest)
+	}
+	var deadline time.Time
+	if v := h[HeaderDeadline]; len(v) > 0 {
+		deadline, _ = time.Parse(time.RFC3339Nano, v[0])
+	}
+	r, err := readHeaderForm(op, h, body)
+	return r, deadline, err
+}
+
+// readHeaderForm reads a request whose envelope is in header fields h and
+// whose body is params, or a 0.1.0 request whose body is all of it.
+func readHeaderForm(op string, h map[string][]string, params []byte) (ConnectorRequest, error) {
 	first := func(k string) string {
 		if v := h[k]; len(v) > 0 {
 			return v[0]

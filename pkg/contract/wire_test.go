@@ -25,7 +25,7 @@ func TestConnectorRequestHeaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := ReadConnectorRequest(req.Operation, h, req.Params)
+			got, _, err := ReadConnectorRequest(req.Operation, h, req.Params)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,7 +40,7 @@ func TestConnectorRequestHeaders(t *testing.T) {
 	for _, drop := range []string{HeaderAccountID, HeaderCredentialID} {
 		h, _ := ConnectorRequest{RequestID: "r", AccountID: "a", Credential: CredentialInfo{ID: "c"}}.Header()
 		delete(h, drop)
-		if _, err := ReadConnectorRequest(OpGetBalance, h, nil); err == nil {
+		if _, _, err := ReadConnectorRequest(OpGetBalance, h, nil); err == nil {
 			t.Errorf("a request without %s was read", drop)
 		}
 	}
@@ -48,7 +48,7 @@ func TestConnectorRequestHeaders(t *testing.T) {
 	old := ConnectorRequest{RequestID: "r0", AccountID: "a0", Credential: CredentialInfo{ID: "c0"},
 		Params: json.RawMessage(`{"market":"ETH"}`), KeyID: "k0", Guards: &Guards{ReadOnly: true}}
 	body, _ := json.Marshal(old)
-	got, err := ReadConnectorRequest(OpGetMarkPrice, map[string][]string{HeaderRequestID: {"r0"}}, body)
+	got, _, err := ReadConnectorRequest(OpGetMarkPrice, map[string][]string{HeaderRequestID: {"r0"}}, body)
 	if err != nil {
 		t.Fatalf("0.1.0 envelope: %v", err)
 	}
@@ -57,12 +57,12 @@ func TestConnectorRequestHeaders(t *testing.T) {
 		t.Fatalf("0.1.0 envelope read as %+v, sent %+v", got, old)
 	}
 	// Parameters alone, without the header fields, are not a request.
-	if _, err := ReadConnectorRequest(OpGetMarkPrice, nil, []byte(`{"market":"ETH"}`)); err == nil {
+	if _, _, err := ReadConnectorRequest(OpGetMarkPrice, nil, []byte(`{"market":"ETH"}`)); err == nil {
 		t.Error("parameters without header fields were read as a request")
 	}
 	h, _ := ConnectorRequest{RequestID: "r", AccountID: "a", Credential: CredentialInfo{ID: "c"}}.Header()
 	h[HeaderGuards] = []string{"{not json"}
-	if _, err := ReadConnectorRequest(OpGetBalance, h, nil); err == nil {
+	if _, _, err := ReadConnectorRequest(OpGetBalance, h, nil); err == nil {
 		t.Error("malformed guards were read")
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
@@ -69,6 +70,17 @@ func Tracer() trace.Tracer { return otel.Tracer(instrumentation) }
 // which share the map type).
 func Inject(ctx context.Context, h map[string][]string) {
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(h))
+}
+
+// TraceHeader is the context's trace and baggage as header fields, or nil
+// when it carries neither (what SetupTracing's propagator would write).
+func TraceHeader(ctx context.Context) map[string][]string {
+	if !trace.SpanContextFromContext(ctx).IsValid() && baggage.FromContext(ctx).Len() == 0 {
+		return nil
+	}
+	h := make(map[string][]string, 2)
+	Inject(ctx, h)
+	return h
 }
 
 // Extract reads a trace from headers into ctx.
