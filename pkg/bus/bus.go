@@ -102,8 +102,11 @@ func Request(ctx context.Context, nc *nats.Conn, subject string, hdr nats.Header
 func RequestConnector(ctx context.Context, nc *nats.Conn, subject string, req contract.ConnectorRequest, resp any) error {
 	deadline, _ := ctx.Deadline()
 	msg := &nats.Msg{Subject: subject}
+	buf := frames.Get().(*[]byte)
+	defer putFrame(buf)
 	var framed bool
-	if msg.Data, framed = req.AppendFrame(make([]byte, 0, 192+len(req.Params)), deadline); framed {
+	if msg.Data, framed = req.AppendFrame((*buf)[:0], deadline); framed {
+		*buf = msg.Data // keep what it grew to
 		msg.Header = telemetry.TraceHeader(ctx)
 		return send(ctx, nc, msg, resp, false)
 	}
@@ -117,6 +120,17 @@ func RequestConnector(ctx context.Context, nc *nats.Conn, subject string, req co
 		msg.Data = json.RawMessage(`{}`)
 	}
 	return send(ctx, nc, msg, resp, false)
+}
+
+// frames are buffers for framed connector requests: nats.go has copied a
+// message's data into its write buffer by the time the request returns.
+var frames = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// putFrame keeps buf for a later request unless a large one grew it.
+func putFrame(buf *[]byte) {
+	if cap(*buf) <= 64<<10 {
+		frames.Put(buf)
+	}
 }
 
 // envelopeHeader adds the context's trace and deadline to hdr.

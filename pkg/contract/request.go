@@ -50,7 +50,7 @@ func ObjectFields(body []byte) (fields map[string]json.RawMessage, ok bool) {
 	if body[i] != '{' {
 		return nil, false
 	}
-	fields = make(map[string]json.RawMessage, 8)
+	fields = fieldMaps.Get().(map[string]json.RawMessage)
 	i = skipSpace(body, i+1)
 	if body[i] == '}' {
 		return fields, true
@@ -71,6 +71,20 @@ func ObjectFields(body []byte) (fields map[string]json.RawMessage, ok bool) {
 			return fields, true
 		}
 		i = skipSpace(body, i+1) // past the comma
+	}
+}
+
+// fieldMaps recycles the maps ObjectFields fills: one per request, and a
+// map's first slots were the largest allocation of parsing a body.
+var fieldMaps = sync.Pool{New: func() any { return make(map[string]json.RawMessage, 8) }}
+
+// ReleaseFields gives back a map ParseRequest or ObjectFields returned,
+// for a later request; the caller must not use it afterwards. Its values
+// are slices of the body, which stays the caller's.
+func ReleaseFields(fields map[string]json.RawMessage) {
+	if fields != nil {
+		clear(fields)
+		fieldMaps.Put(fields)
 	}
 }
 

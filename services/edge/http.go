@@ -297,6 +297,7 @@ func (s *Server) authorized(c echo.Context, ctx context.Context, key contract.Ke
 	if ce != nil {
 		return nil, ce
 	}
+	defer contract.ReleaseFields(fields)
 	*opName = op.Name
 	rl := logOf(c)
 	rl.operation = op.Name
@@ -350,27 +351,30 @@ func apiKeyOf(r *http.Request) string {
 // canonicalizes at each call).
 func setLimitHeaders(h http.Header, d ratelimit.Decision) {
 	var ends [6]int
-	b := make([]byte, 0, 160)
+	var b strings.Builder // its String does not copy
+	b.Grow(160)
+	var num [20]byte
+	put := func(n int64) { b.Write(strconv.AppendInt(num[:0], n, 10)) }
 	for i, n := range [4]int{d.LimitMinute, d.RemainingMinute, d.LimitDay, d.RemainingDay} {
-		b = strconv.AppendInt(b, int64(n), 10)
-		ends[i] = len(b)
+		put(int64(n))
+		ends[i] = b.Len()
 	}
-	b = append(b, `"minute";q=`...)
-	b = strconv.AppendInt(b, int64(d.LimitMinute), 10)
-	b = append(b, `;w=60, "day";q=`...)
-	b = strconv.AppendInt(b, int64(d.LimitDay), 10)
-	b = append(b, ";w=86400"...)
-	ends[4] = len(b)
-	b = append(b, `"minute";r=`...)
-	b = strconv.AppendInt(b, int64(d.RemainingMinute), 10)
-	b = append(b, ";t="...)
-	b = strconv.AppendInt(b, int64(d.ResetMinute/time.Second), 10)
-	b = append(b, `, "day";r=`...)
-	b = strconv.AppendInt(b, int64(d.RemainingDay), 10)
-	b = append(b, ";t="...)
-	b = strconv.AppendInt(b, int64(d.ResetDay/time.Second), 10)
-	ends[5] = len(b)
-	all := string(b)
+	b.WriteString(`"minute";q=`)
+	put(int64(d.LimitMinute))
+	b.WriteString(`;w=60, "day";q=`)
+	put(int64(d.LimitDay))
+	b.WriteString(";w=86400")
+	ends[4] = b.Len()
+	b.WriteString(`"minute";r=`)
+	put(int64(d.RemainingMinute))
+	b.WriteString(";t=")
+	put(int64(d.ResetMinute / time.Second))
+	b.WriteString(`, "day";r=`)
+	put(int64(d.RemainingDay))
+	b.WriteString(";t=")
+	put(int64(d.ResetDay / time.Second))
+	ends[5] = b.Len()
+	all := b.String()
 	vals := make([]string, 6)
 	from := 0
 	for i, end := range ends {
