@@ -7,10 +7,11 @@
 // second, so at the default they collect dozens of times a second, and
 // each cycle's fixed cost (every goroutine's stack scanned, the mark
 // workers started and stopped, allocations made to assist) showed as a
-// tenth of `perpgate serve`'s CPU. After each cycle the floor sets GOGC so
-// that the next one starts at about Floor bytes; once the live heap is
-// large enough that GOGC alone reaches past the floor, GOGC is left as it
-// was, so the floor never lets memory grow further than the default would.
+// tenth of `perpgate serve`'s CPU, and requests that met a cycle made its
+// p99. After each cycle the floor sets GOGC so that the next one starts at
+// about Floor bytes; once the live heap is large enough that GOGC alone
+// reaches past the floor, GOGC is left as it was, so a large heap grows
+// no further than it would without the floor.
 package gcfloor
 
 import (
@@ -26,8 +27,9 @@ import (
 const Env = "PERPGATE_GC_FLOOR_MIB"
 
 // DefaultMiB is the floor when Env is unset: a few times what a loaded
-// gateway keeps live, small beside the memory a process of it holds anyway.
-const DefaultMiB = 24
+// gateway keeps live. It cut `perpgate serve`'s collections from 60 to 12
+// a second under the bench's load, for about 22 MiB of resident memory.
+const DefaultMiB = 32
 
 // maxPercent bounds GOGC while the live heap is tiny (at start), so the
 // heap goal is never far from the floor.
