@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +34,7 @@ type BenchOptions struct {
 
 // DefaultBenchOptions keeps `make bench` around a minute.
 func DefaultBenchOptions() BenchOptions {
-	return BenchOptions{Concurrency: 64, Duration: 5 * time.Second, Warmup: time.Second, C1Duration: 3 * time.Second, Rounds: 2}
+	return BenchOptions{Concurrency: 64, Duration: 5 * time.Second, Warmup: time.Second, C1Duration: 3 * time.Second, Rounds: 3}
 }
 
 // benchResult is what one load generator run measured; it is the JSON
@@ -249,7 +250,7 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 		return err
 	}
 	rss := rssMiB(servePID)
-	gm, bm, sm, pm, dm := mean(g), mean(bb), mean(ss), mean(pp), mean(dd)
+	gm, bm, sm, pm, dm := median(g), median(bb), median(ss), median(pp), median(dd)
 	rows := []struct {
 		name string
 		r    benchResult
@@ -341,7 +342,10 @@ func localServicesMissing() string {
 	return strings.Join(missing, ", ") + " not reachable"
 }
 
-func mean(rs []benchResult) benchResult {
+// median is the rounds of one mode as one result: the median of each
+// figure (a round that met a noisy neighbour moves a mean, not a median)
+// and the requests and failures of all.
+func median(rs []benchResult) benchResult {
 	var m benchResult
 	if len(rs) == 0 {
 		return m
@@ -349,10 +353,21 @@ func mean(rs []benchResult) benchResult {
 	for _, r := range rs {
 		m.Requests += r.Requests
 		m.Failures += r.Failures
-		m.RPS += r.RPS / float64(len(rs))
-		m.P50 += r.P50 / float64(len(rs))
-		m.P99 += r.P99 / float64(len(rs))
 	}
+	mid := func(field func(benchResult) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = field(r)
+		}
+		slices.Sort(v)
+		if len(v)%2 == 0 {
+			return (v[len(v)/2-1] + v[len(v)/2]) / 2
+		}
+		return v[len(v)/2]
+	}
+	m.RPS = mid(func(r benchResult) float64 { return r.RPS })
+	m.P50 = mid(func(r benchResult) float64 { return r.P50 })
+	m.P99 = mid(func(r benchResult) float64 { return r.P99 })
 	return m
 }
 

@@ -78,7 +78,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the gateway run to this file, and of each distributed process to this file.<process>")
 		fs.DurationVar(&opts.Duration, "duration", opts.Duration, "length of each throughput run")
 		fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "connections of the throughput runs")
-		fs.IntVar(&opts.Rounds, "rounds", opts.Rounds, "gateway and bare runs alternate this many times")
+		fs.IntVar(&opts.Rounds, "rounds", opts.Rounds, "the runs of every mode alternate this many times; each figure is the median")
 		if err := fs.Parse(args[1:]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprintln(stdout, "usage: perpgate bench [flags]\n\nflags:")
