@@ -48,22 +48,19 @@ func TestStartRaisesGOGCAfterACollectionAndStopRestoresIt(t *testing.T) {
 	}
 }
 
+// A live heap that grows past the floor brings GOGC back to the default.
 func TestLargeLiveHeapKeepsTheDefault(t *testing.T) {
 	stop, err := Start(env(map[string]string{Env: "8"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
+	waitGOGC(t, func(p uint64) bool { return p > 100 }, "above 100 while little is live")
 	keep := make([]byte, 16<<20) // live heap past the 8 MiB floor
 	for i := range keep {
 		keep[i] = byte(i)
 	}
-	runtime.GC()
-	runtime.GC()
-	time.Sleep(10 * time.Millisecond) // cleanups run on their own goroutine
-	if p := gogc(); p != 100 {
-		t.Fatalf("GOGC with 16 MiB live and an 8 MiB floor = %d, want 100", p)
-	}
+	waitGOGC(t, func(p uint64) bool { return p == 100 }, "back at 100 with 16 MiB live")
 	runtime.KeepAlive(keep)
 }
 
