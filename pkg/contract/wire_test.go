@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 )
@@ -37,6 +38,13 @@ func TestConnectorRequestHeaders(t *testing.T) {
 			}
 		})
 	}
+	// The header form's deadline: RFC 3339 with nanoseconds.
+	h, _ := ConnectorRequest{RequestID: "r", AccountID: "a", Credential: CredentialInfo{ID: "c"}}.Header()
+	sent := time.Unix(1795722295, 305123456).UTC()
+	h[HeaderDeadline] = []string{sent.Format(time.RFC3339Nano)}
+	if _, got, err := ReadConnectorRequest(OpGetBalance, h, nil); err != nil || !got.Equal(sent) {
+		t.Errorf("deadline read back as %v (%v), sent %v", got, err, sent)
+	}
 	for _, drop := range []string{HeaderAccountID, HeaderCredentialID} {
 		h, _ := ConnectorRequest{RequestID: "r", AccountID: "a", Credential: CredentialInfo{ID: "c"}}.Header()
 		delete(h, drop)
@@ -60,7 +68,7 @@ func TestConnectorRequestHeaders(t *testing.T) {
 	if _, _, err := ReadConnectorRequest(OpGetMarkPrice, nil, []byte(`{"market":"ETH"}`)); err == nil {
 		t.Error("parameters without header fields were read as a request")
 	}
-	h, _ := ConnectorRequest{RequestID: "r", AccountID: "a", Credential: CredentialInfo{ID: "c"}}.Header()
+	h, _ = ConnectorRequest{RequestID: "r", AccountID: "a", Credential: CredentialInfo{ID: "c"}}.Header()
 	h[HeaderGuards] = []string{"{not json"}
 	if _, _, err := ReadConnectorRequest(OpGetBalance, h, nil); err == nil {
 		t.Error("malformed guards were read")
