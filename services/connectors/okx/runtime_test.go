@@ -208,3 +208,36 @@ func TestLostAnswerReconciled(t *testing.T) {
 		t.Errorf("positions %+v, want one of 0.01 BTC", pos.Positions)
 	}
 }
+
+// TestHeaderFormServed: an edge that predates the framed body sends the
+// envelope in NATS header fields; the runtime answers it as it answers a
+// framed request.
+func TestHeaderFormServed(t *testing.T) {
+	b := newBusFixture(t)
+	var framed contract.BalanceResult
+	if err := b.call(t, "getBalance", map[string]any{}, &framed); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := contract.Lookup(contract.OpGetBalance)
+	req := contract.ConnectorRequest{RequestID: "r-old-edge", Operation: o.Name, AccountID: "acct-1",
+		Credential: contract.CredentialInfo{ID: "cred-1"}}
+	h, err := req.Header()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h[contract.HeaderDeadline] = []string{time.Now().Add(10 * time.Second).UTC().Format(time.RFC3339Nano)}
+	reply, err := b.nc.RequestMsg(&nats.Msg{Subject: b.s.Operation(contract.OKX, o), Header: h, Data: []byte(`{}`)}, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.ReplyError(reply); err != nil {
+		t.Fatalf("header-form request refused: %v", err)
+	}
+	var got contract.BalanceResult
+	if err := json.Unmarshal(reply.Data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equity.Equal(framed.Equity) || got.Equity.IsZero() || got.ExchangeType != contract.OKX {
+		t.Fatalf("header form answered %+v, framed %+v", got, framed)
+	}
+}
