@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/telemetry"
 )
@@ -82,7 +84,7 @@ func toolArgsNote(op *contract.Operation) string {
 // tool error carrying the same code and message.
 func (s *Server) toolHandler(op *contract.Operation, keyOf keySource) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+		ctx, cancel := bus.WithDeadline(ctx, time.Now().Add(s.cfg.RequestTimeout))
 		defer cancel()
 		rid := uuid.NewString()
 		ctx = telemetry.WithRequestID(ctx, rid)
