@@ -31,8 +31,9 @@ const Env = "PERPGATE_GC_FLOOR_MIB"
 // a second under the bench's load, for about 22 MiB of resident memory.
 const DefaultMiB = 32
 
-// maxPercent bounds GOGC while the live heap is tiny (at start), so the
-// heap goal is never far from the floor.
+// maxPercent bounds GOGC, so that a heap measured nearly empty (at start)
+// does not get a percent in the tens of thousands; until the live heap has
+// grown, the goal then stays somewhat below the floor.
 const maxPercent = 1000
 
 // Start applies the floor that lookup's Env names until the returned stop
