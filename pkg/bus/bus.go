@@ -255,14 +255,7 @@ func RespondJSON(req micro.Request, v any) error {
 
 // Deadline reads the absolute deadline a request carries; ok is false when
 // it carries none or an unreadable one.
-func Deadline(h micro.Headers) (time.Time, bool) {
-	v := h.Get(contract.HeaderDeadline)
-	if v == "" {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	return t, err == nil
-}
+func Deadline(h micro.Headers) (time.Time, bool) { return contract.ReadDeadline(h) }
 
 // ErrDisconnected means the connection to NATS is down (reconnecting or
 // closed), so a request was not sent.

@@ -139,12 +139,20 @@ func ReadConnectorRequest(op string, h map[string][]string, body []byte) (Connec
 	if rest, ok := bytes.CutPrefix(body, frameMagic); ok {
 		return readFrame(op, rest)
 	}
-	var deadline time.Time
-	if v := h[HeaderDeadline]; len(v) > 0 {
-		deadline, _ = time.Parse(time.RFC3339Nano, v[0])
-	}
+	deadline, _ := ReadDeadline(h)
 	r, err := readHeaderForm(op, h, body)
 	return r, deadline, err
+}
+
+// ReadDeadline reads the absolute deadline in header fields h
+// (HeaderDeadline); ok is false when they carry none or an unreadable one.
+func ReadDeadline(h map[string][]string) (_ time.Time, ok bool) {
+	v := h[HeaderDeadline]
+	if len(v) == 0 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, v[0])
+	return t, err == nil
 }
 
 // readHeaderForm reads a request whose envelope is in header fields h and

@@ -29,11 +29,7 @@ func TestPercent(t *testing.T) {
 }
 
 func TestStartRaisesGOGCAfterACollectionAndStopRestoresIt(t *testing.T) {
-	stop, err := Start(env(map[string]string{Env: "64"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	stop := start(t, map[string]string{Env: "64"})
 	// The heap of a test binary is a few MiB: the floor lifts GOGC well
 	// above 100 once a cycle has run.
 	waitGOGC(t, func(p uint64) bool { return p > 200 }, "above 200 after a collection")
@@ -50,11 +46,7 @@ func TestStartRaisesGOGCAfterACollectionAndStopRestoresIt(t *testing.T) {
 
 // A live heap that grows past the floor brings GOGC back to the default.
 func TestLargeLiveHeapKeepsTheDefault(t *testing.T) {
-	stop, err := Start(env(map[string]string{Env: "8"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	start(t, map[string]string{Env: "8"})
 	waitGOGC(t, func(p uint64) bool { return p > 100 }, "above 100 while little is live")
 	keep := make([]byte, 16<<20) // live heap past the 8 MiB floor
 	for i := range keep {
@@ -70,11 +62,7 @@ func TestOperatorSettingsWin(t *testing.T) {
 		"floor off": {Env: "0"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			stop, err := Start(env(vars))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stop()
+			start(t, vars)
 			runtime.GC()
 			runtime.GC()
 			time.Sleep(10 * time.Millisecond)
@@ -91,6 +79,17 @@ func TestBadFloor(t *testing.T) {
 			t.Errorf("%s=%q: no error", Env, v)
 		}
 	}
+}
+
+// start starts a floor with the settings vars until the test ends.
+func start(t *testing.T, vars map[string]string) (stop func()) {
+	t.Helper()
+	stop, err := Start(env(vars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 func env(m map[string]string) func(string) (string, bool) {
