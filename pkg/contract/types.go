@@ -133,6 +133,9 @@ type Guards struct {
 	MaxDailyNotional *decimal.Decimal `json:"maxDailyNotional,omitempty"`
 	// MaxLeverage caps setLeverage.
 	MaxLeverage int `json:"maxLeverage,omitempty"`
+	// MaxPositionNotional caps, per market, the position after an order
+	// fills plus the same-side resting orders (DESIGN §13).
+	MaxPositionNotional *decimal.Decimal `json:"maxPositionNotional,omitempty"`
 }
 
 // Trading reports whether any guard limits orders beyond ReadOnly and
