@@ -18,8 +18,14 @@ const (
 	MaxGuardLeverage = 200
 )
 
-// GuardFields are the JSON names of the guard fields, in DESIGN §12 order.
-var GuardFields = []string{"readOnly", "allowedMarkets", "maxOrderNotional", "maxDailyNotional", "maxLeverage"}
+// MaxGuardNotional is the highest notional cap a key can carry: a trillion
+// in quote currency is past any real limit, and its millionths still fit
+// the int64 of the daily notional ledger.
+var MaxGuardNotional = decimal.New(1, 12)
+
+// GuardFields are the JSON names of the guard fields: DESIGN §12's, then
+// §13's maxPositionNotional.
+var GuardFields = []string{"readOnly", "allowedMarkets", "maxOrderNotional", "maxDailyNotional", "maxLeverage", "maxPositionNotional"}
 
 // Normalize checks g and returns it with allowedMarkets in canonical form
 // (BTC-USDT-PERP; a bare base such as BTC stays BTC and means that asset on
@@ -48,9 +54,9 @@ func (g Guards) Normalize() (Guards, *Error) {
 	for _, c := range []struct {
 		name string
 		v    *decimal.Decimal
-	}{{"maxOrderNotional", g.MaxOrderNotional}, {"maxDailyNotional", g.MaxDailyNotional}} {
-		if c.v != nil && !c.v.IsPositive() {
-			return g, Errorf(CodeInvalidRequest, "%s must be a positive decimal string such as \"1000\", or null for no limit", c.name)
+	}{{"maxOrderNotional", g.MaxOrderNotional}, {"maxDailyNotional", g.MaxDailyNotional}, {"maxPositionNotional", g.MaxPositionNotional}} {
+		if ce := checkCap(c.name, c.v); ce != nil {
+			return g, ce
 		}
 	}
 	if g.MaxLeverage < 0 || g.MaxLeverage > MaxGuardLeverage {
@@ -77,10 +83,12 @@ func PatchGuards(g Guards, body map[string]json.RawMessage) (Guards, *Error) {
 			if !null {
 				err = json.Unmarshal(raw, &g.AllowedMarkets)
 			}
-		case "maxOrderNotional":
-			g.MaxOrderNotional, err = decodeCap(raw, null)
-		case "maxDailyNotional":
-			g.MaxDailyNotional, err = decodeCap(raw, null)
+		case "maxOrderNotional", "maxDailyNotional", "maxPositionNotional":
+			d, ce := decodeCap(name, raw, null)
+			if ce != nil {
+				return g, ce
+			}
+			*g.cap(name) = d
 		case "maxLeverage":
 			g.MaxLeverage = 0
 			if !null {
@@ -99,19 +107,45 @@ func PatchGuards(g Guards, body map[string]json.RawMessage) (Guards, *Error) {
 	return g.Normalize()
 }
 
-func decodeCap(raw json.RawMessage, null bool) (*decimal.Decimal, error) {
+// capSpec is a notional cap in the /v1 decimal grammar: a positive plain
+// decimal string, no exponent, bounded in length.
+var capSpec = FieldSpec{Positive: true}
+
+// decodeCap reads a notional cap as /v1 reads a decimal parameter; its
+// error names the field.
+func decodeCap(name string, raw json.RawMessage, null bool) (*decimal.Decimal, *Error) {
 	if null {
 		return nil, nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, err
-	}
-	d, err := decimal.NewFromString(s)
-	if err != nil {
-		return nil, err
+	d, ce := parseDecimal(&capSpec, raw, name)
+	if ce != nil {
+		return nil, ce
 	}
 	return &d, nil
+}
+
+// checkCap refuses a cap that is not positive, above MaxGuardNotional, or
+// longer than /v1 accepts; nil is no limit.
+func checkCap(name string, v *decimal.Decimal) *Error {
+	if v == nil {
+		return nil
+	}
+	if !v.IsPositive() || v.GreaterThan(MaxGuardNotional) || len(v.String()) > maxDecimalLen {
+		return Errorf(CodeInvalidRequest, "%s must be a positive decimal string of at most %d characters, up to %s, such as \"1000\"; or null for no limit",
+			name, maxDecimalLen, MaxGuardNotional)
+	}
+	return nil
+}
+
+// cap is the notional cap named name.
+func (g *Guards) cap(name string) **decimal.Decimal {
+	switch name {
+	case "maxOrderNotional":
+		return &g.MaxOrderNotional
+	case "maxDailyNotional":
+		return &g.MaxDailyNotional
+	}
+	return &g.MaxPositionNotional
 }
 
 func guardKind(name string) string {
@@ -120,10 +154,8 @@ func guardKind(name string) string {
 		return "true or false"
 	case "allowedMarkets":
 		return "an array of market symbols"
-	case "maxLeverage":
-		return "an integer"
 	}
-	return "a decimal string"
+	return "an integer"
 }
 
 // AllowsMarket reports whether allowedMarkets lets the key trade the

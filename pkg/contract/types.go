@@ -141,7 +141,7 @@ type Guards struct {
 // Trading reports whether any guard limits orders beyond ReadOnly and
 // MaxLeverage, which the edge checks itself.
 func (g Guards) Trading() bool {
-	return len(g.AllowedMarkets) > 0 || g.MaxOrderNotional != nil || g.MaxDailyNotional != nil
+	return len(g.AllowedMarkets) > 0 || g.MaxOrderNotional != nil || g.MaxDailyNotional != nil || g.MaxPositionNotional != nil
 }
 
 // CredentialInfo is a credential's metadata, never its secret.

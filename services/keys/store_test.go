@@ -171,9 +171,10 @@ func testStore(t *testing.T, newStore func(t *testing.T) keys.Store) {
 			t.Fatal(err)
 		}
 		maxOrder, maxDaily := decimal.RequireFromString("1000.5"), decimal.RequireFromString("25000")
+		maxPos, maxPos2 := decimal.RequireFromString("7500.25"), decimal.RequireFromString("9000")
 		k := newKeyInfo(a.ID, at(time.Second))
 		k.Guards = contract.Guards{ReadOnly: true, AllowedMarkets: []string{"BTC-USDT-PERP", "ETH"},
-			MaxOrderNotional: &maxOrder, MaxDailyNotional: &maxDaily, MaxLeverage: 5}
+			MaxOrderNotional: &maxOrder, MaxDailyNotional: &maxDaily, MaxLeverage: 5, MaxPositionNotional: &maxPos}
 		if err := s.CreateKey(ctx, k); err != nil {
 			t.Fatal(err)
 		}
@@ -186,14 +187,14 @@ func testStore(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		seen := contract.Guards{}
 		updated, err := s.UpdateGuards(ctx, k.ID, func(g contract.Guards) (contract.Guards, error) {
 			seen = g
-			g.ReadOnly, g.MaxDailyNotional, g.MaxLeverage = false, nil, 10
+			g.ReadOnly, g.MaxDailyNotional, g.MaxLeverage, g.MaxPositionNotional = false, nil, 10, &maxPos2
 			return g, nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		assertGuards(t, seen, k.Guards)
-		want := contract.Guards{AllowedMarkets: k.AllowedMarkets, MaxOrderNotional: &maxOrder, MaxLeverage: 10}
+		want := contract.Guards{AllowedMarkets: k.AllowedMarkets, MaxOrderNotional: &maxOrder, MaxLeverage: 10, MaxPositionNotional: &maxPos2}
 		assertGuards(t, updated.Guards, want)
 		if updated.Hash != k.Hash || updated.Tier != a.Tier {
 			t.Fatalf("UpdateGuards returned %+v, want the key with its tier", updated)
@@ -402,7 +403,7 @@ func assertGuards(t *testing.T, got, want contract.Guards) {
 	eqDec := func(a, b *decimal.Decimal) bool { return (a == nil) == (b == nil) && (a == nil || a.Equal(*b)) }
 	if got.ReadOnly != want.ReadOnly || !slices.Equal(got.AllowedMarkets, want.AllowedMarkets) ||
 		!eqDec(got.MaxOrderNotional, want.MaxOrderNotional) || !eqDec(got.MaxDailyNotional, want.MaxDailyNotional) ||
-		got.MaxLeverage != want.MaxLeverage {
+		got.MaxLeverage != want.MaxLeverage || !eqDec(got.MaxPositionNotional, want.MaxPositionNotional) {
 		t.Fatalf("guards =\n%+v\nwant\n%+v", got, want)
 	}
 }

@@ -27,8 +27,9 @@ Usage:
   perpgate key create --account ID --env live|test [--operations a,b] [--exchanges x,y]
                       [--credentials id,..] [--expires-at RFC3339] [guards]
   perpgate key list --account ID
-  perpgate key guards ID [--readOnly true|false] [--allowedMarkets M,..] [--maxOrderNotional N]
-                      [--maxDailyNotional N] [--maxLeverage N]   (none removes a limit)
+  perpgate key guards ID [--read-only true|false] [--allowed-markets M,..] [--max-order-notional N]
+                      [--max-daily-notional N] [--max-position-notional N] [--max-leverage N]
+                      (none removes a limit; the camelCase spellings work too)
   perpgate key usage ID [--days N]
   perpgate key revoke ID
   perpgate credential create --account ID --exchange X --env mainnet|testnet [--label L] --secret-file F|-

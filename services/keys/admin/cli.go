@@ -41,9 +41,10 @@ const cliUsage = `usage:
   perpgate credential delete ID
   perpgate audit --account ID [--since RFC3339] [--until RFC3339] [--limit N] [--cursor C]
 
-Guards: --readOnly true|false, --allowedMarkets BTC-USDT-PERP,ETH,..,
---maxOrderNotional N, --maxDailyNotional N (quote currency), --maxLeverage N;
-with key guards, the value none removes a limit and absent flags stay.
+Guards: --read-only true|false, --allowed-markets BTC-USDT-PERP,ETH,..,
+--max-order-notional N, --max-daily-notional N, --max-position-notional N
+(quote currency), --max-leverage N; the camelCase spellings (--maxOrderNotional)
+work too. With key guards, the value none removes a limit and absent flags stay.
 
 Each command prints one JSON object. It talks to the admin API at
 PERPGATE_ADMIN_URL (default ` + DefaultURL + `) with PERPGATE_ADMIN_TOKEN.
@@ -163,8 +164,14 @@ func (c *cli) printHelp(cmd string) {
 	}
 	if c.fs != nil {
 		fmt.Fprintln(c.stdout, "\nflags:")
-		c.fs.SetOutput(c.stdout)
-		c.fs.PrintDefaults()
+		shown := flag.NewFlagSet(c.fs.Name(), flag.ContinueOnError)
+		c.fs.VisitAll(func(f *flag.Flag) {
+			if !isGuardAlias(f.Name) {
+				shown.Var(f.Value, f.Name, f.Usage)
+			}
+		})
+		shown.SetOutput(c.stdout)
+		shown.PrintDefaults()
 	}
 	fmt.Fprintf(c.stdout, "\nIt talks to the admin API at PERPGATE_ADMIN_URL (default %s) with PERPGATE_ADMIN_TOKEN.\n", DefaultURL)
 }
@@ -328,7 +335,11 @@ func (c *cli) keyGuards(ctx context.Context, args []string) (any, error) {
 		return nil, err
 	}
 	if len(patch) == 0 {
-		return nil, usagef("key guards: give at least one of --%s", strings.Join(contract.GuardFields, ", --"))
+		names := make([]string, len(contract.GuardFields))
+		for i, f := range contract.GuardFields {
+			names[i] = kebab(f)
+		}
+		return nil, usagef("key guards: give at least one of --%s", strings.Join(names, ", --"))
 	}
 	if err := c.ready(); err != nil {
 		return nil, err
@@ -377,13 +388,54 @@ func (c *cli) audit(ctx context.Context, args []string) (any, error) {
 	return c.client.Audit(ctx, *account, q)
 }
 
-// guardFlags adds one flag per guard, named as its JSON field.
+// guardUsage is the help of each guard flag, by JSON field.
+var guardUsage = map[string]string{
+	"readOnly":            "true forbids placing, cancelling, closing and leverage changes",
+	"allowedMarkets":      "comma-separated markets the key may trade (BTC-USDT-PERP, or BTC for every quote)",
+	"maxOrderNotional":    "largest notional of one order, in quote currency",
+	"maxDailyNotional":    "largest sum of order notionals per UTC day, in quote currency",
+	"maxLeverage":         "highest leverage of a market the key may trade or set",
+	"maxPositionNotional": "largest position of one market plus its same-side resting orders, in quote currency",
+}
+
+// kebab spells a guard's JSON field as its flag: maxOrderNotional is
+// max-order-notional (DESIGN §13).
+func kebab(field string) string {
+	var b strings.Builder
+	for _, r := range field {
+		if 'A' <= r && r <= 'Z' {
+			b.WriteByte('-')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// guardField returns the JSON field a guard flag sets, in either spelling.
+func guardField(flagName string) (string, bool) {
+	for _, f := range contract.GuardFields {
+		if flagName == f || flagName == kebab(f) {
+			return f, true
+		}
+	}
+	return "", false
+}
+
+// isGuardAlias reports whether a flag is a camelCase guard spelling that
+// the help leaves out (DESIGN §12's names, still accepted).
+func isGuardAlias(flagName string) bool {
+	f, ok := guardField(flagName)
+	return ok && f == flagName && kebab(f) != f
+}
+
+// guardFlags adds one flag per guard, kebab-case, and its camelCase
+// spelling as an alias.
 func guardFlags(fs *flag.FlagSet) {
-	fs.String("readOnly", "", "true forbids placing, cancelling, closing and leverage changes")
-	fs.String("allowedMarkets", "", "comma-separated markets the key may trade (BTC-USDT-PERP, or BTC for every quote)")
-	fs.String("maxOrderNotional", "", "largest size × price of one order, in quote currency")
-	fs.String("maxDailyNotional", "", "largest sum of order notionals per UTC day, in quote currency")
-	fs.String("maxLeverage", "", "highest leverage setLeverage may set")
+	for _, f := range contract.GuardFields {
+		fs.String(kebab(f), "", guardUsage[f])
+		fs.String(f, "", "same as --"+kebab(f))
+	}
 }
 
 // guardPatch turns the guard flags given into a PATCH body: none is null.
@@ -391,37 +443,40 @@ func guardPatch(fs *flag.FlagSet) (map[string]json.RawMessage, error) {
 	patch := map[string]json.RawMessage{}
 	var err error
 	fs.Visit(func(f *flag.Flag) {
-		if !slices.Contains(contract.GuardFields, f.Name) || err != nil {
+		field, ok := guardField(f.Name)
+		if !ok || err != nil {
 			return
 		}
-		v := f.Value.String()
-		if v == "none" {
-			patch[f.Name] = json.RawMessage("null")
+		if _, twice := patch[field]; twice {
+			err = usagef("%s: give --%s once", fs.Name(), kebab(field))
 			return
 		}
-		var raw []byte
-		switch f.Name {
-		case "readOnly":
-			if v != "true" && v != "false" {
-				err = usagef("%s: --readOnly must be true or false", fs.Name())
-				return
-			}
-			raw = []byte(v)
-		case "allowedMarkets":
-			raw, _ = json.Marshal(splitList(v))
-		case "maxLeverage":
-			n, perr := strconv.Atoi(v)
-			if perr != nil {
-				err = usagef("%s: --maxLeverage must be a whole number or none", fs.Name())
-				return
-			}
-			raw = []byte(strconv.Itoa(n))
-		default:
-			raw, _ = json.Marshal(v)
-		}
-		patch[f.Name] = raw
+		patch[field], err = guardValue(fs.Name(), f.Name, field, f.Value.String())
 	})
 	return patch, err
+}
+
+// guardValue is the JSON of one guard flag's value.
+func guardValue(cmd, flagName, field, v string) (json.RawMessage, error) {
+	if v == "none" {
+		return json.RawMessage("null"), nil
+	}
+	switch field {
+	case "readOnly":
+		if v != "true" && v != "false" {
+			return nil, usagef("%s: --%s must be true or false", cmd, flagName)
+		}
+		return json.RawMessage(v), nil
+	case "allowedMarkets":
+		return json.Marshal(splitList(v))
+	case "maxLeverage":
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, usagef("%s: --%s must be a whole number or none", cmd, flagName)
+		}
+		return json.RawMessage(strconv.Itoa(n)), nil
+	}
+	return json.Marshal(v)
 }
 
 func (c *cli) keyList(ctx context.Context, args []string) (any, error) {

@@ -85,6 +85,9 @@ type GuardsView struct {
 	MaxOrderNotional *decimal.Decimal `json:"maxOrderNotional"`
 	MaxDailyNotional *decimal.Decimal `json:"maxDailyNotional"`
 	MaxLeverage      *int             `json:"maxLeverage"`
+	// MaxPositionNotional caps a market's position plus same-side resting
+	// orders (DESIGN §13).
+	MaxPositionNotional *decimal.Decimal `json:"maxPositionNotional"`
 }
 
 // ViewOf returns the admin view of a key.
@@ -96,7 +99,8 @@ func ViewOf(k contract.KeyInfo) KeyView {
 		AllowedCredentials: k.AllowedCredentials,
 		ExpiresAt:          k.ExpiresAt, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt,
 		GuardsView: GuardsView{ReadOnly: k.ReadOnly, AllowedMarkets: k.AllowedMarkets,
-			MaxOrderNotional: k.MaxOrderNotional, MaxDailyNotional: k.MaxDailyNotional},
+			MaxOrderNotional: k.MaxOrderNotional, MaxDailyNotional: k.MaxDailyNotional,
+			MaxPositionNotional: k.MaxPositionNotional},
 	}
 	if k.MaxLeverage > 0 {
 		lev := k.MaxLeverage

@@ -22,6 +22,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/appendlog"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/keys"
+	"github.com/shopspring/decimal"
 )
 
 // FileName is the state file inside the data directory.
@@ -306,13 +307,11 @@ func cloneGuards(g contract.Guards) contract.Guards {
 	if len(g.AllowedMarkets) == 0 {
 		g.AllowedMarkets = nil
 	}
-	if g.MaxOrderNotional != nil {
-		d := *g.MaxOrderNotional
-		g.MaxOrderNotional = &d
-	}
-	if g.MaxDailyNotional != nil {
-		d := *g.MaxDailyNotional
-		g.MaxDailyNotional = &d
+	for _, c := range []**decimal.Decimal{&g.MaxOrderNotional, &g.MaxDailyNotional, &g.MaxPositionNotional} {
+		if *c != nil {
+			d := **c
+			*c = &d
+		}
 	}
 	return g
 }

@@ -147,12 +147,13 @@ func (s *Store) CreateKey(ctx context.Context, k contract.KeyInfo) error {
 		_, err = tx.Exec(ctx, `INSERT INTO api_keys
 			(id, account_id, key_hash, display, env, allowed_operations, allowed_exchanges,
 			 allowed_credentials, expires_at, created_at,
-			 read_only, allowed_markets, max_order_notional, max_daily_notional, max_leverage)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8::uuid[], $9, $10, $11, $12, $13, $14, $15)`,
+			 read_only, allowed_markets, max_order_notional, max_daily_notional, max_leverage, max_position_notional)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8::uuid[], $9, $10, $11, $12, $13, $14, $15, $16)`,
 			k.ID, k.AccountID, k.Hash, k.Display, string(k.Env),
 			nonNil(k.AllowedOperations), exchanges, nonNil(k.AllowedCredentials),
 			k.ExpiresAt, k.CreatedAt,
-			k.ReadOnly, nonNil(k.AllowedMarkets), decimalArg(k.MaxOrderNotional), decimalArg(k.MaxDailyNotional), k.MaxLeverage)
+			k.ReadOnly, nonNil(k.AllowedMarkets), decimalArg(k.MaxOrderNotional), decimalArg(k.MaxDailyNotional), k.MaxLeverage,
+			decimalArg(k.MaxPositionNotional))
 		if err != nil {
 			return fmt.Errorf("insert key: %w", err)
 		}
@@ -163,25 +164,25 @@ func (s *Store) CreateKey(ctx context.Context, k contract.KeyInfo) error {
 const keyColumns = `k.id::text, k.account_id::text, k.key_hash, k.display, k.env, a.tier,
 	k.allowed_operations, k.allowed_exchanges, k.allowed_credentials::text[],
 	k.expires_at, k.revoked_at, k.created_at,
-	k.read_only, k.allowed_markets, k.max_order_notional::text, k.max_daily_notional::text, k.max_leverage`
+	k.read_only, k.allowed_markets, k.max_order_notional::text, k.max_daily_notional::text, k.max_leverage,
+	k.max_position_notional::text`
 
 func scanKey(row pgx.Row) (contract.KeyInfo, error) {
 	var k contract.KeyInfo
 	var env, tier string
 	var exchanges []string
-	var maxOrder, maxDaily *string
+	var caps [3]*string
 	err := row.Scan(&k.ID, &k.AccountID, &k.Hash, &k.Display, &env, &tier,
 		&k.AllowedOperations, &exchanges, &k.AllowedCredentials,
 		&k.ExpiresAt, &k.RevokedAt, &k.CreatedAt,
-		&k.ReadOnly, &k.AllowedMarkets, &maxOrder, &maxDaily, &k.MaxLeverage)
+		&k.ReadOnly, &k.AllowedMarkets, &caps[0], &caps[1], &k.MaxLeverage, &caps[2])
 	if err != nil {
 		return contract.KeyInfo{}, err
 	}
-	if k.MaxOrderNotional, err = decimalOf(maxOrder); err != nil {
-		return contract.KeyInfo{}, err
-	}
-	if k.MaxDailyNotional, err = decimalOf(maxDaily); err != nil {
-		return contract.KeyInfo{}, err
+	for i, dst := range []**decimal.Decimal{&k.MaxOrderNotional, &k.MaxDailyNotional, &k.MaxPositionNotional} {
+		if *dst, err = decimalOf(caps[i]); err != nil {
+			return contract.KeyInfo{}, err
+		}
 	}
 	if len(k.AllowedMarkets) == 0 {
 		k.AllowedMarkets = nil
@@ -261,9 +262,10 @@ func (s *Store) UpdateGuards(ctx context.Context, id string, change func(contrac
 		}
 		out, err = scanKey(tx.QueryRow(ctx, `WITH k AS (
 				UPDATE api_keys SET read_only = $2, allowed_markets = $3, max_order_notional = $4,
-					max_daily_notional = $5, max_leverage = $6 WHERE id = $1 RETURNING *)
+					max_daily_notional = $5, max_leverage = $6, max_position_notional = $7 WHERE id = $1 RETURNING *)
 			SELECT `+keyColumns+` FROM k JOIN accounts a ON a.id = k.account_id`,
-			id, g.ReadOnly, nonNil(g.AllowedMarkets), decimalArg(g.MaxOrderNotional), decimalArg(g.MaxDailyNotional), g.MaxLeverage))
+			id, g.ReadOnly, nonNil(g.AllowedMarkets), decimalArg(g.MaxOrderNotional), decimalArg(g.MaxDailyNotional), g.MaxLeverage,
+			decimalArg(g.MaxPositionNotional)))
 		if err != nil {
 			return fmt.Errorf("update key guards: %w", err)
 		}
