@@ -177,6 +177,10 @@ func (b adminBackend) CreateKey(ctx context.Context, accountID string, req admin
 	return admin.NewKey(k), err
 }
 
+func (b adminBackend) HaltKey(ctx context.Context, keyID string, req contract.HaltRequest) (contract.HaltResult, error) {
+	return b.Service.HaltKey(ctx, keyID, req)
+}
+
 func (b adminBackend) CreateCredential(ctx context.Context, accountID string, req admin.CredentialRequest) (contract.CredentialInfo, error) {
 	return b.Service.CreateCredential(ctx, accountID, CredentialRequest(req))
 }

@@ -30,6 +30,7 @@ Usage:
   perpgate key guards ID [--read-only true|false] [--allowed-markets M,..] [--max-order-notional N]
                       [--max-daily-notional N] [--max-position-notional N] [--max-leverage N]
                       (none removes a limit; the camelCase spellings work too)
+  perpgate key halt ID [--cancel-orders] [--close-positions]
   perpgate key usage ID [--days N]
   perpgate key revoke ID
   perpgate credential create --account ID --exchange X --env mainnet|testnet [--label L] --secret-file F|-

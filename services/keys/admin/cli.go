@@ -34,6 +34,7 @@ const cliUsage = `usage:
   perpgate key create --account ID --env live|test [--operations a,b] [--exchanges x,y] [--credentials id,..] [--expires-at RFC3339] [guards]
   perpgate key list --account ID
   perpgate key guards ID [guards]
+  perpgate key halt ID [--cancel-orders] [--close-positions]
   perpgate key revoke ID
   perpgate key usage ID [--days N]
   perpgate credential create --account ID --exchange X --env mainnet|testnet [--label L] --secret-file F|-
@@ -198,6 +199,7 @@ func (c *cli) run(ctx context.Context, args []string) (any, error) {
 		"key list":          c.keyList,
 		"key revoke":        c.keyRevoke,
 		"key guards":        c.keyGuards,
+		"key halt":          c.keyHalt,
 		"key usage":         c.keyUsage,
 		"audit ":            c.audit,
 		"credential create": c.credentialCreate,
@@ -208,6 +210,15 @@ func (c *cli) run(ctx context.Context, args []string) (any, error) {
 		return nil, usagef("unknown command %q", truncate(cmd))
 	}
 	return run(ctx, rest)
+}
+
+// idFirst lets a command take its id before its flags (key guards ID
+// --flag): the flag package stops at the first argument that is not one.
+func idFirst(args []string) []string {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return append(slices.Clone(args[1:]), args[0])
+	}
+	return args
 }
 
 // flags returns a flag set for cmd that reports errors instead of printing.
@@ -323,10 +334,7 @@ func (c *cli) keyCreate(ctx context.Context, args []string) (any, error) {
 func (c *cli) keyGuards(ctx context.Context, args []string) (any, error) {
 	fs := c.flags("key guards")
 	guardFlags(fs)
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		args = append(slices.Clone(args[1:]), args[0]) // the id first, as in key revoke ID
-	}
-	pos, err := parse(fs, args, "key id")
+	pos, err := parse(fs, idFirst(args), "key id")
 	if err != nil {
 		return nil, err
 	}
@@ -347,13 +355,27 @@ func (c *cli) keyGuards(ctx context.Context, args []string) (any, error) {
 	return c.client.UpdateKeyGuards(ctx, pos[0], patch)
 }
 
+// keyHalt is the kill switch: the key turns read-only at once; the flags
+// also cancel the orders and close the positions it can reach.
+func (c *cli) keyHalt(ctx context.Context, args []string) (any, error) {
+	fs := c.flags("key halt")
+	var req contract.HaltRequest
+	fs.BoolVar(&req.CancelOrders, "cancel-orders", false, "cancel the open orders on every credential the key may use")
+	fs.BoolVar(&req.ClosePositions, "close-positions", false, "close the positions on every credential the key may use, with market orders")
+	pos, err := parse(fs, idFirst(args), "key id")
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	return c.client.HaltKey(ctx, pos[0], req)
+}
+
 func (c *cli) keyUsage(ctx context.Context, args []string) (any, error) {
 	fs := c.flags("key usage")
 	days := fs.Int("days", 7, "how many UTC days, today included (1 to 92)")
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		args = append(slices.Clone(args[1:]), args[0])
-	}
-	pos, err := parse(fs, args, "key id")
+	pos, err := parse(fs, idFirst(args), "key id")
 	if err != nil {
 		return nil, err
 	}

@@ -77,6 +77,13 @@ func (c *Client) UpdateKeyGuards(ctx context.Context, keyID string, patch map[st
 	return out, err
 }
 
+// HaltKey calls POST /admin/v1/keys/{id}/halt.
+func (c *Client) HaltKey(ctx context.Context, keyID string, req contract.HaltRequest) (HaltResponse, error) {
+	var out HaltResponse
+	err := c.do(ctx, http.MethodPost, "/admin/v1/keys/"+url.PathEscape(keyID)+"/halt", req, &out)
+	return out, err
+}
+
 // KeyUsage calls GET /admin/v1/keys/{id}/usage?days=N.
 func (c *Client) KeyUsage(ctx context.Context, keyID string, days int) (UsageResponse, error) {
 	var out UsageResponse

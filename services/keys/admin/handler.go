@@ -23,6 +23,7 @@ const (
 	pathAccountKeys       = "/admin/v1/accounts/:id/keys"
 	pathRevokeKey         = "/admin/v1/keys/:id/revoke"
 	pathKey               = "/admin/v1/keys/:id"
+	pathHaltKey           = "/admin/v1/keys/:id/halt"
 	pathKeyUsage          = "/admin/v1/keys/:id/usage"
 	pathAccountAudit      = "/admin/v1/accounts/:id/audit"
 	pathAccountCredential = "/admin/v1/accounts/:id/credentials"
@@ -56,6 +57,7 @@ func NewHandler(b Backend, token string, log *slog.Logger) http.Handler {
 	e.GET(pathAccountKeys, h.listKeys)
 	e.POST(pathRevokeKey, h.revokeKey)
 	e.PATCH(pathKey, h.patchKey)
+	e.POST(pathHaltKey, h.haltKey)
 	e.GET(pathKeyUsage, h.keyUsage)
 	e.GET(pathAccountAudit, h.audit)
 	e.POST(pathAccountCredential, h.createCredential)
@@ -157,6 +159,26 @@ func (h *handler) patchKey(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, KeyResponse{Success: true, KeyView: ViewOf(k)})
+}
+
+// haltKey is the kill switch (DESIGN §13): the key turns read-only, and
+// with the flags its orders are cancelled and positions closed. The body
+// may be left out (read-only only).
+func (h *handler) haltKey(c echo.Context) error {
+	var body contract.HaltRequest
+	if c.Request().ContentLength != 0 {
+		if _, err := decodeBody(c, &body, "cancelOrders", "closePositions"); err != nil {
+			return err
+		}
+	}
+	res, err := h.backend.HaltKey(c.Request().Context(), c.Param("id"), body)
+	if err != nil {
+		return err
+	}
+	if res.Credentials == nil {
+		res.Credentials = []contract.CredentialHalt{}
+	}
+	return c.JSON(http.StatusOK, HaltResponse{Success: true, HaltResult: res})
 }
 
 // keyUsage answers a key's request counts per day and operation; days

@@ -20,6 +20,7 @@ type Backend interface {
 	ListKeys(ctx context.Context, accountID string) ([]contract.KeyInfo, error)
 	RevokeKey(ctx context.Context, keyID string) (contract.KeyInfo, error)
 	UpdateKeyGuards(ctx context.Context, keyID string, patch map[string]json.RawMessage) (contract.KeyInfo, error)
+	HaltKey(ctx context.Context, keyID string, req contract.HaltRequest) (contract.HaltResult, error)
 	KeyUsage(ctx context.Context, keyID string, days int) ([]contract.UsageDay, error)
 	AuditLog(ctx context.Context, accountID string, since, until time.Time, limit int, cursor string) (contract.AuditPage, error)
 	CreateCredential(ctx context.Context, accountID string, req CredentialRequest) (contract.CredentialInfo, error)
@@ -165,6 +166,12 @@ type AuditResponse struct {
 type KeyResponse struct {
 	Success bool `json:"success"`
 	KeyView
+}
+
+// HaltResponse answers POST /admin/v1/keys/{id}/halt.
+type HaltResponse struct {
+	Success bool `json:"success"`
+	contract.HaltResult
 }
 
 // CredentialResponse answers POST /admin/v1/accounts/{id}/credentials (201).
