@@ -44,7 +44,7 @@ type AuditEntry struct {
 	Message      string          `json:"message,omitempty"`
 	OrderIDs     []string        `json:"orderIds"`
 	DurationMs   float64         `json:"durationMs"` // a latency, not money: fractional milliseconds
-	Via          string          `json:"via"`        // "v1" or "mcp"
+	Via          string          `json:"via"`        // "v1", "mcp", or "admin" (a halt)
 }
 
 // AuditPending is the code of an audit entry whose call has not finished.
