@@ -125,11 +125,7 @@ func TestKillSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFor(t, time.Second, 20*time.Millisecond, func() error {
-		r := g.call(wide, map[string]any{"operation": "placeLimitOrder", "credentialId": credA, "market": "BTC", "side": "BUY", "size": "0.01", "price": "40000"})
-		if r.status != http.StatusOK {
-			return &contract.Error{Code: contract.Code(r.code())}
-		}
-		return nil
+		return g.succeeds(wide, map[string]any{"operation": "placeLimitOrder", "credentialId": credA, "market": "BTC", "side": "BUY", "size": "0.01", "price": "40000"})
 	})
 }
 
@@ -159,13 +155,16 @@ func TestHaltReadOnlyAtOnce(t *testing.T) {
 		if _, err := adm.UpdateKeyGuards(ctx, id, map[string]json.RawMessage{"readOnly": json.RawMessage("false")}); err != nil {
 			t.Fatal(err)
 		}
-		checkFor(t, time.Second, 5*time.Millisecond, func() error {
-			if r := g.call(key, body); r.status != http.StatusOK {
-				return &contract.Error{Code: contract.Code(r.code())}
-			}
-			return nil
-		})
+		checkFor(t, time.Second, 5*time.Millisecond, func() error { return g.succeeds(key, body) })
 	}
+}
+
+// succeeds calls /v1 and returns the refusal's code as an error, or nil.
+func (g *testGateway) succeeds(key string, body map[string]any) error {
+	if r := g.call(key, body); r.status != http.StatusOK {
+		return errString(r.code())
+	}
+	return nil
 }
 
 // sameHalt compares a halt's credentials with want in any order, errors
