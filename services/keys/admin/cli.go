@@ -165,14 +165,19 @@ func (c *cli) printHelp(cmd string) {
 	}
 	if c.fs != nil {
 		fmt.Fprintln(c.stdout, "\nflags:")
-		shown := flag.NewFlagSet(c.fs.Name(), flag.ContinueOnError)
+		shown, aliases := flag.NewFlagSet(c.fs.Name(), flag.ContinueOnError), false
 		c.fs.VisitAll(func(f *flag.Flag) {
-			if !isGuardAlias(f.Name) {
-				shown.Var(f.Value, f.Name, f.Usage)
+			if isGuardAlias(f.Name) {
+				aliases = true
+				return
 			}
+			shown.Var(f.Value, f.Name, f.Usage)
 		})
 		shown.SetOutput(c.stdout)
 		shown.PrintDefaults()
+		if aliases {
+			fmt.Fprintln(c.stdout, "\nThe guard flags' camelCase spellings (--maxOrderNotional) work too; none removes a limit.")
+		}
 	}
 	fmt.Fprintf(c.stdout, "\nIt talks to the admin API at PERPGATE_ADMIN_URL (default %s) with PERPGATE_ADMIN_TOKEN.\n", DefaultURL)
 }

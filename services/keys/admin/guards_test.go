@@ -72,7 +72,7 @@ func TestCLIGuards(t *testing.T) {
 	want("after refusals", after, map[string]any{"readOnly": false, "maxDailyNotional": "10000", "maxLeverage": 7, "maxPositionNotional": "6000.25"})
 
 	help := runCLI(t, env, "", "key", "guards", "--help")
-	if help.code != admin.ExitOK || !contains(help.stdout, "-max-position-notional") || !contains(help.stdout, "-read-only") || contains(help.stdout, "-maxOrderNotional") {
+	if help.code != admin.ExitOK || !contains(help.stdout, "-max-position-notional") || !contains(help.stdout, "-read-only") || contains(help.stdout, "  -maxOrderNotional") {
 		t.Fatalf("key guards --help: exit %d, want the kebab-case flags only:\n%s", help.code, help.stdout)
 	}
 }
