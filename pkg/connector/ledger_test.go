@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/shopspring/decimal"
 )
 
@@ -54,5 +55,26 @@ func TestFileLedgerConcurrentSurvivesRestart(t *testing.T) {
 	}
 	if want := decimal.NewFromInt(190); !used.Equal(want) {
 		t.Fatalf("after the restart the day's total is %s; want %s", used, want)
+	}
+}
+
+// TestRedisLedgerBoundsAmounts: an amount whose millionths do not fit the
+// ledger's integers is refused with an error, never wrapped into a
+// negative total that would let later orders through.
+func TestRedisLedgerBoundsAmounts(t *testing.T) {
+	rdb, prefix := testenv.RedisPrefix(t)
+	l := NewRedisLedger(rdb, prefix+":notional:")
+	ctx, day := context.Background(), ledgerDay(time.Now())
+	huge, limit := decimal.RequireFromString("10000000000000"), decimal.RequireFromString("100000000000000")
+	if _, ok, err := l.Reserve(ctx, "key-1", day, "huge", huge, limit); err == nil || ok {
+		t.Fatalf("reserving %s: ok=%v err=%v, want an error", huge, ok, err)
+	}
+	used, err := l.Used(ctx, "key-1", day)
+	if err != nil || !used.IsZero() {
+		t.Fatalf("after the refused reservation the day's total is %s (%v), want 0", used, err)
+	}
+	// A cap above the ledger's range still counts what fits.
+	if total, ok, err := l.Reserve(ctx, "key-1", day, "small", decimal.NewFromInt(1000), limit); err != nil || !ok || !total.Equal(decimal.NewFromInt(1000)) {
+		t.Fatalf("reserving 1000 under a cap of %s: total=%s ok=%v err=%v", limit, total, ok, err)
 	}
 }
