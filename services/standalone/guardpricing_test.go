@@ -29,7 +29,6 @@ func startPricing(t *testing.T, mutate ...func(*Config)) *pricingEnv {
 	return &pricingEnv{binanceEnv: b, mark: mark, unit: mark.Mul(num("0.01")), capKeys: map[string]string{}}
 }
 
-
 // key makes a live key with guards.
 func (p *pricingEnv) key(g contract.Guards) string {
 	return p.newKey("", keys.KeyRequest{Env: contract.KeyEnvLive, Guards: g})

@@ -1,0 +1,99 @@
+package standalone
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/perpgate/perpgate/pkg/contract"
+	paradexsim "github.com/perpgate/perpgate/services/connectors/paradex/sim"
+	"github.com/perpgate/perpgate/services/keys"
+	"github.com/shopspring/decimal"
+)
+
+// venueCalls reaches one credential with a key of choice: the gateway's
+// helpers for the paper exchange and for a venue simulator differ.
+type venueCalls struct {
+	t    *testing.T
+	call func(key string, body map[string]any) response
+}
+
+func (v venueCalls) ok(key string, body map[string]any) map[string]any {
+	v.t.Helper()
+	r := v.call(key, body)
+	if r.status != http.StatusOK || r.body["success"] != true {
+		v.t.Fatalf("%v: status %d body %s", body["operation"], r.status, r.raw)
+	}
+	return r.body
+}
+
+func (v venueCalls) refused(key string, body map[string]any, status int, code contract.Code) response {
+	v.t.Helper()
+	r := v.call(key, body)
+	if r.status != status || r.code() != string(code) {
+		v.t.Fatalf("%v %v: want %d %s, got %d %s", body["operation"], body["market"], status, code, r.status, r.raw)
+	}
+	return r
+}
+
+// restingBuy places a BUY limit at 80 % of the mark and returns its id.
+func (v venueCalls) restingBuy(key, market, size string) string {
+	v.t.Helper()
+	mark := decimal.RequireFromString(v.ok(key, map[string]any{"operation": "getMarkPrice", "market": market})["markPrice"].(string))
+	return v.ok(key, map[string]any{"operation": "placeLimitOrder", "market": market, "side": "BUY", "size": size,
+		"price": mark.Mul(decimal.RequireFromString("0.8")).Round(0).String()})["orderId"].(string)
+}
+
+func (v venueCalls) open(key, orderID string) bool {
+	for _, o := range v.ok(key, map[string]any{"operation": "getOrders"})["orders"].([]any) {
+		if o.(map[string]any)["id"] == orderID {
+			return true
+		}
+	}
+	return false
+}
+
+// checkCancelJudgesRealMarket: a key limited to BTC cannot cancel an ETH
+// order, with no market or with BTC named beside the ETH order's id, and
+// still cancels its own BTC orders without naming the market.
+func checkCancelJudgesRealMarket(v venueCalls, owner, limited, ethSize string) {
+	v.t.Helper()
+	eth := v.restingBuy(owner, "ETH", ethSize)
+	btc := v.restingBuy(owner, "BTC", "0.01")
+	for _, body := range []map[string]any{
+		{"operation": "cancelOrder", "orderId": eth},
+		{"operation": "cancelOrder", "orderId": eth, "market": "BTC"},
+	} {
+		r := v.refused(limited, body, http.StatusForbidden, contract.CodeMarketNotAllowed)
+		if !contains(r.body["error"].(string), "ETH") {
+			v.t.Fatalf("refusal %q does not name the order's market", r.body["error"])
+		}
+	}
+	if !v.open(owner, eth) {
+		v.t.Fatal("a key limited to BTC cancelled an ETH order")
+	}
+	v.ok(limited, map[string]any{"operation": "cancelOrder", "orderId": btc})
+	if v.open(owner, btc) {
+		v.t.Fatal("the BTC order is still open after the limited key cancelled it")
+	}
+	r := v.refused(limited, map[string]any{"operation": "cancelOrder", "orderId": "999999999"}, http.StatusBadGateway, contract.CodeExchangeError)
+	if r.body["reason"] != string(contract.ReasonOrderNotFound) {
+		v.t.Fatalf("an unknown order id answered %s", r.raw)
+	}
+	v.ok(owner, map[string]any{"operation": "cancelOrder", "orderId": eth}) // a key without allowedMarkets may
+}
+
+func TestGuardsCancelOrderPaper(t *testing.T) {
+	g := startGateway(t)
+	limited := g.newKey("", keys.KeyRequest{Env: contract.KeyEnvTest, Guards: contract.Guards{AllowedMarkets: []string{"BTC"}}})
+	checkCancelJudgesRealMarket(venueCalls{t: t, call: g.call}, g.Bootstrap().APIKey, limited, "0.1")
+}
+
+func TestGuardsCancelOrderParadex(t *testing.T) {
+	p := startParadex(t, paradexsim.Config{}, nil)
+	limited := p.newKey("", keys.KeyRequest{Env: contract.KeyEnvLive, Guards: contract.Guards{AllowedMarkets: []string{"BTC"}}})
+	call := func(key string, body map[string]any) response {
+		body["credentialId"] = p.mainCred
+		return p.call(key, body)
+	}
+	checkCancelJudgesRealMarket(venueCalls{t: t, call: call}, p.live, limited, "0.1")
+}
