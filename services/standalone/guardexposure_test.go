@@ -97,3 +97,55 @@ func TestGuardsCancelOrderParadex(t *testing.T) {
 	}
 	checkCancelJudgesRealMarket(venueCalls{t: t, call: call}, p.live, limited, "0.1")
 }
+
+// TestGuardsMaxPositionNotional: the position after an order plus the
+// resting orders on its side, valued as guards value orders, may not pass
+// maxPositionNotional, through /v1, dry runs, batches and MCP; the other
+// side and reduce-only orders pass.
+func TestGuardsMaxPositionNotional(t *testing.T) {
+	g := startGateway(t)
+	mark := decimal.RequireFromString(g.ok(map[string]any{"operation": "getMarkPrice", "market": "BTC"})["markPrice"].(string))
+	unit := mark.Mul(decimal.RequireFromString("0.01"))
+	price := func(f string) string { return mark.Mul(decimal.RequireFromString(f)).Round(0).String() }
+	capped := unit.Mul(decimal.RequireFromString("2.5"))
+	key := g.newKey("", keys.KeyRequest{Env: contract.KeyEnvTest, Guards: contract.Guards{MaxPositionNotional: &capped}})
+	v := venueCalls{t: t, call: g.call}
+	buy := func(f string) map[string]any {
+		return map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": price(f)}
+	}
+	// A long of one unit, and a resting BUY of 0.9: 1.9 units.
+	v.ok(key, map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "BUY", "size": "0.01"})
+	v.ok(key, buy("0.9"))
+	// Another 0.9 would make 2.8.
+	v.refused(key, buy("0.9"), http.StatusForbidden, contract.CodePositionNotionalExceeded)
+	dry := buy("0.9")
+	dry["dryRun"] = true
+	r := v.refused(key, dry, http.StatusForbidden, contract.CodePositionNotionalExceeded)
+	if !contains(r.body["error"].(string), "maxPositionNotional of "+capped.String()) {
+		t.Fatalf("refusal %q does not name the cap", r.body["error"])
+	}
+	// The batch's first order fits (2.4 units), the second does not.
+	for _, dryRun := range []bool{true, false} {
+		res := v.ok(key, map[string]any{"operation": "placeBatchOrder", "dryRun": dryRun, "orders": []map[string]any{
+			{"market": "BTC", "side": "BUY", "size": "0.01", "price": price("0.5")},
+			{"market": "BTC", "side": "BUY", "size": "0.01", "price": price("0.5")},
+		}})["results"].([]any)
+		first, second := res[0].(map[string]any), res[1].(map[string]any)
+		if first["status"] == "REJECTED" || second["status"] != "REJECTED" ||
+			second["error"].(map[string]any)["code"] != string(contract.CodePositionNotionalExceeded) {
+			t.Fatalf("batch (dryRun %v): %v", dryRun, res)
+		}
+	}
+	for _, transport := range mcpTransportNames {
+		c := mustConnectMCP(t, g, transport, key)
+		args := buy("0.9")
+		delete(args, "operation")
+		args["credentialId"] = g.Bootstrap().CredentialID
+		if res, body := c.call("place_limit_order", args); !res.IsError || body["code"] != string(contract.CodePositionNotionalExceeded) {
+			t.Fatalf("%s: want POSITION_NOTIONAL_EXCEEDED, got %v", transport, body)
+		}
+	}
+	// A SELL reduces the long first; a reduce-only order always passes.
+	v.ok(key, map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "SELL", "size": "0.02", "price": price("1.2")})
+	v.ok(key, map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "SELL", "size": "0.01", "reduceOnly": true})
+}

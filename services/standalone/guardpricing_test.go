@@ -234,3 +234,33 @@ func TestGuardPricingMCP(t *testing.T) {
 		}
 	}
 }
+
+// TestProtectionGuardsAndBounds: a SHORT's take-profit at or below zero is
+// refused before anything is sent, and a protection dry run values its
+// legs as stops: the higher of trigger and mark, moved by the allowance.
+func TestProtectionGuardsAndBounds(t *testing.T) {
+	p := startPricing(t)
+	before := p.orderHits()
+	for _, tp := range []int{100, 150} {
+		r := p.fails(map[string]any{"operation": "placeProtectionOrders", "market": "BTCUSDT", "side": "SHORT", "size": "0.01",
+			"entryPrice": p.mark.String(), "tpPercent": tp}, http.StatusBadRequest, contract.CodeInvalidRequest, "")
+		if !contains(r.body["error"].(string), "tpPercent") {
+			t.Fatalf("tpPercent %d: message %q does not name tpPercent", tp, r.body["error"])
+		}
+	}
+	if p.orderHits() != before {
+		t.Fatal("a protection order with a negative trigger reached the venue")
+	}
+	dry := p.ok(map[string]any{"operation": "placeProtectionOrders", "market": "BTCUSDT", "side": "LONG", "size": "0.01",
+		"entryPrice": p.mark.String(), "tpPercent": 10, "slPercent": 5, "dryRun": true})
+	slip := num("1.005")
+	for leg, want := range map[string]decimal.Decimal{
+		"takeProfit": p.mark.Mul(num("1.1")).Mul(num("0.01")).Mul(slip), // trigger above the mark
+		"stopLoss":   p.unit.Mul(slip),                                  // trigger below the mark: the mark
+	} {
+		got := num(dry[leg].(map[string]any)["notional"].(string))
+		if !got.Equal(want) {
+			t.Errorf("%s notional %s, want %s (%v)", leg, got, want, dry[leg])
+		}
+	}
+}
