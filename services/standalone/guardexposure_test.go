@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/connectors/binance/sim"
+	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
 	paradexsim "github.com/perpgate/perpgate/services/connectors/paradex/sim"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/shopspring/decimal"
@@ -148,4 +150,49 @@ func TestGuardsMaxPositionNotional(t *testing.T) {
 	// A SELL reduces the long first; a reduce-only order always passes.
 	v.ok(key, map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "SELL", "size": "0.02", "price": price("1.2")})
 	v.ok(key, map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "SELL", "size": "0.01", "reduceOnly": true})
+}
+
+// checkLeverageGuard: a key with maxLeverage 5 cannot place an order that
+// adds exposure while the market is at the account's higher leverage;
+// once it lowers the leverage it can, and a raise by another key is seen
+// by the next order.
+func checkLeverageGuard(v venueCalls, owner, limited string) {
+	v.t.Helper()
+	mark := decimal.RequireFromString(v.ok(owner, map[string]any{"operation": "getMarkPrice", "market": "BTC"})["markPrice"].(string))
+	order := map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01",
+		"price": mark.Mul(decimal.RequireFromString("0.8")).Round(0).String()}
+	v.ok(owner, map[string]any{"operation": "setLeverage", "market": "BTC", "leverage": 10})
+	r := v.refused(limited, clone(order), http.StatusForbidden, contract.CodeLeverageExceeded)
+	if !contains(r.body["error"].(string), "maxLeverage of 5") {
+		v.t.Fatalf("refusal %q does not name the cap", r.body["error"])
+	}
+	v.ok(limited, map[string]any{"operation": "setLeverage", "market": "BTC", "leverage": 5})
+	v.ok(limited, clone(order))
+	v.ok(owner, map[string]any{"operation": "setLeverage", "market": "BTC", "leverage": 10})
+	v.refused(limited, clone(order), http.StatusForbidden, contract.CodeLeverageExceeded)
+}
+
+func TestGuardsMaxLeverageOnOrders(t *testing.T) {
+	guards := contract.Guards{MaxLeverage: 5}
+	t.Run("paper", func(t *testing.T) {
+		g := startGateway(t)
+		limited := g.newKey("", keys.KeyRequest{Env: contract.KeyEnvTest, Guards: guards})
+		checkLeverageGuard(venueCalls{t: t, call: g.call}, g.Bootstrap().APIKey, limited)
+	})
+	venues := map[string]func(t *testing.T) *binanceEnv{
+		"binance": func(t *testing.T) *binanceEnv { return startBinance(t, sim.Config{}) },
+		"bybit":   func(t *testing.T) *binanceEnv { return startBybit(t, bybitsim.Config{}, nil).binanceEnv },
+		"paradex": func(t *testing.T) *binanceEnv { return startParadex(t, paradexsim.Config{}, nil).binanceEnv },
+	}
+	for name, start := range venues {
+		t.Run(name, func(t *testing.T) {
+			b := start(t)
+			limited := b.newKey("", keys.KeyRequest{Env: contract.KeyEnvLive, Guards: guards})
+			call := func(key string, body map[string]any) response {
+				body["credentialId"] = b.mainCred
+				return b.call(key, body)
+			}
+			checkLeverageGuard(venueCalls{t: t, call: call}, b.live, limited)
+		})
+	}
 }
