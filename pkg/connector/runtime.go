@@ -45,7 +45,9 @@ type Config struct {
 
 // DefaultConfig returns the runtime defaults.
 func DefaultConfig() Config {
+	g := DefaultGuardConfig()
 	return Config{
+		Guards:         &g,
 		Subjects:       contract.NewSubjects(""),
 		Version:        "0.1.0",
 		MaxConcurrent:  512,
