@@ -55,11 +55,13 @@ func (v venueCalls) open(key, orderID string) bool {
 }
 
 // checkCancelJudgesRealMarket: a key limited to BTC cannot cancel an ETH
-// order, with no market or with BTC named beside the ETH order's id, and
+// stop, with no market or with BTC named beside the ETH order's id, and
 // still cancels its own BTC orders without naming the market.
 func checkCancelJudgesRealMarket(v venueCalls, owner, limited, ethSize string) {
 	v.t.Helper()
-	eth := v.restingBuy(owner, "ETH", ethSize)
+	ethMark := decimal.RequireFromString(v.ok(owner, map[string]any{"operation": "getMarkPrice", "market": "ETH"})["markPrice"].(string))
+	eth := v.ok(owner, map[string]any{"operation": "placeStopOrder", "market": "ETH", "side": "SELL", "size": ethSize,
+		"triggerPrice": ethMark.Mul(decimal.RequireFromString("0.8")).Round(0).String(), "reduceOnly": false})["orderId"].(string)
 	btc := v.restingBuy(owner, "BTC", "0.01")
 	for _, body := range []map[string]any{
 		{"operation": "cancelOrder", "orderId": eth},
