@@ -7,6 +7,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
+	okxsim "github.com/perpgate/perpgate/services/connectors/okx/sim"
 	paradexsim "github.com/perpgate/perpgate/services/connectors/paradex/sim"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/shopspring/decimal"
@@ -181,10 +182,20 @@ func TestGuardsMaxLeverageOnOrders(t *testing.T) {
 		limited := g.newKey("", keys.KeyRequest{Env: contract.KeyEnvTest, Guards: guards})
 		checkLeverageGuard(venueCalls{t: t, call: g.call}, g.Bootstrap().APIKey, limited)
 	})
+	t.Run("hyperliquid", func(t *testing.T) {
+		h := startHyperliquid(t)
+		limited := h.newKey("", keys.KeyRequest{Env: contract.KeyEnvTest, Guards: guards})
+		call := func(key string, body map[string]any) response {
+			body["credentialId"] = h.testCred
+			return h.call(key, body)
+		}
+		checkLeverageGuard(venueCalls{t: t, call: call}, h.Bootstrap().APIKey, limited)
+	})
 	venues := map[string]func(t *testing.T) *binanceEnv{
 		"binance": func(t *testing.T) *binanceEnv { return startBinance(t, sim.Config{}) },
 		"bybit":   func(t *testing.T) *binanceEnv { return startBybit(t, bybitsim.Config{}, nil).binanceEnv },
 		"paradex": func(t *testing.T) *binanceEnv { return startParadex(t, paradexsim.Config{}, nil).binanceEnv },
+		"okx":     func(t *testing.T) *binanceEnv { return startOKX(t, okxsim.Config{}, nil).binanceEnv },
 	}
 	for name, start := range venues {
 		t.Run(name, func(t *testing.T) {
