@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/shopspring/decimal"
 )
@@ -76,5 +78,24 @@ func TestRedisLedgerBoundsAmounts(t *testing.T) {
 	// A cap above the ledger's range still counts what fits.
 	if total, ok, err := l.Reserve(ctx, "key-1", day, "small", decimal.NewFromInt(1000), limit); err != nil || !ok || !total.Equal(decimal.NewFromInt(1000)) {
 		t.Fatalf("reserving 1000 under a cap of %s: total=%s ok=%v err=%v", limit, total, ok, err)
+	}
+}
+
+// TestDailyCapRefusesBeyondLedgerRange: an order the ledger cannot count
+// is refused by name, on every ledger, and never reaches the venue.
+func TestDailyCapRefusesBeyondLedgerRange(t *testing.T) {
+	v := &venueFake{orders: map[string]FoundOrder{}}
+	d := newDispatch(v, NewMemoryIdempotency(nil))
+	capped := decimal.RequireFromString("1000000000000")
+	d.guards = &contract.Guards{MaxDailyNotional: &capped}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := d.run(ctx, limitOp, limit("huge", "1000000")) // 1,000,000 BTC at 50,000
+	ce, _ := contract.AsError(err)
+	if ce.Code != contract.CodeDailyNotionalExceeded || !strings.Contains(ce.Message, MaxLedgerNotional.String()) {
+		t.Fatalf("got %v, want DAILY_NOTIONAL_EXCEEDED naming %s", err, MaxLedgerNotional)
+	}
+	if v.placed != 0 {
+		t.Fatalf("placed %d orders, want none", v.placed)
 	}
 }
