@@ -86,16 +86,15 @@ func (d dispatch) run(ctx context.Context, op *contract.Operation, params any) (
 			return nil, err
 		}
 		lev, err := a.SetLeverage(ctx, c, m, p.Leverage)
+		d.r.leverageSet(c.ID, m)
 		return contract.LeverageResult{Leverage: lev}, err
 	case *contract.CancelOrderParams:
 		m, err := d.optMarket(ctx, p.Market)
 		if err != nil {
 			return nil, err
 		}
-		if m != nil {
-			if err := d.allowMarket(*m); err != nil {
-				return nil, err
-			}
+		if err := d.allowCancel(ctx, p.OrderID, m); err != nil {
+			return nil, err
 		}
 		return contract.CancelOrderResult{}, a.CancelOrder(ctx, c, p.OrderID, m)
 	case *contract.LimitOrderParams:
@@ -220,6 +219,9 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, d
 		return nil, err
 	}
 	if dryRun {
+		if err := d.checkExposure(ctx, p, decimal.Zero); err != nil {
+			return nil, err
+		}
 		if err := d.peekDaily(ctx, p, decimal.Zero); err != nil {
 			return nil, err
 		}
@@ -253,7 +255,7 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, d
 		}
 		return res, true, nil
 	}
-	return d.once(ctx, o.ClientOrderID, orderFingerprint(o), d.withDailyCap(p, place), find)
+	return d.once(ctx, o.ClientOrderID, orderFingerprint(o), d.withCaps(p, place), find)
 }
 
 // once places at most once per (credential, clientOrderId) within
@@ -425,6 +427,7 @@ func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) 
 		}
 	}
 	seen := map[string]bool{}
+	pending := map[string]decimal.Decimal{} // what the orders to send add, per market and side
 	for i, item := range p.Orders {
 		o := batchOrder(item)
 		err := d.prepare(ctx, &o, item.Market)
@@ -460,7 +463,11 @@ func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) 
 			results[i] = batchResultOf(rec.Result, o.ClientOrderID)
 			continue
 		}
-		release, err := d.reserveDaily(ctx, pr)
+		err = d.checkExposure(ctx, pr, pending[exposureKey(o)])
+		var release func()
+		if err == nil {
+			release, err = d.reserveDaily(ctx, pr)
+		}
 		if err != nil {
 			_ = d.r.idem.Release(context.WithoutCancel(ctx), key)
 			if ce, alone := refusedAlone(err); alone {
@@ -469,6 +476,9 @@ func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) 
 			}
 			undo()
 			return nil, err
+		}
+		if !o.ReduceOnly {
+			pending[exposureKey(o)] = pending[exposureKey(o)].Add(pr.notional)
 		}
 		todo, todoIdx, keys, uncount = append(todo, o), append(todoIdx, i), append(keys, key), append(uncount, release)
 	}
@@ -523,12 +533,16 @@ func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) 
 func (d dispatch) dryRunBatch(ctx context.Context, p *contract.BatchOrderParams) (any, error) {
 	out := contract.DryRunBatchResult{DryRun: true, Results: make([]contract.DryRunBatchEntry, len(p.Orders))}
 	var sum decimal.Decimal
+	pending := map[string]decimal.Decimal{}
 	for i, item := range p.Orders {
 		o := batchOrder(item)
 		err := d.prepare(ctx, &o, item.Market)
 		var pr priced
 		if err == nil {
 			pr, err = d.judge(ctx, o, true)
+		}
+		if err == nil {
+			err = d.checkExposure(ctx, pr, pending[exposureKey(o)])
 		}
 		if err == nil {
 			err = d.peekDaily(ctx, pr, sum)
@@ -542,6 +556,9 @@ func (d dispatch) dryRunBatch(ctx context.Context, p *contract.BatchOrderParams)
 			continue
 		}
 		sum = sum.Add(pr.notional)
+		if !o.ReduceOnly {
+			pending[exposureKey(o)] = pending[exposureKey(o)].Add(pr.notional)
+		}
 		ord := dryRunOrder(pr)
 		out.Results[i] = contract.DryRunBatchEntry{Status: contract.StatusDryRun, DryRunOrder: &ord, ClientOrderID: o.ClientOrderID}
 	}
@@ -619,6 +636,10 @@ func (d dispatch) placeProtection(ctx context.Context, p *contract.ProtectionPar
 	}
 	if p.TPPercent.IsPositive() {
 		tp := nearestStep(p.EntryPrice.Mul(hundred.Add(sign.Mul(p.TPPercent))).Div(hundred), m.TickSize)
+		if !tp.IsPositive() {
+			return nil, contract.Errorf(contract.CodeInvalidRequest,
+				"tpPercent puts the take-profit of a SHORT at or below zero: it must be below 100 (a price can fall at most 100 %%)")
+		}
 		req.TakeProfit = &tp
 	}
 	if p.SLPercent.IsPositive() {
@@ -629,7 +650,7 @@ func (d dispatch) placeProtection(ctx context.Context, p *contract.ProtectionPar
 		req.StopLoss = &sl
 	}
 	if p.DryRun {
-		return dryRunProtection(req), nil
+		return d.dryRunProtection(ctx, req)
 	}
 	place := func(ctx context.Context) (any, error) {
 		res, err := d.r.adapter.PlaceProtectionOrders(ctx, d.cred, req)

@@ -245,6 +245,14 @@ func NewRedisLedger(rdb redis.UniversalClient, prefix string) *RedisLedger {
 
 var million = decimal.NewFromInt(1_000_000)
 
+// MaxLedgerNotional is the most the notional ledger counts per key and
+// day: 9e9 in millionths stays below 2^53, so Redis adds and compares it
+// exactly (Lua numbers are doubles) and a total never wraps.
+var MaxLedgerNotional = decimal.NewFromInt(9_000_000_000)
+
+// errLedgerRange is an amount beyond MaxLedgerNotional.
+var errLedgerRange = errors.New("amount beyond the notional ledger's range")
+
 // micros is amount in millionths, rounded up so the cap is never passed by
 // rounding.
 func micros(amount decimal.Decimal) int64 { return amount.Mul(million).Ceil().IntPart() }
@@ -283,6 +291,10 @@ func (l *RedisLedger) key(scope, day string) string { return l.prefix + scope + 
 
 // Reserve implements NotionalLedger.
 func (l *RedisLedger) Reserve(ctx context.Context, scope, day, id string, amount, limit decimal.Decimal) (decimal.Decimal, bool, error) {
+	if amount.IsNegative() || amount.GreaterThan(MaxLedgerNotional) {
+		return decimal.Zero, false, fmt.Errorf("reserve daily notional %s: %w", amount, errLedgerRange)
+	}
+	limit = decimal.Min(limit, MaxLedgerNotional)
 	res, err := reserveScript.Run(ctx, l.rdb, []string{l.key(scope, day)},
 		id, micros(amount), limit.Mul(million).Floor().IntPart(), int(ledgerTTL.Seconds())).Slice()
 	if err != nil || len(res) != 2 {

@@ -39,11 +39,15 @@ type Config struct {
 	ProtectionCheck time.Duration
 	// Stream tunes the market-data view of adapters that are Streamers.
 	Stream StreamConfig
+	// Guards tunes how key guards value orders; nil is DefaultGuardConfig.
+	Guards *GuardConfig
 }
 
 // DefaultConfig returns the runtime defaults.
 func DefaultConfig() Config {
+	g := DefaultGuardConfig()
 	return Config{
+		Guards:         &g,
 		Subjects:       contract.NewSubjects(""),
 		Version:        "0.1.0",
 		MaxConcurrent:  512,
@@ -86,6 +90,10 @@ func (c Config) withDefaults() Config {
 	if c.ProtectionCheck <= 0 {
 		c.ProtectionCheck = 2 * time.Second
 	}
+	if c.Guards == nil {
+		g := DefaultGuardConfig()
+		c.Guards = &g
+	}
 	return c
 }
 
@@ -111,6 +119,7 @@ type Runtime struct {
 	workers sync.WaitGroup
 
 	protections ProtectionStore
+	leverage    *leverageCache // for maxLeverage on placements
 	stopWatch   context.CancelFunc
 	watching    sync.WaitGroup
 	inflight    sync.WaitGroup
@@ -121,9 +130,10 @@ type Runtime struct {
 	gate   sync.RWMutex
 	closed bool
 
-	mu     sync.Mutex
-	svc    micro.Service
-	events *nats.Subscription
+	mu        sync.Mutex
+	svc       micro.Service
+	events    *nats.Subscription
+	leverages *nats.Subscription
 }
 
 // New returns a runtime for adapter; Start puts it on the bus.
@@ -143,6 +153,7 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 		streams:   newStreams(cfg.Stream, adapter, nc, cfg.Subjects, log.With("exchange", string(x)), cfg.Now, cfg.Metrics),
 
 		protections: cfg.Protections,
+		leverage:    newLeverageCache(cfg.Now),
 	}
 }
 
@@ -186,13 +197,20 @@ func (r *Runtime) Start() error {
 		r.stopWorkers()
 		return fmt.Errorf("subscribe to key events: %w", err)
 	}
+	levSub, err := r.nc.Subscribe(r.cfg.Subjects.LeverageChanged(x), r.onLeverageChanged)
+	if err != nil {
+		_ = sub.Unsubscribe()
+		_ = svc.Stop()
+		r.stopWorkers()
+		return fmt.Errorf("subscribe to leverage changes: %w", err)
+	}
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	if !r.linksProtection() {
 		r.watching.Add(1)
 		go func() { defer r.watching.Done(); r.watchLoop(watchCtx, r.cfg.ProtectionCheck) }()
 	}
 	r.mu.Lock()
-	r.svc, r.events, r.stopWatch = svc, sub, stopWatch
+	r.svc, r.events, r.leverages, r.stopWatch = svc, sub, levSub, stopWatch
 	r.mu.Unlock()
 	r.log.Info("connector started", "subject", r.cfg.Subjects.ExchangeRoot(x)+".>")
 	return nil
@@ -202,8 +220,8 @@ func (r *Runtime) Start() error {
 // It is safe to call twice and after a failed Start.
 func (r *Runtime) Stop() error {
 	r.mu.Lock()
-	svc, sub, stopWatch := r.svc, r.events, r.stopWatch
-	r.svc, r.events, r.stopWatch = nil, nil, nil
+	svc, sub, levSub, stopWatch := r.svc, r.events, r.leverages, r.stopWatch
+	r.svc, r.events, r.leverages, r.stopWatch = nil, nil, nil, nil
 	r.mu.Unlock()
 	if stopWatch != nil {
 		stopWatch()
@@ -211,8 +229,10 @@ func (r *Runtime) Stop() error {
 	}
 	r.streams.close()
 	var errs []error
-	if sub != nil {
-		errs = append(errs, sub.Unsubscribe())
+	for _, s := range []*nats.Subscription{sub, levSub} {
+		if s != nil {
+			errs = append(errs, s.Unsubscribe())
+		}
 	}
 	if svc != nil {
 		errs = append(errs, svc.Stop())

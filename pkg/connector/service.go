@@ -23,6 +23,7 @@ type ServiceConfig struct {
 	HealthAddr    string       // PERPGATE_HEALTH_ADDR: /healthz, /readyz and /metrics; empty serves none
 	NATSAuth      bus.Auth     // PERPGATE_NATS_USER, PERPGATE_NATS_PASSWORD, PERPGATE_NATS_INBOX_PREFIX
 	Stream        StreamConfig // PERPGATE_STREAM*, see LoadStreamConfig
+	Guards        GuardConfig  // PERPGATE_MARKET_SLIPPAGE_BPS, see LoadGuardConfig
 
 	lookup func(string) (string, bool) // for the standard OTEL_* settings
 }
@@ -42,10 +43,11 @@ func LoadServiceConfig(lookup func(string) (string, bool)) (ServiceConfig, error
 	if v, ok := lookup("PERPGATE_HEALTH_ADDR"); ok {
 		c.HealthAddr = v
 	}
-	var err1, err2 error
+	var err1, err2, err3 error
 	c.NATSAuth, err1 = bus.LoadAuth(lookup)
 	c.Stream, err2 = LoadStreamConfig(lookup)
-	return c, errors.Join(err1, err2)
+	c.Guards, err3 = LoadGuardConfig(lookup)
+	return c, errors.Join(err1, err2, err3)
 }
 
 // drainTimeout bounds how long a stopping service flushes its NATS connection.
@@ -93,7 +95,7 @@ func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Lo
 	}
 	defer func() { err = errors.Join(err, stopHealth()) }()
 	rt := New(Config{Subjects: contract.NewSubjects(cfg.SubjectPrefix), Metrics: metrics, Protections: protections, Ledger: ledger,
-		Stream: cfg.Stream}, adapter, nc, idem, log)
+		Stream: cfg.Stream, Guards: &cfg.Guards}, adapter, nc, idem, log)
 	if err := rt.Start(); err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // CheckBaseURL reports a venue REST base that is not an http(s) URL,
@@ -34,4 +36,39 @@ func CheckRecvWindow(setting string, d time.Duration) error {
 		return errors.New(setting + " must be 1 to 60000 milliseconds")
 	}
 	return nil
+}
+
+// GuardConfig tunes how the key guards value orders (DESIGN §13).
+type GuardConfig struct {
+	// MarketSlippageBps moves orders that execute at market (market
+	// orders, triggered stops) further from the mark when they are valued:
+	// PERPGATE_MARKET_SLIPPAGE_BPS, default 50.
+	MarketSlippageBps decimal.Decimal
+}
+
+// DefaultMarketSlippageBps is PERPGATE_MARKET_SLIPPAGE_BPS when unset.
+const DefaultMarketSlippageBps = 50
+
+// maxSlippageBps bounds PERPGATE_MARKET_SLIPPAGE_BPS: 100 %.
+const maxSlippageBps = 10_000
+
+// DefaultGuardConfig is the guard settings when none are given.
+func DefaultGuardConfig() GuardConfig {
+	return GuardConfig{MarketSlippageBps: decimal.NewFromInt(DefaultMarketSlippageBps)}
+}
+
+// LoadGuardConfig reads PERPGATE_MARKET_SLIPPAGE_BPS (basis points, 0 to
+// 10000; default 50).
+func LoadGuardConfig(lookup func(string) (string, bool)) (GuardConfig, error) {
+	c := DefaultGuardConfig()
+	v, ok := lookup("PERPGATE_MARKET_SLIPPAGE_BPS")
+	if !ok || v == "" {
+		return c, nil
+	}
+	bps, err := decimal.NewFromString(v)
+	if err != nil || bps.IsNegative() || bps.GreaterThan(decimal.NewFromInt(maxSlippageBps)) {
+		return c, fmt.Errorf("PERPGATE_MARKET_SLIPPAGE_BPS: %q must be basis points from 0 to %d, such as 50 (0.5 %%)", v, maxSlippageBps)
+	}
+	c.MarketSlippageBps = bps
+	return c, nil
 }

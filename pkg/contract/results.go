@@ -245,9 +245,9 @@ type LeverageResult struct {
 }
 
 // DryRunOrder is what a placement with dryRun would send for one order:
-// rounded size and price, and the notional the guards judged. Price is the
-// limit price, or for market and stop orders the mark price the notional
-// was taken at.
+// rounded size and price, and the notional the guards judged (at the
+// highest price the order can trade at, DESIGN §13). Price is the limit
+// price, or for market and stop orders the price the notional was taken at.
 type DryRunOrder struct {
 	Market        string           `json:"market"`
 	VenueSymbol   string           `json:"venueSymbol"`

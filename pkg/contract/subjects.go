@@ -72,6 +72,14 @@ func (s Subjects) Stream(x Exchange, env Environment) string {
 	return s.Prefix + ".stream." + string(x) + "." + string(env)
 }
 
+// LeverageChanged is where a connector replica tells the others of its
+// exchange that a setLeverage went through, so they drop the leverage they
+// cached for the maxLeverage guard. It lies under the exchange's stream
+// subjects, which every replica of that connector may use.
+func (s Subjects) LeverageChanged(x Exchange) string {
+	return s.Prefix + ".stream." + string(x) + ".leverage"
+}
+
 // StreamLeases names the JetStream KV bucket whose keys say which replica
 // holds each venue's sockets.
 func (s Subjects) StreamLeases() string {

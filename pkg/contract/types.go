@@ -131,17 +131,20 @@ type Guards struct {
 	MaxOrderNotional *decimal.Decimal `json:"maxOrderNotional,omitempty"`
 	// MaxDailyNotional caps the sum of those notionals per UTC day.
 	MaxDailyNotional *decimal.Decimal `json:"maxDailyNotional,omitempty"`
-	// MaxLeverage caps setLeverage.
+	// MaxLeverage caps setLeverage, and refuses orders that can add
+	// exposure on a market whose leverage is above it.
 	MaxLeverage int `json:"maxLeverage,omitempty"`
 	// MaxPositionNotional caps, per market, the position after an order
 	// fills plus the same-side resting orders (DESIGN §13).
 	MaxPositionNotional *decimal.Decimal `json:"maxPositionNotional,omitempty"`
 }
 
-// Trading reports whether any guard limits orders beyond ReadOnly and
-// MaxLeverage, which the edge checks itself.
+// Trading reports whether any guard needs the connector's view to judge
+// orders (ReadOnly, and MaxLeverage on setLeverage, the edge checks
+// itself; MaxLeverage on placements needs the market's leverage).
 func (g Guards) Trading() bool {
-	return len(g.AllowedMarkets) > 0 || g.MaxOrderNotional != nil || g.MaxDailyNotional != nil || g.MaxPositionNotional != nil
+	return len(g.AllowedMarkets) > 0 || g.MaxOrderNotional != nil || g.MaxDailyNotional != nil ||
+		g.MaxLeverage > 0 || g.MaxPositionNotional != nil
 }
 
 // CredentialInfo is a credential's metadata, never its secret.

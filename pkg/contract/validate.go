@@ -362,5 +362,8 @@ func (p *ProtectionParams) Validate() *Error {
 	if p.Side == Long && p.SLPercent.GreaterThanOrEqual(decimal.NewFromInt(100)) {
 		return invalid("field \"slPercent\" must be below 100 for a LONG position")
 	}
+	if p.Side == Short && p.TPPercent.GreaterThanOrEqual(decimal.NewFromInt(100)) {
+		return invalid("field \"tpPercent\" must be below 100 for a SHORT position: its take-profit lies below the entry price")
+	}
 	return nil
 }

@@ -98,16 +98,21 @@ func (e *Engine) place(a *account, req OrderRequest, t int64) (*order, error) {
 			}
 			return nil, fmt.Errorf("%s limit %s on %s: best opposite price is %s: %w", req.Side, req.Price, m.spec.Symbol, best, ErrPostOnlyWouldCross)
 		}
-		fee := decimal.Zero
+		// A crossing order fills at the book and rests the rest at its
+		// price: its margin is checked at those prices, not at its limit.
+		var levels []Level
+		price, fee := req.Price, decimal.Zero
 		if crosses {
-			fee = e.takerFee(size.Mul(req.Price))
+			var got decimal.Decimal
+			levels, got = m.sweep(req.Side, size, req.Price, t)
+			filled := levelsNotional(levels)
+			price, fee = filled.Add(size.Sub(got).Mul(req.Price)).Div(size), e.takerFee(filled)
 		}
-		if err := e.checkMargin(a, m, req.Side, size, req.Price, fee, req.ReduceOnly); err != nil {
+		if err := e.checkMargin(a, m, req.Side, size, price, fee, req.ReduceOnly); err != nil {
 			return nil, err
 		}
 		e.register(a, m, o, Open, t)
 		if crosses {
-			levels, _ := m.sweep(req.Side, size, req.Price, t)
 			e.execute(a, m, o, levels, t)
 		}
 		if !o.FilledSize.LessThan(o.Size) {
@@ -256,11 +261,16 @@ func (m *market) plan(side Side, qty decimal.Decimal, t int64) ([]Level, decimal
 	if got.LessThan(qty) {
 		return nil, decimal.Zero, fmt.Errorf("%s %s on %s: only %s available in %d book levels: %w", side, qty, m.spec.Symbol, got, maxBookDepth, ErrInvalidOrder)
 	}
+	return levels, levelsNotional(levels).DivRound(qty, 8), nil
+}
+
+// levelsNotional is what taking levels costs before fees.
+func levelsNotional(levels []Level) decimal.Decimal {
 	notional := decimal.Zero
 	for _, l := range levels {
 		notional = notional.Add(l.Size.Mul(l.Price))
 	}
-	return levels, notional.DivRound(qty, 8), nil
+	return notional
 }
 
 // execute books one taker fill per level.

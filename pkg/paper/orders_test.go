@@ -476,3 +476,39 @@ func TestWalletMatchesFills(t *testing.T) {
 	}
 	eq(t, "equity when flat", b.Equity, b.Wallet)
 }
+
+// TestCrossingLimitMarginAtFillPrices: a SELL limit far below the bid
+// fills at the book, so its margin is checked at the book's prices, not
+// at its limit: free collateral never goes negative.
+func TestCrossingLimitMarginAtFillPrices(t *testing.T) {
+	e, _ := newEngine(t, 0)
+	mustMark(t, e, btc, "60000")
+	if _, err := e.SetLeverage("a", btc, 10); err != nil {
+		t.Fatal(err)
+	}
+	book, err := e.Orderbook(btc, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Within the first level: 1.7 BTC near 60000 needs about 10,200 at
+	// 10x, more than the 10,000 wallet; at the 1,000 limit it needs 170.
+	size := d("1.7")
+	if book.Bids[0].Size.LessThan(size) {
+		t.Fatalf("the test needs %s BTC on the best bid, the book has %+v", size, book.Bids[0])
+	}
+	_, err = e.PlaceOrder("a", paper.OrderRequest{Market: btc, Type: paper.Limit, Side: paper.Sell, Size: size, Price: d("1000")})
+	wantErr(t, err, paper.ErrInsufficientMargin)
+	b := mustBalance(t, e, "a")
+	eq(t, "wallet", b.Wallet, d("10000"))
+	if b.FreeCollateral.IsNegative() {
+		t.Fatalf("free collateral went to %s", b.FreeCollateral)
+	}
+	// What fits at the book's prices still fills at the book.
+	o := mustPlace(t, e, "a", paper.OrderRequest{Market: btc, Type: paper.Limit, Side: paper.Sell, Size: d("1"), Price: d("1000")})
+	if o.Status != paper.Filled || o.AvgFillPrice.LessThan(d("59000")) {
+		t.Fatalf("crossing sell = %+v, want filled near the bid", o)
+	}
+	if b := mustBalance(t, e, "a"); b.FreeCollateral.IsNegative() {
+		t.Fatalf("free collateral went to %s", b.FreeCollateral)
+	}
+}

@@ -41,7 +41,7 @@ func startBinance(t *testing.T, cfg sim.Config) *binanceEnv {
 // startBinanceAt is startBinance with one clock for the simulated Binance
 // and the connector (nil: each its own), so prices stand still and every
 // answer can be compared with the simulator's state.
-func startBinanceAt(t *testing.T, cfg sim.Config, now func() time.Time) *binanceEnv {
+func startBinanceAt(t *testing.T, cfg sim.Config, now func() time.Time, mutate ...func(*Config)) *binanceEnv {
 	t.Helper()
 	cfg.Keys = map[string]string{simMainKey: simMainSecret, simTestKey: simTestSecret}
 	if now != nil {
@@ -54,6 +54,9 @@ func startBinanceAt(t *testing.T, cfg sim.Config, now func() time.Time) *binance
 		c.Binance.MainnetURL, c.Binance.TestnetURL = srv.URL, srv.URL
 		if now != nil {
 			c.Binance.Now = now
+		}
+		for _, m := range mutate {
+			m(c)
 		}
 	})
 	acct := g.Bootstrap().AccountID

@@ -44,6 +44,8 @@ type Config struct {
 	Paradex     paradex.Config // PERPGATE_PARADEX_*
 	// Stream tunes the market-data stream view (PERPGATE_STREAM*).
 	Stream connector.StreamConfig
+	// Guards tunes how key guards value orders (PERPGATE_MARKET_SLIPPAGE_BPS).
+	Guards connector.GuardConfig
 	// Exchanges are the exchanges served (PERPGATE_EXCHANGES, comma
 	// separated); empty serves every one built in. Calls for one left out
 	// answer EXCHANGE_UNAVAILABLE.
@@ -71,6 +73,7 @@ func DefaultConfig() Config {
 		Paradex:     paradex.DefaultConfig(),
 		Edge:        edge.DefaultConfig(),
 		Log:         telemetry.LogConfig{Format: "text", Level: "info"},
+		Guards:      connector.DefaultGuardConfig(),
 	}
 }
 
@@ -110,6 +113,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	}
 	var err error
 	if c.Stream, err = connector.LoadStreamConfig(lookup); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Guards, err = connector.LoadGuardConfig(lookup); err != nil {
 		errs = append(errs, err)
 	}
 	if c.NATSAuth, err = bus.LoadAuth(lookup); err != nil {

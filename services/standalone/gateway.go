@@ -216,7 +216,7 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 			protections = connector.NewRedisProtections(rdb, g.cfg.Edge.SubjectPrefix+":protect:"+string(a.Exchange())+":")
 		}
 		rt := connector.New(connector.Config{Subjects: contract.NewSubjects(g.cfg.Edge.SubjectPrefix), Metrics: g.metrics,
-			Protections: protections, Ledger: ledger, Stream: g.cfg.Stream}, a, nc, idem,
+			Protections: protections, Ledger: ledger, Stream: g.cfg.Stream, Guards: &g.cfg.Guards}, a, nc, idem,
 			g.log.With("service", "connector"))
 		if err := rt.Start(); err != nil {
 			return err

@@ -89,10 +89,10 @@ func (g *guardEnv) accepted(body map[string]any) map[string]any {
 }
 
 // orderHits counts requests to Binance's order endpoints.
-func (g *guardEnv) orderHits() int {
+func (b *binanceEnv) orderHits() int {
 	n := 0
 	for _, p := range []string{"/fapi/v1/order", "/fapi/v1/batchOrders", "/fapi/v1/algoOrder"} {
-		n += g.sim.Hits(http.MethodPost, p)
+		n += b.sim.Hits(http.MethodPost, p)
 	}
 	return n
 }
@@ -311,6 +311,11 @@ func TestGuardsMCP(t *testing.T) {
 			openOrders := func() int {
 				return len(c.ok("get_orders", map[string]any{"credentialId": cred})["orders"].([]any))
 			}
+			// maxLeverage refuses orders on a market whose leverage is above it.
+			if res, body := c.call("place_limit_order", order("0.01", true)); i == 0 && (!res.IsError || body["code"] != string(contract.CodeLeverageExceeded)) {
+				t.Fatalf("an order at the account's 10x under maxLeverage 3: want LEVERAGE_EXCEEDED, got %v", body)
+			}
+			c.ok("set_leverage", map[string]any{"credentialId": cred, "market": "BTC", "leverage": 3})
 			before := openOrders()
 			dry := c.ok("place_limit_order", order("0.01", true))
 			if dry["dryRun"] != true || dry["notional"] != capped.String() {

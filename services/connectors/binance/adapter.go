@@ -28,7 +28,10 @@ type Adapter struct {
 	hours map[string]hoursEntry            // by REST base: funding intervals of adjusted symbols
 }
 
-var _ connector.Adapter = (*Adapter)(nil)
+var (
+	_ connector.Adapter        = (*Adapter)(nil)
+	_ connector.LeverageReader = (*Adapter)(nil)
+)
 
 // modeTTL is how long a credential's position mode is trusted.
 const modeTTL = 5 * time.Minute
@@ -356,6 +359,21 @@ func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *c
 		}
 	}
 	return contract.PositionsResult{Positions: out}, nil
+}
+
+// GetLeverage implements connector.LeverageReader: /fapi/v1/symbolConfig
+// holds the symbol's leverage, position or not.
+func (a *Adapter) GetLeverage(ctx context.Context, c connector.Credential, m connector.Market) (int, error) {
+	var cfgs []symbolConfig
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/symbolConfig", symbolParam(m), 5, &cfgs); err != nil {
+		return 0, err
+	}
+	for _, s := range cfgs {
+		if s.Symbol == m.Native {
+			return s.Leverage, nil
+		}
+	}
+	return 0, nil
 }
 
 // GetOrders implements connector.Adapter: regular open orders and the

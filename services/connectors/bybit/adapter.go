@@ -25,7 +25,10 @@ type Adapter struct {
 	modes map[string]time.Time             // base + apiKey + symbol → when one-way mode was seen
 }
 
-var _ connector.Adapter = (*Adapter)(nil)
+var (
+	_ connector.Adapter        = (*Adapter)(nil)
+	_ connector.LeverageReader = (*Adapter)(nil)
+)
 
 // modeTTL is how long a credential's one-way mode on a symbol is trusted.
 const modeTTL = 5 * time.Minute
@@ -316,6 +319,22 @@ func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *c
 		}
 	}
 	return contract.PositionsResult{Positions: out}, nil
+}
+
+// GetLeverage implements connector.LeverageReader: position/list of one
+// symbol has its row, with the leverage, while the position is flat too.
+func (a *Adapter) GetLeverage(ctx context.Context, c connector.Credential, m connector.Market) (int, error) {
+	rows, err := a.positionRows(ctx, c, &m)
+	if err != nil {
+		return 0, err
+	}
+	lev := 0
+	for _, p := range rows {
+		if p.Symbol == m.Native {
+			lev = max(lev, int(p.Leverage.D().Ceil().IntPart()))
+		}
+	}
+	return lev, nil
 }
 
 func (a *Adapter) positionRows(ctx context.Context, c connector.Credential, m *connector.Market) ([]position, error) {

@@ -30,7 +30,10 @@ type Adapter struct {
 	assets map[contract.Environment]*assetSet
 }
 
-var _ connector.Adapter = (*Adapter)(nil)
+var (
+	_ connector.Adapter        = (*Adapter)(nil)
+	_ connector.LeverageReader = (*Adapter)(nil)
+)
 
 // assetSet is one environment's universe: coin → asset id and decimals.
 type assetSet struct {
@@ -433,6 +436,23 @@ func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *c
 		out = append(out, positionFromWire(p.Position))
 	}
 	return contract.PositionsResult{Positions: out}, nil
+}
+
+// GetLeverage implements connector.LeverageReader: the info request
+// activeAssetData carries the account's leverage on one coin, position or
+// not.
+func (a *Adapter) GetLeverage(ctx context.Context, c connector.Credential, m connector.Market) (int, error) {
+	acct, err := a.account(c)
+	if err != nil {
+		return 0, err
+	}
+	var r struct {
+		Leverage Leverage `json:"leverage"`
+	}
+	if err := a.info(ctx, c, map[string]any{"type": "activeAssetData", "user": acct.user, "coin": m.Native}, &r); err != nil {
+		return 0, err
+	}
+	return r.Leverage.Value, nil
 }
 
 func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, acct *account) ([]FrontendOrder, error) {

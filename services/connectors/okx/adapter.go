@@ -27,6 +27,7 @@ type Adapter struct {
 var (
 	_ connector.Adapter          = (*Adapter)(nil)
 	_ connector.ProtectionLinker = (*Adapter)(nil)
+	_ connector.LeverageReader   = (*Adapter)(nil)
 )
 
 // configTTL is how long a credential's account configuration is trusted.

@@ -73,4 +73,21 @@ func (a *Adapter) SetLeverage(ctx context.Context, c connector.Credential, m con
 	return int(res[0].Lever.IntPart()), nil
 }
 
+// GetLeverage implements connector.LeverageReader: GET
+// /api/v5/account/leverage-info of the instrument in cross margin.
+func (a *Adapter) GetLeverage(ctx context.Context, c connector.Credential, m connector.Market) (int, error) {
+	var res []leverageAnswer
+	q := params{}.Add("instId", m.Native).Add("mgnMode", "cross")
+	if err := a.get(ctx, c, "/api/v5/account/leverage-info", q, rule{n: 20}, &res); err != nil {
+		return 0, err
+	}
+	lev := 0
+	for _, r := range res {
+		if r.InstID == m.Native {
+			lev = max(lev, int(r.Lever.Ceil().IntPart()))
+		}
+	}
+	return lev, nil
+}
+
 func itoa(n int) string { return decimal.NewFromInt(int64(n)).String() }

@@ -22,7 +22,10 @@ type Adapter struct {
 	local   *paper.Engine // set: the market stream is read in process
 }
 
-var _ connector.Adapter = (*Adapter)(nil)
+var (
+	_ connector.Adapter        = (*Adapter)(nil)
+	_ connector.LeverageReader = (*Adapter)(nil)
+)
 
 // NewAdapter returns an adapter talking to the venue client.
 func NewAdapter(v *venue.Client) *Adapter { return &Adapter{venue: v} }
@@ -349,6 +352,16 @@ func (a *Adapter) SetLeverage(ctx context.Context, c connector.Credential, m con
 		return 0, contract.Errorf(contract.CodeInvalidRequest, "leverage %d is above the maximum %d of %s", leverage, m.MaxLeverage, m.Canonical)
 	}
 	n, err := a.venue.SetLeverage(ctx, acct, m.Native, leverage)
+	return n, mapError(err)
+}
+
+// GetLeverage implements connector.LeverageReader.
+func (a *Adapter) GetLeverage(ctx context.Context, c connector.Credential, m connector.Market) (int, error) {
+	acct, err := a.account(ctx, c)
+	if err != nil {
+		return 0, err
+	}
+	n, err := a.venue.Leverage(ctx, acct, m.Native)
 	return n, mapError(err)
 }
 

@@ -30,6 +30,7 @@ type Adapter struct {
 var (
 	_ connector.Adapter          = (*Adapter)(nil)
 	_ connector.ProtectionLinker = (*Adapter)(nil)
+	_ connector.LeverageReader   = (*Adapter)(nil)
 )
 
 // NewAdapter returns an adapter for cfg; hc nil means connector.NewHTTPClient.

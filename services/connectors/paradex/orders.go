@@ -463,6 +463,26 @@ func (a *Adapter) SetLeverage(ctx context.Context, c connector.Credential, m con
 	return leverage, nil
 }
 
+// GetLeverage implements connector.LeverageReader: GET
+// /account/margin?market= lists the market's margin config.
+func (a *Adapter) GetLeverage(ctx context.Context, c connector.Credential, m connector.Market) (int, error) {
+	var r struct {
+		Configs []struct {
+			Market   string `json:"market"`
+			Leverage dec    `json:"leverage"`
+		} `json:"configs"`
+	}
+	if err := a.private(ctx, c, http.MethodGet, "/account/margin", url.Values{"market": {m.Native}}, nil, &r); err != nil {
+		return 0, err
+	}
+	for _, cfg := range r.Configs {
+		if cfg.Market == m.Native {
+			return int(cfg.Leverage.D().Ceil().IntPart()), nil
+		}
+	}
+	return 0, nil
+}
+
 // byClientID reads an order by client_id: GET /orders/by_client_id serves
 // open and recent ones, /orders-history the rest.
 func (a *Adapter) byClientID(ctx context.Context, c connector.Credential, m connector.Market, id string) (orderResp, bool, error) {

@@ -18,5 +18,5 @@ const { tools } = await client.listTools();
 const book = await call("get_orderbook", { market: "BTC", depth: 5 });
 const dry = await call("place_limit_order", { market: "BTC", side: "BUY", size: "0.01", price: "50000", dryRun: true });
 const prot = await call("place_protection_orders", { market: "BTC", side: "LONG", size: "0.01", entryPrice: "60000", tpPercent: 5, slPercent: 2.5, dryRun: true });
-console.log(JSON.stringify({ tools: tools.length, bids: book.bids.length, dryRun: dry.dryRun, takeProfit: prot.takeProfit.price }));
+console.log(JSON.stringify({ tools: tools.length, bids: book.bids.length, dryRun: dry.dryRun, takeProfit: prot.takeProfit.triggerPrice }));
 await client.close();

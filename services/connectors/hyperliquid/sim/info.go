@@ -65,6 +65,15 @@ func (s *Sim) serveInfo(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, s.candles(req.Req.Coin, req.Req.Interval, req.Req.StartTime, req.Req.EndTime))
 	case "clearinghouseState":
 		writeJSON(w, s.clearinghouse(user))
+	case "activeAssetData":
+		lev, err := s.eng.Leverage(user, req.Coin)
+		if err != nil {
+			deserializeError(w, "coin")
+			return
+		}
+		m, _ := s.mid(req.Coin)
+		writeJSON(w, map[string]any{"user": req.User, "coin": req.Coin, "leverage": hl.Leverage{Type: "cross", Value: lev},
+			"maxTradeSzs": []string{"0", "0"}, "availableToTrade": []string{"0", "0"}, "markPx": num(m)})
 	case "frontendOpenOrders", "openOrders":
 		os, _ := s.eng.OpenOrders(user, "")
 		out := make([]hl.FrontendOrder, 0, len(os))

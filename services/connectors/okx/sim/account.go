@@ -156,3 +156,20 @@ func (s *Server) fills(q *req) (any, *apiErr) {
 	}
 	return out, nil
 }
+
+// https://www.okx.com/docs-v5/en/#trading-account-rest-api-get-leverage
+func (s *Server) leverageInfo(q *req) (any, *apiErr) {
+	in, e := s.inst(q.get("instId"))
+	if e != nil {
+		return nil, e
+	}
+	mm := q.get("mgnMode")
+	if mm != "cross" && mm != "isolated" {
+		return nil, badParam("mgnMode")
+	}
+	lev, err := s.eng.Leverage(q.key, in.InstID)
+	if err != nil {
+		return nil, errf("51000", "%v", err)
+	}
+	return []map[string]string{{"instId": in.InstID, "mgnMode": mm, "posSide": "net", "lever": strconv.Itoa(lev)}}, nil
+}

@@ -26,6 +26,7 @@ func (s *Server) table() map[string]route {
 		"GET /api/v5/account/positions":          sig(s.positions),
 		"GET /api/v5/account/config":             sig(s.accountConfig),
 		"POST /api/v5/account/set-leverage":      sig(s.setLeverage),
+		"GET /api/v5/account/leverage-info":      sig(s.leverageInfo),
 		"GET /api/v5/trade/fills":                sig(s.fills),
 		"GET /api/v5/trade/order":                sig(s.orderDetails),
 		"GET /api/v5/trade/orders-pending":       sig(s.ordersPending),
