@@ -121,19 +121,41 @@ func (g *Gateway) startBus() (func(name string) (*nats.Conn, error), error) {
 		}, nil
 	}
 	// JetStream carries the audit trail; its files live in the data dir.
-	emb, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: g.cfg.NATSListen, StoreDir: filepath.Join(g.cfg.DataDir, "nats")})
+	cfg := bus.EmbeddedConfig{Listen: g.cfg.NATSListen, StoreDir: filepath.Join(g.cfg.DataDir, "nats")}
+	if cfg.Listen != "" {
+		var err error
+		if cfg.Logins, err = natsLogins(g.cfg); err != nil {
+			return nil, err
+		}
+	}
+	emb, err := bus.StartEmbedded(cfg)
 	if err != nil {
 		return nil, err
 	}
 	g.embedded = emb
 	g.onClose(func() error { emb.Shutdown(); return nil })
+	if url := emb.ClientURL(); url != "" {
+		g.log.Info("embedded nats listening", "url", url, "users", filepath.Join(g.cfg.DataDir, natsUsersFile))
+	}
 	return func(name string) (*nats.Conn, error) {
-		nc, err := emb.Connect(name)
+		nc, err := emb.ConnectAs(name, loginAs(cfg.Logins, name))
 		if err == nil {
 			g.onClose(func() error { return bus.Drain(nc, drainTimeout) })
 		}
 		return nc, err
 	}, nil
+}
+
+// loginAs is how the in-process service name logs in: as its own user when
+// the server has users (a name that is none connects without one and is
+// refused).
+func loginAs(logins []bus.Login, name string) bus.Auth {
+	for _, l := range logins {
+		if l.User.Name == name {
+			return l.User.Auth(l.Password)
+		}
+	}
+	return bus.Auth{}
 }
 
 func (g *Gateway) startKeys(ctx context.Context, connect func(string) (*nats.Conn, error), s secrets) error {
