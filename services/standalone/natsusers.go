@@ -12,6 +12,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/edge"
 )
 
 // The embedded NATS server, when PERPGATE_NATS_LISTEN opens it to other
@@ -48,7 +49,7 @@ func (c Config) validateNATSListen() error {
 	if err != nil {
 		return fmt.Errorf("PERPGATE_NATS_LISTEN: %q is not host:port such as 127.0.0.1:4222", c.NATSListen)
 	}
-	if isLoopback(host) {
+	if edge.IsLoopbackHost(host) {
 		return nil
 	}
 	var missing []string
@@ -62,14 +63,6 @@ func (c Config) validateNATSListen() error {
 	}
 	return fmt.Errorf("PERPGATE_NATS_LISTEN=%s opens the embedded NATS beyond this host: set the password of every "+
 		"NATS user (missing: %s), or listen on 127.0.0.1", c.NATSListen, strings.Join(missing, ", "))
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // natsLogins are the users of the listening embedded server: each with the
