@@ -96,7 +96,7 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 	}
 	// Bootstrap before the edge listens: once /healthz answers, the key
 	// and credential exist and bootstrap.json is written.
-	boot, err := g.bootstrap(ctx, secrets.adminToken)
+	boot, created, err := g.bootstrap(ctx, secrets.adminToken)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 	if err := g.startEdge(connect, rdb); err != nil {
 		return err
 	}
-	printBanner(g.out, boot, g.URL(), g.AdminURL(), g.cfg.BootstrapPath())
+	printBanner(g.out, boot, created, g.URL(), g.AdminURL(), g.cfg.BootstrapPath())
 	return nil
 }
 
