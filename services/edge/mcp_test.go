@@ -286,6 +286,8 @@ type mcpHarness struct {
 	keys   map[string]contract.KeyInfo // by raw key
 	raw    map[contract.Tier]string    // raw key of each tier
 	routed atomic.Int64
+	// credLookups counts the credential look-ups that reached keys.
+	credLookups atomic.Int64
 }
 
 func newMCPHarness(t *testing.T, mutate ...func(*Config)) *mcpHarness {
@@ -340,6 +342,7 @@ func newMCPHarness(t *testing.T, mutate ...func(*Config)) *mcpHarness {
 		return nil
 	})
 	answer(subjects.CredentialLookup(), func(*nats.Msg) any {
+		h.credLookups.Add(1)
 		return contract.CredentialInfo{ID: h.cred, AccountID: "acct", Exchange: contract.Paper, Environment: contract.Testnet}
 	})
 	answer(subjects.Prefix+".exchange.>", func(*nats.Msg) any {
