@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"time"
@@ -91,20 +92,19 @@ func natsUsers(logins []Login) []*server.User {
 
 // Connect returns an in-process client connection without a user, which a
 // server started with Logins refuses.
-func (e *Embedded) Connect(name string) (*nats.Conn, error) { return e.ConnectAs(name, Auth{}) }
+func (e *Embedded) Connect(name string) (*nats.Conn, error) { return e.ConnectAs(name, Auth{}, nil) }
 
-// ConnectAs returns an in-process client connection logged in as auth.User.
-func (e *Embedded) ConnectAs(name string, auth Auth) (*nats.Conn, error) {
+// ConnectAs returns an in-process client connection logged in as
+// auth.User; errors the server reports later go to log (nil discards
+// them), as with Connect.
+func (e *Embedded) ConnectAs(name string, auth Auth, log *slog.Logger) (*nats.Conn, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	// No write deadline on the in-process pipe: nats.go would arm and stop
 	// a timer on every flush, and only a wedged server in this very
 	// process could hold a write, which no deadline would cure.
-	opts := []nats.Option{nats.InProcessServer(e.srv), nats.Name(name), nats.MaxReconnects(-1), nats.FlusherTimeout(0)}
-	if auth.User != "" {
-		opts = append(opts, nats.UserInfo(auth.User, auth.Password.Reveal()))
-	}
-	if auth.InboxPrefix != "" {
-		opts = append(opts, nats.CustomInboxPrefix(auth.InboxPrefix))
-	}
+	opts := append(clientOptions(name, auth, log), nats.InProcessServer(e.srv), nats.MaxReconnects(-1), nats.FlusherTimeout(0))
 	nc, err := nats.Connect("", opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to embedded nats: %w", err)

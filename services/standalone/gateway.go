@@ -138,7 +138,7 @@ func (g *Gateway) startBus() (func(name string) (*nats.Conn, error), error) {
 		g.log.Info("embedded nats listening", "url", url, "users", filepath.Join(g.cfg.DataDir, natsUsersFile))
 	}
 	return func(name string) (*nats.Conn, error) {
-		nc, err := emb.ConnectAs(name, loginAs(cfg.Logins, name))
+		nc, err := emb.ConnectAs(name, loginAs(cfg.Logins, name), g.log.With("nats_user", name))
 		if err == nil {
 			g.onClose(func() error { return bus.Drain(nc, drainTimeout) })
 		}
@@ -229,7 +229,7 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 		if !g.cfg.serves(a.Exchange()) {
 			continue
 		}
-		nc, err := connect("connector-" + string(a.Exchange()))
+		nc, err := connect(bus.ConnectorUser(a.Exchange()))
 		if err != nil {
 			return err
 		}

@@ -40,6 +40,7 @@ func TestEmbeddedNATSListenRequiresUsers(t *testing.T) {
 	connectorSubject := contract.NewSubjects(g.cfg.Edge.SubjectPrefix).Operation(contract.Paper, op)
 
 	t.Run("the services trade and audit under their users", func(t *testing.T) {
+		g.ok(map[string]any{"operation": "getMarkPrice", "market": "BTC"})
 		g.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": "1000"})
 		checkFor(t, 10*time.Second, 50*time.Millisecond, func() error {
 			page, err := g.Keys().AuditLog(context.Background(), g.Bootstrap().AccountID, time.Time{}, time.Time{}, 10, "")
@@ -115,6 +116,13 @@ func TestEmbeddedNATSListenRequiresUsers(t *testing.T) {
 			t.Fatalf("connector-paper's user from %s: %v", natsUsersFile, err)
 		}
 	})
+
+	// A permission the services need but lack shows only as a log line.
+	for _, line := range strings.Split(g.logs.String(), "\n") {
+		if strings.Contains(line, `"msg":"nats error"`) {
+			t.Errorf("a service was refused by the embedded server: %s", line)
+		}
+	}
 }
 
 // TestNATSListenBeyondLoopbackNeedsPasswords: generated passwords are for
