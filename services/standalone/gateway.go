@@ -343,5 +343,6 @@ func (g *Gateway) Keys() *keys.Service { return g.keys }
 func (g *Gateway) PaperEngine() *paper.Engine { return g.paper }
 
 // Connect opens another connection to the gateway's bus (for tests and
-// embedding); the gateway closes it on Close.
+// embedding); the gateway closes it on Close. With PERPGATE_NATS_LISTEN
+// the embedded server takes the services' users only, so name must be one.
 func (g *Gateway) Connect(name string) (*nats.Conn, error) { return g.connect(name) }
