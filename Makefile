@@ -18,7 +18,7 @@ COMPOSE  ?= docker compose
 GORACE   ?= atexit_sleep_ms=0
 export GORACE
 
-.PHONY: run test unit fuzz bench lint build clean openapi docs compose-env compose-up compose-down
+.PHONY: run test unit fuzz bench lint build clean openapi docs nats-conf compose-env compose-up compose-down
 
 run: build
 	$(BIN)/perpgate serve
@@ -70,6 +70,11 @@ openapi:
 # Regenerate docs/api.md, the API reference, from the operation table.
 docs:
 	$(GO) test ./pkg/contract -run '^TestReferenceUpToDate$$' -update
+
+# Regenerate deploy/nats.conf from the NATS permissions table
+# (pkg/bus/permissions.go), which the embedded server of perpgate serve uses too.
+nats-conf:
+	$(GO) test ./deploy -run '^TestNATSConfUpToDate$$' -update
 
 # docker-compose.yml: every service in its own container (README, "Operating
 # perpgate"). compose-env writes .env with fresh secrets unless it exists.

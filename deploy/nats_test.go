@@ -294,7 +294,7 @@ func TestNATSPermissions(t *testing.T) {
 			{"connector-binance calls another exchange", "connector-binance", "perpgate.exchange.hyperliquid.market.getMarkPrice"},
 			{"connector-binance looks up an API key", "connector-binance", "perpgate.keys.apikey"},
 			{"connector-binance forges a change event", "connector-binance", "perpgate.events.keys"},
-			{"keys calls a connector", "keys", "perpgate.exchange.paper.market.getMarkPrice"},
+			{"keys publishes market data", "keys", "perpgate.stream.paper.testnet.m.BTC-USD-PERP"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -304,6 +304,20 @@ func TestNATSPermissions(t *testing.T) {
 				}
 				c.violation(t, "Publish", tt.subject)
 			})
+		}
+	})
+
+	t.Run("keys reaches a connector (the kill switch)", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		req := contract.ConnectorRequest{RequestID: "kill-switch", Operation: contract.OpGetMarkPrice, AccountID: acct.ID,
+			Credential: contract.CredentialInfo{ID: creds[contract.Paper], AccountID: acct.ID, Exchange: contract.Paper,
+				Environment: contract.Testnet}, Params: json.RawMessage(`{"market":"BTC"}`)}
+		var resp json.RawMessage
+		err := bus.RequestConnector(ctx, as(t, "keys").nc, contract.NewSubjects("").Operation(contract.Paper,
+			mustOp(t, contract.OpGetMarkPrice)), req, &resp)
+		if err != nil {
+			t.Fatalf("keys → connector-paper getMarkPrice: %v", err)
 		}
 	})
 
@@ -374,9 +388,7 @@ func natsPasswords(t *testing.T) (map[string]string, map[string]string) {
 }
 
 // passwordVar is the environment variable holding user's NATS password.
-func passwordVar(user string) string {
-	return "NATS_" + strings.ToUpper(strings.ReplaceAll(user, "-", "_")) + "_PASSWORD"
-}
+func passwordVar(user string) string { return bus.ServiceUser{Name: user}.PasswordVar() }
 
 // client is the test's own connection as one nats.conf user, made the way
 // the services make theirs (bus.LoadAuth, bus.Connect).
@@ -432,6 +444,15 @@ func (c *client) violation(t *testing.T, kind, subject string) {
 		}
 		return fmt.Errorf("not in the client's log:\n%s", c.log)
 	})
+}
+
+func mustOp(t *testing.T, name string) *contract.Operation {
+	t.Helper()
+	op, ok := contract.Lookup(name)
+	if !ok {
+		t.Fatalf("no operation %s", name)
+	}
+	return op
 }
 
 // redisURL gives the test Redis to the edge as PERPGATE_REDIS_URL.

@@ -26,18 +26,10 @@ func Connect(url, name string, auth Auth, log *slog.Logger) (*nats.Conn, error) 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	opts := []nats.Option{
-		nats.Name(name),
+	opts := append(clientOptions(name, auth, log),
 		nats.MaxReconnects(-1),
-		nats.ReconnectWait(250 * time.Millisecond),
-		nats.Timeout(5 * time.Second),
-		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
-			if sub != nil {
-				log.Warn("nats error", "subject", sub.Subject, "err", err)
-				return
-			}
-			log.Warn("nats error", "err", err)
-		}),
+		nats.ReconnectWait(250*time.Millisecond),
+		nats.Timeout(5*time.Second),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				log.Warn("nats disconnected", "err", err)
@@ -46,6 +38,27 @@ func Connect(url, name string, auth Auth, log *slog.Logger) (*nats.Conn, error) 
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info("nats reconnected", "url", redactURL(nc.ConnectedUrl()))
 		}),
+	)
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to nats at %s as %q: %w", redactURL(url), auth.User, err)
+	}
+	return nc, nil
+}
+
+// clientOptions name the connection, log in as auth.User with replies
+// under auth.InboxPrefix, and log the errors the server reports later
+// (permission violations, slow consumers), since nothing else shows them.
+func clientOptions(name string, auth Auth, log *slog.Logger) []nats.Option {
+	opts := []nats.Option{
+		nats.Name(name),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				log.Warn("nats error", "subject", sub.Subject, "err", err)
+				return
+			}
+			log.Warn("nats error", "err", err)
+		}),
 	}
 	if auth.User != "" {
 		opts = append(opts, nats.UserInfo(auth.User, auth.Password.Reveal()))
@@ -53,11 +66,7 @@ func Connect(url, name string, auth Auth, log *slog.Logger) (*nats.Conn, error) 
 	if auth.InboxPrefix != "" {
 		opts = append(opts, nats.CustomInboxPrefix(auth.InboxPrefix))
 	}
-	nc, err := nats.Connect(url, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("connect to nats at %s as %q: %w", redactURL(url), auth.User, err)
-	}
-	return nc, nil
+	return opts
 }
 
 // redactURL hides passwords in a comma-separated list of server URLs

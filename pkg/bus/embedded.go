@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"time"
@@ -22,6 +23,16 @@ type EmbeddedConfig struct {
 	Listen string
 	// StoreDir enables JetStream under this directory when non-empty.
 	StoreDir string
+	// Logins, required with Listen, are the only clients the server then
+	// accepts, in process or not, each held to its user's permissions:
+	// without them any local process could ask for decrypted secrets.
+	Logins []Login
+}
+
+// Login is a ServiceUser with its password.
+type Login struct {
+	User     ServiceUser
+	Password Password
 }
 
 // StartEmbedded starts an embedded NATS server and waits until it accepts
@@ -35,12 +46,16 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		MaxPayload: 8 << 20,
 	}
 	if cfg.Listen != "" {
+		if len(cfg.Logins) == 0 {
+			return nil, fmt.Errorf("embedded nats listening at %s needs users", cfg.Listen)
+		}
 		host, port, err := splitHostPort(cfg.Listen)
 		if err != nil {
 			return nil, err
 		}
 		opts.Host, opts.Port = host, port
 	}
+	opts.Users = natsUsers(cfg.Logins)
 	if cfg.StoreDir != "" {
 		opts.JetStream, opts.StoreDir = true, cfg.StoreDir
 	}
@@ -56,13 +71,41 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 	return &Embedded{srv: srv}, nil
 }
 
-// Connect returns an in-process client connection.
-func (e *Embedded) Connect(name string) (*nats.Conn, error) {
+// natsUsers are the server's users for logins, with the permissions
+// deploy/nats.conf gives them.
+func natsUsers(logins []Login) []*server.User {
+	var users []*server.User
+	for _, l := range logins {
+		p := &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: l.User.Publish},
+			Subscribe: &server.SubjectPermission{Allow: l.User.Subscribe},
+		}
+		if l.User.AllowResponses {
+			// nats.conf's allow_responses: true.
+			p.Response = &server.ResponsePermission{MaxMsgs: server.DEFAULT_ALLOW_RESPONSE_MAX_MSGS,
+				Expires: server.DEFAULT_ALLOW_RESPONSE_EXPIRATION}
+		}
+		users = append(users, &server.User{Username: l.User.Name, Password: l.Password.Reveal(), Permissions: p})
+	}
+	return users
+}
+
+// Connect returns an in-process client connection without a user, which a
+// server started with Logins refuses.
+func (e *Embedded) Connect(name string) (*nats.Conn, error) { return e.ConnectAs(name, Auth{}, nil) }
+
+// ConnectAs returns an in-process client connection logged in as
+// auth.User; errors the server reports later go to log (nil discards
+// them), as with Connect.
+func (e *Embedded) ConnectAs(name string, auth Auth, log *slog.Logger) (*nats.Conn, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	// No write deadline on the in-process pipe: nats.go would arm and stop
 	// a timer on every flush, and only a wedged server in this very
 	// process could hold a write, which no deadline would cure.
-	nc, err := nats.Connect("", nats.InProcessServer(e.srv), nats.Name(name), nats.MaxReconnects(-1),
-		nats.FlusherTimeout(0))
+	opts := append(clientOptions(name, auth, log), nats.InProcessServer(e.srv), nats.MaxReconnects(-1), nats.FlusherTimeout(0))
+	nc, err := nats.Connect("", opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to embedded nats: %w", err)
 	}
@@ -91,6 +134,9 @@ func splitHostPort(addr string) (string, int, error) {
 	port, err := strconv.Atoi(p)
 	if err != nil {
 		return "", 0, fmt.Errorf("embedded nats listen address %q: bad port", addr)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT // the server reads 0 as its default, 4222
 	}
 	return host, port, nil
 }

@@ -68,15 +68,15 @@ func TestCodeStatuses(t *testing.T) {
 
 func TestTierLimits(t *testing.T) {
 	tests := []struct {
-		tier              Tier
-		min, day, maxKeys int
+		tier                          Tier
+		min, day, maxKeys, maxStreams int
 	}{
-		{TierFree, 30, 5000, 3}, {TierBuilder, 120, 50000, 10}, {TierPro, 600, 500000, 25},
+		{TierFree, 30, 5000, 3, 2}, {TierBuilder, 120, 50000, 10, 10}, {TierPro, 600, 500000, 25, 50},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.tier), func(t *testing.T) {
 			l := tt.tier.Limits()
-			if l.PerMinute != tt.min || l.PerDay != tt.day || l.MaxKeys != tt.maxKeys {
+			if l.PerMinute != tt.min || l.PerDay != tt.day || l.MaxKeys != tt.maxKeys || l.MaxStreams != tt.maxStreams {
 				t.Fatalf("got %+v", l)
 			}
 		})

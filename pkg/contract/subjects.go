@@ -59,6 +59,9 @@ func (s Subjects) AuditStream() string {
 	return strings.ToUpper(strings.NewReplacer(".", "_", "-", "_", "*", "_", ">", "_").Replace(s.Prefix)) + "_AUDIT"
 }
 
+// AuditConsumer is the keys service's durable consumer of AuditStream.
+const AuditConsumer = "keys-audit"
+
 // Header names carried on NATS requests.
 const (
 	HeaderDeadline  = "Perpgate-Deadline"   // RFC 3339 (nanoseconds) absolute deadline

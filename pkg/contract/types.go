@@ -30,17 +30,20 @@ type TierLimits struct {
 	PerMinute int
 	PerDay    int
 	MaxKeys   int
+	// MaxStreams caps the long-lived connections one key holds open: MCP
+	// SSE sessions and account event streams (DESIGN §13).
+	MaxStreams int
 }
 
-// Limits returns the rate limits and key quota of a tier.
+// Limits returns the rate limits, key quota and stream cap of a tier.
 func (t Tier) Limits() TierLimits {
 	switch t {
 	case TierPro:
-		return TierLimits{PerMinute: 600, PerDay: 500_000, MaxKeys: 25}
+		return TierLimits{PerMinute: 600, PerDay: 500_000, MaxKeys: 25, MaxStreams: 50}
 	case TierBuilder:
-		return TierLimits{PerMinute: 120, PerDay: 50_000, MaxKeys: 10}
+		return TierLimits{PerMinute: 120, PerDay: 50_000, MaxKeys: 10, MaxStreams: 10}
 	default:
-		return TierLimits{PerMinute: 30, PerDay: 5_000, MaxKeys: 3}
+		return TierLimits{PerMinute: 30, PerDay: 5_000, MaxKeys: 3, MaxStreams: 2}
 	}
 }
 

@@ -163,6 +163,7 @@ type auditTrail struct {
 // are not audited.
 func (s *Server) executeAudited(ctx context.Context, via, rid string, key contract.KeyInfo, op *contract.Operation,
 	fields map[string]json.RawMessage) (json.RawMessage, contract.Exchange, *contract.Error) {
+	canonicalCredentialID(fields)
 	if op.ReadOnly || s.audit == nil {
 		return s.execute(ctx, rid, key, op, fields, nil)
 	}

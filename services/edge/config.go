@@ -30,6 +30,9 @@ type Config struct {
 	// who sell different plans: PERPGATE_TIER_LIMITS_FREE|BUILDER|PRO as
 	// "perMinute/perDay", e.g. "30/5000".
 	TierLimits map[contract.Tier]contract.TierLimits
+	// MCPSessionIdle closes an MCP SSE session no message reached for
+	// this long (PERPGATE_MCP_SESSION_IDLE).
+	MCPSessionIdle time.Duration
 }
 
 // DefaultConfig returns the defaults documented in the README.
@@ -44,6 +47,7 @@ func DefaultConfig() Config {
 		ShutdownGrace:  15 * time.Second,
 		CacheTTL:       time.Minute,
 		Audit:          true,
+		MCPSessionIdle: 10 * time.Minute,
 		TierLimits: map[contract.Tier]contract.TierLimits{
 			contract.TierFree:    contract.TierFree.Limits(),
 			contract.TierBuilder: contract.TierBuilder.Limits(),
@@ -105,6 +109,7 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	dur("PERPGATE_REQUEST_TIMEOUT", &c.RequestTimeout)
 	dur("PERPGATE_SHUTDOWN_GRACE", &c.ShutdownGrace)
 	dur("PERPGATE_EDGE_CACHE_TTL", &c.CacheTTL)
+	dur("PERPGATE_MCP_SESSION_IDLE", &c.MCPSessionIdle)
 	if v, ok := lookup("PERPGATE_AUDIT"); ok && v != "" {
 		switch v {
 		case "on":
@@ -144,6 +149,9 @@ func (c Config) Validate() error {
 	}
 	if c.CacheTTL <= 0 {
 		errs = append(errs, errors.New("PERPGATE_EDGE_CACHE_TTL must be positive"))
+	}
+	if c.MCPSessionIdle <= 0 {
+		errs = append(errs, errors.New("PERPGATE_MCP_SESSION_IDLE must be positive"))
 	}
 	return errors.Join(errs...)
 }

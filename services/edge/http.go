@@ -202,8 +202,11 @@ func (s *Server) fail(c echo.Context, ce *contract.Error) error {
 	switch ce.Code {
 	case contract.CodeMethodNotAllowed:
 		h.Set("Allow", http.MethodPost)
-		if c.Path() == "/openapi.json" {
+		switch c.Path() {
+		case "/openapi.json":
 			h.Set("Allow", "GET, HEAD")
+		case "/mcp/sse":
+			h.Set("Allow", "GET, POST")
 		}
 	case contract.CodeRateLimited, contract.CodeServiceUnavailable:
 		h.Set("Retry-After", strconv.Itoa(max(ce.RetryAfterSeconds, 1)))

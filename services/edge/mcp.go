@@ -160,10 +160,10 @@ func toolError(ce *contract.Error) *mcp.CallToolResult {
 }
 
 // mountMCP adds /mcp (stateless streamable HTTP, JSON responses) and
-// /mcp/sse (SSE, key in the api_key query parameter). Both refuse a bad
-// key or a free-tier key with the /v1 error envelope before any MCP
-// message is read; tool calls check the key again, so a revocation stops
-// an open session at its next call.
+// /mcp/sse (SSE, key in the api_key query parameter; see sseSessions).
+// Both refuse a bad key or a free-tier key with the /v1 error envelope
+// before any MCP message is read; tool calls check the key again, so a
+// revocation stops an open session at its next call.
 func (s *Server) mountMCP(e *echo.Echo) {
 	shared := s.newMCPServer(func(req *mcp.CallToolRequest) string {
 		if req.Extra == nil {
@@ -173,16 +173,8 @@ func (s *Server) mountMCP(e *echo.Echo) {
 	})
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return shared },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: MaxBody})
-	sse := mcp.NewSSEHandler(func(r *http.Request) *mcp.Server {
-		// Each SSE session gets a server bound to the key it was opened with:
-		// its messages arrive on a session URL that no longer carries the key.
-		key := sseKey(r)
-		return s.newMCPServer(func(*mcp.CallToolRequest) string { return key })
-	}, &mcp.SSEOptions{MaxRequestBodyBytes: MaxBody})
-
-	e.Any("/mcp", s.mcpGate(streamable, apiKeyOf, ""))
-	e.Any("/mcp/sse", s.mcpGate(sse, sseKey,
-		"no API key: pass it in the api_key query parameter (/mcp/sse?api_key=<key>) or the X-API-Key header"))
+	e.Any("/mcp", s.mcpGate(streamable))
+	e.Any("/mcp/sse", newSSESessions(s).serve)
 }
 
 func sseKey(r *http.Request) string {
@@ -194,24 +186,14 @@ func sseKey(r *http.Request) string {
 
 // mcpGate authenticates the HTTP request before handing it to the MCP
 // transport, refusing a bad or free-tier key with the /v1 error envelope.
-// Messages posted to an open SSE session are let through: the key was
-// checked when the session opened, and every tool call checks it again.
-// missingKey, when set, replaces the message of MISSING_API_KEY to say
-// where this transport takes the key.
-func (s *Server) mcpGate(h http.Handler, keyOf func(*http.Request) string, missingKey string) echo.HandlerFunc {
+func (s *Server) mcpGate(h http.Handler) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		sessionMessage := r.URL.Path == "/mcp/sse" && r.URL.Query().Get("sessionid") != ""
-		if !sessionMessage {
-			key, ce := s.authorizeMCP(r.Context(), keyOf(r))
-			if ce != nil {
-				if ce.Code == contract.CodeMissingAPIKey && missingKey != "" {
-					ce = contract.Errorf(contract.CodeMissingAPIKey, "%s", missingKey)
-				}
-				return s.fail(c, ce)
-			}
-			logOf(c).keyPrefix = key.Display
+		key, ce := s.authorizeMCP(r.Context(), apiKeyOf(r))
+		if ce != nil {
+			return s.fail(c, ce)
 		}
+		logOf(c).keyPrefix = key.Display
 		h.ServeHTTP(c.Response(), r)
 		return nil
 	}

@@ -286,9 +286,11 @@ type mcpHarness struct {
 	keys   map[string]contract.KeyInfo // by raw key
 	raw    map[contract.Tier]string    // raw key of each tier
 	routed atomic.Int64
+	// credLookups counts the credential look-ups that reached keys.
+	credLookups atomic.Int64
 }
 
-func newMCPHarness(t *testing.T) *mcpHarness {
+func newMCPHarness(t *testing.T, mutate ...func(*Config)) *mcpHarness {
 	t.Helper()
 	emb, err := bus.StartEmbedded(bus.EmbeddedConfig{})
 	if err != nil {
@@ -305,7 +307,7 @@ func newMCPHarness(t *testing.T) *mcpHarness {
 	}
 	h := &mcpHarness{cred: "0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11",
 		keys: map[string]contract.KeyInfo{}, raw: map[contract.Tier]string{}}
-	for _, tier := range []contract.Tier{contract.TierFree, contract.TierBuilder} {
+	for _, tier := range []contract.Tier{contract.TierFree, contract.TierBuilder, contract.TierPro} {
 		k, err := apikey.Generate(apikey.EnvTest)
 		if err != nil {
 			t.Fatal(err)
@@ -316,6 +318,9 @@ func newMCPHarness(t *testing.T) *mcpHarness {
 	}
 	cfg := DefaultConfig()
 	cfg.SubjectPrefix = "mcptest"
+	for _, m := range mutate {
+		m(&cfg)
+	}
 	subjects := contract.NewSubjects(cfg.SubjectPrefix)
 	fake := connect("fake")
 	answer := func(subject string, reply func(*nats.Msg) any) {
@@ -337,6 +342,7 @@ func newMCPHarness(t *testing.T) *mcpHarness {
 		return nil
 	})
 	answer(subjects.CredentialLookup(), func(*nats.Msg) any {
+		h.credLookups.Add(1)
 		return contract.CredentialInfo{ID: h.cred, AccountID: "acct", Exchange: contract.Paper, Environment: contract.Testnet}
 	})
 	answer(subjects.Prefix+".exchange.>", func(*nats.Msg) any {

@@ -134,6 +134,20 @@ func checkLeverage(key contract.KeyInfo, params any) *contract.Error {
 		"leverage %d is above this key's maxLeverage of %d; ask for %d or less", p.Leverage, key.MaxLeverage, key.MaxLeverage)
 }
 
+// canonicalCredentialID rewrites a credentialId UUID in its canonical
+// lower-case spelling as the call enters (/v1 and MCP alike), so
+// allowedCredentials, the credential cache, the connector's idempotency
+// records and the audit trail all see one spelling of one credential.
+func canonicalCredentialID(fields map[string]json.RawMessage) {
+	id, ok := contract.JSONString(fields["credentialId"])
+	if !ok || len(id) != 36 {
+		return
+	}
+	if u, err := uuid.Parse(id); err == nil && u.String() != id {
+		fields["credentialId"] = mustJSON(u.String())
+	}
+}
+
 // credential is step 7.
 func (s *Server) credential(ctx context.Context, key contract.KeyInfo, fields map[string]json.RawMessage) (contract.CredentialInfo, *contract.Error) {
 	var id string

@@ -20,8 +20,9 @@ import (
 // a JetStream stream (an edge answers a trading call only once its entry is
 // in the stream); the keys service stores both.
 
-// AuditConsumer is the durable consumer all keys replicas share.
-const AuditConsumer = "keys-audit"
+// AuditConsumer is the durable consumer all keys replicas share (its name
+// is in the keys user's NATS permissions, bus.ServiceUsers).
+const AuditConsumer = contract.AuditConsumer
 
 // auditRetention bounds how long an entry waits in the stream for a keys
 // service to store it.

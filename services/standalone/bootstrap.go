@@ -75,41 +75,50 @@ func readBootstrap(path string) (Bootstrap, error) {
 }
 
 // bootstrap reuses bootstrap.json when its account still exists, else
-// creates a builder account, a paper credential and a test key.
-func (g *Gateway) bootstrap(ctx context.Context, adminToken keys.Masked) (Bootstrap, error) {
+// creates a builder account, a paper credential and a test key; created
+// says which.
+func (g *Gateway) bootstrap(ctx context.Context, adminToken keys.Masked) (b Bootstrap, created bool, err error) {
 	path := g.cfg.BootstrapPath()
 	if b, err := readBootstrap(path); err == nil {
 		if _, err := g.keys.Account(ctx, b.AccountID); err == nil {
 			b.AdminToken = adminToken.Reveal()
-			return b, nil
+			return b, false, nil
 		}
 		g.log.Warn("bootstrap.json names an account the store does not have; bootstrapping again", "path", path)
 	}
 	acct, err := g.keys.CreateAccount(ctx, contract.TierBuilder, "bootstrap")
 	if err != nil {
-		return Bootstrap{}, fmt.Errorf("bootstrap account: %w", err)
+		return Bootstrap{}, false, fmt.Errorf("bootstrap account: %w", err)
 	}
 	cred, err := g.keys.CreateCredential(ctx, acct.ID, keys.CredentialRequest{
 		Exchange: contract.Paper, Env: contract.Testnet, Label: "paper", Secret: json.RawMessage(`{"startingBalance":"10000"}`),
 	})
 	if err != nil {
-		return Bootstrap{}, fmt.Errorf("bootstrap credential: %w", err)
+		return Bootstrap{}, false, fmt.Errorf("bootstrap credential: %w", err)
 	}
 	key, err := g.keys.CreateKey(ctx, acct.ID, keys.KeyRequest{Env: contract.KeyEnvTest})
 	if err != nil {
-		return Bootstrap{}, fmt.Errorf("bootstrap key: %w", err)
+		return Bootstrap{}, false, fmt.Errorf("bootstrap key: %w", err)
 	}
-	b := Bootstrap{AccountID: acct.ID, APIKey: key.Key.Reveal(), CredentialID: cred.ID, AdminToken: adminToken.Reveal()}
+	b = Bootstrap{AccountID: acct.ID, APIKey: key.Key.Reveal(), CredentialID: cred.ID, AdminToken: adminToken.Reveal()}
 	data, _ := json.MarshalIndent(b, "", "  ")
 	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
-		return b, fmt.Errorf("write %s: %w", path, err)
+		return b, true, fmt.Errorf("write %s: %w", path, err)
 	}
 	g.log.Info("bootstrapped", "account_id", acct.ID, "credential_id", cred.ID, "key_prefix", key.Info.Display)
-	return b, nil
+	return b, true, nil
 }
 
-// printBanner tells a new user what they have and how to call it.
-func printBanner(w io.Writer, b Bootstrap, url, adminURL, path string) {
+// printBanner tells a new user what they have and how to call it. The
+// key is printed in full at the first start only, when it is created:
+// later starts point to the file that holds it, so it does not reach every
+// log the output is kept in.
+func printBanner(w io.Writer, b Bootstrap, firstStart bool, url, adminURL, path string) {
+	key, header := b.APIKey, "'X-API-Key: "+b.APIKey+"'"
+	if !firstStart {
+		key = "in " + path + " (printed at the first start only)"
+		header = `"X-API-Key: $(jq -r .apiKey '` + path + `')"`
+	}
 	fmt.Fprintf(w, `
 perpgate is running
   API:         %s/v1   (MCP: %s/mcp)
@@ -119,8 +128,8 @@ perpgate is running
   credential:  %s (paper exchange, testnet)
 
 Try it:
-  curl -s %s/v1 -H 'X-API-Key: %s' -H 'Content-Type: application/json' \
+  curl -s %s/v1 -H %s -H 'Content-Type: application/json' \
     -d '{"operation":"getMarkPrice","credentialId":"%s","market":"BTC-USD-PERP"}'
 
-`, url, url, adminURL, path, b.AccountID, b.APIKey, b.CredentialID, url, b.APIKey, b.CredentialID)
+`, url, url, adminURL, path, b.AccountID, key, b.CredentialID, url, header, b.CredentialID)
 }

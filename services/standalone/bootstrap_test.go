@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -72,6 +73,29 @@ func TestFirstRun(t *testing.T) {
 		t.Fatalf("restart changed the bootstrap: %+v vs %+v", again.Bootstrap(), boot)
 	}
 	again.ok(map[string]any{"operation": "getBalance"})
+
+	// Later starts point to bootstrap.json instead of printing the key
+	// into every log the output is kept in.
+	banner = again.logs.String()
+	if strings.Contains(banner, boot.APIKey) {
+		t.Fatal("a restart printed the bootstrap key in full")
+	}
+	if !strings.Contains(banner, "API key:     in "+path+" (printed at the first start only)") {
+		t.Fatalf("the restart banner does not say where the key is:\n%s", banner)
+	}
+	curl := regexp.MustCompile(`(?s)curl -s .*?\}'`).FindString(banner)
+	if curl == "" {
+		t.Fatalf("no curl line in the restart banner:\n%s", banner)
+	}
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: the printed curl line cannot run", tool)
+		}
+	}
+	out, err := exec.Command("bash", "-c", curl).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"success":true`) {
+		t.Fatalf("the restart banner's curl line: %v %s", err, out)
+	}
 }
 
 // TestCLI drives the admin subcommands of the perpgate binary against a

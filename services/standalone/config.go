@@ -50,6 +50,10 @@ type Config struct {
 	// separated); empty serves every one built in. Calls for one left out
 	// answer EXCHANGE_UNAVAILABLE.
 	Exchanges []contract.Exchange
+	// NATSPasswords are the passwords of the embedded server's users when
+	// it listens (NATS_<USER>_PASSWORD, as deploy/nats.conf reads them);
+	// generated into the data dir when unset and the address is loopback.
+	NATSPasswords map[string]bus.Password
 }
 
 // BuiltIn are the exchanges perpgate serve has connectors for.
@@ -111,6 +115,7 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		}
 		c.PaperSeed = n
 	}
+	c.NATSPasswords = loadNATSPasswords(lookup)
 	var err error
 	if c.Stream, err = connector.LoadStreamConfig(lookup); err != nil {
 		errs = append(errs, err)
@@ -163,6 +168,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("PERPGATE_EXCHANGES: %q is not an exchange perpgate serve has; use some of %v", x, BuiltIn))
 		}
 	}
+	errs = append(errs, c.validateNATSListen())
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		errs = append(errs, errors.New("PERPGATE_ADMIN_TOKEN must be at least 16 characters"))
 	}

@@ -96,7 +96,7 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 	}
 	// Bootstrap before the edge listens: once /healthz answers, the key
 	// and credential exist and bootstrap.json is written.
-	boot, err := g.bootstrap(ctx, secrets.adminToken)
+	boot, created, err := g.bootstrap(ctx, secrets.adminToken)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 	if err := g.startEdge(connect, rdb); err != nil {
 		return err
 	}
-	printBanner(g.out, boot, g.URL(), g.AdminURL(), g.cfg.BootstrapPath())
+	printBanner(g.out, boot, created, g.URL(), g.AdminURL(), g.cfg.BootstrapPath())
 	return nil
 }
 
@@ -121,19 +121,41 @@ func (g *Gateway) startBus() (func(name string) (*nats.Conn, error), error) {
 		}, nil
 	}
 	// JetStream carries the audit trail; its files live in the data dir.
-	emb, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: g.cfg.NATSListen, StoreDir: filepath.Join(g.cfg.DataDir, "nats")})
+	cfg := bus.EmbeddedConfig{Listen: g.cfg.NATSListen, StoreDir: filepath.Join(g.cfg.DataDir, "nats")}
+	if cfg.Listen != "" {
+		var err error
+		if cfg.Logins, err = natsLogins(g.cfg); err != nil {
+			return nil, err
+		}
+	}
+	emb, err := bus.StartEmbedded(cfg)
 	if err != nil {
 		return nil, err
 	}
 	g.embedded = emb
 	g.onClose(func() error { emb.Shutdown(); return nil })
+	if url := emb.ClientURL(); url != "" {
+		g.log.Info("embedded nats listening", "url", url, "users", filepath.Join(g.cfg.DataDir, natsUsersFile))
+	}
 	return func(name string) (*nats.Conn, error) {
-		nc, err := emb.Connect(name)
+		nc, err := emb.ConnectAs(name, loginAs(cfg.Logins, name), g.log.With("nats_user", name))
 		if err == nil {
 			g.onClose(func() error { return bus.Drain(nc, drainTimeout) })
 		}
 		return nc, err
 	}, nil
+}
+
+// loginAs is how the in-process service name logs in: as its own user when
+// the server has users (a name that is none connects without one and is
+// refused).
+func loginAs(logins []bus.Login, name string) bus.Auth {
+	for _, l := range logins {
+		if l.User.Name == name {
+			return l.User.Auth(l.Password)
+		}
+	}
+	return bus.Auth{}
 }
 
 func (g *Gateway) startKeys(ctx context.Context, connect func(string) (*nats.Conn, error), s secrets) error {
@@ -207,7 +229,7 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 		if !g.cfg.serves(a.Exchange()) {
 			continue
 		}
-		nc, err := connect("connector-" + string(a.Exchange()))
+		nc, err := connect(bus.ConnectorUser(a.Exchange()))
 		if err != nil {
 			return err
 		}
@@ -321,5 +343,6 @@ func (g *Gateway) Keys() *keys.Service { return g.keys }
 func (g *Gateway) PaperEngine() *paper.Engine { return g.paper }
 
 // Connect opens another connection to the gateway's bus (for tests and
-// embedding); the gateway closes it on Close.
+// embedding); the gateway closes it on Close. With PERPGATE_NATS_LISTEN
+// the embedded server takes the services' users only, so name must be one.
 func (g *Gateway) Connect(name string) (*nats.Conn, error) { return g.connect(name) }
