@@ -49,6 +49,7 @@ type OrderRequest struct {
 	Size          decimal.Decimal
 	Price         decimal.Decimal // limit orders
 	TriggerPrice  decimal.Decimal // stop orders
+	Mark          decimal.Decimal // stop orders: the mark at placement, never equal to TriggerPrice
 	PostOnly      bool
 	ReduceOnly    bool
 	ClientOrderID string

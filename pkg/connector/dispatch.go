@@ -215,6 +215,9 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, d
 	if err := d.prepare(ctx, &o, market); err != nil {
 		return nil, err
 	}
+	if err := d.markStop(ctx, &o); err != nil {
+		return nil, err
+	}
 	p, err := d.judge(ctx, o, dryRun)
 	if err != nil {
 		return nil, err

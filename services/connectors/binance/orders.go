@@ -191,8 +191,11 @@ func (a *Adapter) placeAlgo(ctx context.Context, c connector.Credential, m conne
 	return res, err
 }
 
-// PlaceStopOrder implements connector.Adapter with a STOP_MARKET algo
-// order (fact sheet §0 #1); its id is algo-<algoId>.
+// PlaceStopOrder implements connector.Adapter with a conditional algo
+// order (fact sheet §0 #1); its id is algo-<algoId>. Binance ties the
+// direction to the type: STOP_MARKET fires against the side (a buy rising),
+// TAKE_PROFIT_MARKET with it, and either one already through its trigger
+// is -2021, so the type follows the trigger's side of the mark (DESIGN §13).
 func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.StopOrderResult, error) {
 	if err := checkClientID(o.ClientOrderID); err != nil {
 		return contract.StopOrderResult{}, err
@@ -200,7 +203,11 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 	if err := a.oneWay(ctx, c); err != nil {
 		return contract.StopOrderResult{}, err
 	}
-	res, err := a.placeAlgo(ctx, c, o.Market, o.Side, "STOP_MARKET", o.Size, o.TriggerPrice, o.ReduceOnly, o.ClientOrderID)
+	typ := "TAKE_PROFIT_MARKET"
+	if o.StopAgainstSide() {
+		typ = "STOP_MARKET"
+	}
+	res, err := a.placeAlgo(ctx, c, o.Market, o.Side, typ, o.Size, o.TriggerPrice, o.ReduceOnly, o.ClientOrderID)
 	if err != nil {
 		return contract.StopOrderResult{}, err
 	}

@@ -165,7 +165,7 @@ func TestTradingRoundTrip(t *testing.T) {
 		t.Fatalf("limit %+v, %v", lo, err)
 	}
 	so, err := f.a.PlaceStopOrder(ctx, f.cred, connector.OrderRequest{Market: m, Type: connector.Stop, Side: contract.Sell, Size: d("0.01"),
-		TriggerPrice: mark.MarkPrice.Mul(d("0.8")).Round(1), ReduceOnly: true, ClientOrderID: "stop-1"})
+		TriggerPrice: mark.MarkPrice.Mul(d("0.8")).Round(1), Mark: mark.MarkPrice, ReduceOnly: true, ClientOrderID: "stop-1"})
 	if err != nil || so.Status != contract.StatusPending {
 		t.Fatalf("stop %+v, %v", so, err)
 	}

@@ -223,11 +223,19 @@ func conditional(m connector.Market, side contract.Side, size, trigger decimal.D
 		ReduceOnly: reduceOnly, CloseOnTrigger: closing}
 }
 
-// stopDirection is where a stop waits: a sell stop fires as the price
-// falls to it, a buy stop as it rises. Choosing by side rather than by the
-// current price keeps a stop a stop: one already through its trigger is
-// refused by Bybit (110092/110093), not turned into a take-profit.
-func stopDirection(side contract.Side) int {
+// stopDirection is where a stop waits: Bybit takes triggerDirection as
+// given and refuses one the mark contradicts (110092/110093), so it comes
+// from the trigger's side of the mark at placement (DESIGN §13).
+func stopDirection(o connector.OrderRequest) int {
+	if o.StopRises() {
+		return rising
+	}
+	return falling
+}
+
+// protectionDirection is where a position's stop-loss waits: a sell
+// (closing a long) falls to it, a buy rises; its take-profit the other way.
+func protectionDirection(side contract.Side) int {
 	if side == contract.Sell {
 		return falling
 	}
@@ -243,7 +251,7 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 	if err := a.oneWay(ctx, c, o.Market); err != nil {
 		return contract.StopOrderResult{}, err
 	}
-	ack, err := a.place(ctx, c, o.Market, conditional(o.Market, o.Side, o.Size, o.TriggerPrice, stopDirection(o.Side), o.ReduceOnly, false, o.ClientOrderID))
+	ack, err := a.place(ctx, c, o.Market, conditional(o.Market, o.Side, o.Size, o.TriggerPrice, stopDirection(o), o.ReduceOnly, false, o.ClientOrderID))
 	if err != nil {
 		return contract.StopOrderResult{}, err
 	}
@@ -367,14 +375,14 @@ func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credent
 	var res contract.ProtectionResult
 	if p.TakeProfit != nil {
 		// A take-profit waits on the far side of a stop.
-		ack, err := a.place(ctx, c, p.Market, conditional(p.Market, side, p.Size, *p.TakeProfit, 3-stopDirection(side), true, true, p.ClientOrderID+"-tp"))
+		ack, err := a.place(ctx, c, p.Market, conditional(p.Market, side, p.Size, *p.TakeProfit, 3-protectionDirection(side), true, true, p.ClientOrderID+"-tp"))
 		if err != nil {
 			return res, err
 		}
 		res.TPOrderID = ack.OrderID
 	}
 	if p.StopLoss != nil {
-		ack, err := a.place(ctx, c, p.Market, conditional(p.Market, side, p.Size, *p.StopLoss, stopDirection(side), true, true, p.ClientOrderID+"-sl"))
+		ack, err := a.place(ctx, c, p.Market, conditional(p.Market, side, p.Size, *p.StopLoss, protectionDirection(side), true, true, p.ClientOrderID+"-sl"))
 		if err != nil {
 			if res.TPOrderID != "" {
 				_ = a.cancel(context.WithoutCancel(ctx), c, p.Market, res.TPOrderID)

@@ -683,9 +683,9 @@ func triggerWire(info assetInfo, side contract.Side, size, trigger decimal.Decim
 }
 
 // PlaceStopOrder implements connector.Adapter: a market trigger order on
-// mark. It fires when mark reaches the trigger from where it is now: a
-// sell below mid (or a buy above) is a stop-loss ("sl"), the other side a
-// take-profit ("tp"), the venue's two trigger directions.
+// mark. It fires when mark reaches the trigger from the mark at placement
+// (DESIGN §13): a buy above it or a sell below is a stop-loss ("sl"), the
+// other way a take-profit ("tp"), the venue's two trigger directions.
 func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.StopOrderResult, error) {
 	acct, err := a.account(c)
 	if err != nil {
@@ -695,12 +695,8 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 	if err != nil {
 		return contract.StopOrderResult{}, err
 	}
-	mid, err := a.mid(ctx, c, o.Market.Native)
-	if err != nil {
-		return contract.StopOrderResult{}, err
-	}
 	tpsl := "tp"
-	if (o.Side == contract.Sell && o.TriggerPrice.LessThan(mid)) || (o.Side == contract.Buy && o.TriggerPrice.GreaterThan(mid)) {
+	if o.StopAgainstSide() {
 		tpsl = "sl"
 	}
 	w, trig := triggerWire(info, o.Side, o.Size, o.TriggerPrice, tpsl, o.ReduceOnly, Cloid(c.ID, o.ClientOrderID))

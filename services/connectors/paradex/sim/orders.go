@@ -41,6 +41,18 @@ var orderTypes = map[string]paper.OrderType{
 	"STOP_LOSS_MARKET": paper.StopMarket, "TAKE_PROFIT_MARKET": paper.TakeProfitMarket,
 }
 
+// stopType is the paper trigger of a STOP_MARKET order: Paradex fires it
+// when the mark reaches trigger_price from where the mark is at placement,
+// for either side (recorded answers, issue 28), so one against the side (a
+// buy above the mark) is the engine's stop, the other its take-profit.
+func (s *Server) stopType(r paper.OrderRequest) paper.OrderType {
+	p, err := s.eng.MarkPrice(r.Market)
+	if err != nil || r.TriggerPrice.GreaterThan(p.Mark) == (r.Side == paper.Buy) {
+		return paper.StopMarket
+	}
+	return paper.TakeProfitMarket
+}
+
 // validate checks an order as Paradex does before answering 201: shape,
 // market rules and the Stark signature over the Order message.
 func (s *Server) validate(q *req, b stark.OrderRequest) *apiErr {
@@ -179,6 +191,9 @@ func (s *Server) process(o *order) {
 	}
 	if b.TriggerPrice != "" {
 		r.TriggerPrice, _ = decimal.NewFromString(b.TriggerPrice)
+	}
+	if b.Type == "STOP_MARKET" {
+		r.Type = s.stopType(r)
 	}
 	po, err := s.eng.PlaceOrder(o.Account, r)
 	s.mu.Lock()

@@ -1,0 +1,31 @@
+package binance
+
+import (
+	"testing"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/connector/connectortest"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/connectors/binance/sim"
+	"github.com/shopspring/decimal"
+)
+
+// TestStopDirection runs DESIGN §13's stop table against the simulator,
+// which answers a conditional order already through its trigger as Binance
+// does: -2021 "Order would immediately trigger." (a BUY STOP_MARKET needs
+// its stopPrice above the mark, a BUY TAKE_PROFIT_MARKET below it:
+// https://developers.binance.com/docs/derivatives/usds-margined-futures/trade/rest-api/New-Algo-Order,
+// https://developers.binance.com/docs/derivatives/usds-margined-futures/error-code).
+func TestStopDirection(t *testing.T) {
+	still := time.Now()
+	f := newFixture(t, sim.Config{Now: func() time.Time { return still }}, nil)
+	connectortest.RunStopDirection(t, connectortest.StopVenue{
+		Replica: connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret),
+		Market:  "BTC-USDT-PERP", Size: "0.01", Mark: decimal.RequireFromString("95000"), Step: decimal.RequireFromString("100"),
+		SetMark: func(t testing.TB, mark decimal.Decimal) {
+			if _, err := f.sim.Engine().SetMarkPrice("BTCUSDT", mark); err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
+}
