@@ -176,7 +176,7 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 		FilledPrice: zero, FilledSize: zero, Fee: zero}
 	ex, back, err := a.executed(ctx, c, o.Market, ack.OrderID)
 	if err != nil {
-		return out, nil // the order stands; a retry would place again
+		return contract.MarketOrderResult{}, connector.FillUnread("Bybit", ack.OrderID, err)
 	}
 	if !ex.Size.IsPositive() && (back.OrderStatus == "Cancelled" || back.OrderStatus == "Rejected") {
 		return out, contract.Upstream(contract.ReasonInvalidOrder, "", back.RejectReason,

@@ -228,7 +228,7 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 		FilledPrice: decimal.Zero, FilledSize: decimal.Zero, Fee: decimal.Zero}
 	e, od, err := a.executed(ctx, c, o.Market.Native, res.OrdID)
 	if err != nil {
-		return out, nil // the order stands: a retry would place again
+		return contract.MarketOrderResult{}, connector.FillUnread("OKX", res.OrdID, err)
 	}
 	if e.size.IsZero() && (od.State == "canceled" || od.State == "mmp_canceled") {
 		return out, contract.Upstream(contract.ReasonInvalidOrder, "", "state=canceled cancelSource="+od.CancelSource,

@@ -1,6 +1,7 @@
 package bybit
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -26,5 +27,23 @@ func TestStopDirection(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+	})
+}
+
+// TestMarketFillUnread: Bybit's create answers ids only and the order is
+// processed asynchronously, so a read-back can find nothing
+// (https://bybit-exchange.github.io/docs/v5/order/create-order: "the order
+// is processed asynchronously"); the answer is then an unsettled outcome,
+// never a zero fill.
+func TestMarketFillUnread(t *testing.T) {
+	f := newFixture(t, sim.Config{}, nil)
+	f.a.c.wait = func(context.Context, time.Duration) error { return nil }
+	r := connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret)
+	connectortest.RunUnreadFill(t, r, "BTC-USDT-PERP", "0.01", func(on bool) {
+		if on {
+			f.sim.LagReads(1000)
+		} else {
+			f.sim.LagReads(0)
+		}
 	})
 }

@@ -1,6 +1,9 @@
 package okx
 
 import (
+	"context"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,4 +30,24 @@ func TestStopDirection(t *testing.T) {
 			}
 		},
 	})
+}
+
+// TestMarketFillUnread: OKX answers a new order with ids only and reads of
+// it can still say 51603 "Order does not exist" while it is in intake
+// (https://www.okx.com/docs-v5/en/#error-code-rest-api-trade); the answer
+// is then an unsettled outcome, never a zero fill.
+func TestMarketFillUnread(t *testing.T) {
+	var hidden atomic.Bool
+	f := newFixtureWrapped(t, sim.Config{}, nil, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if hidden.Load() && r.Method == http.MethodGet && r.URL.Path == "/api/v5/trade/order" {
+				_, _ = w.Write([]byte(`{"code":"51603","msg":"Order does not exist","data":[]}`))
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	f.a.c.wait = func(context.Context, time.Duration) error { return nil }
+	r := connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret)
+	connectortest.RunUnreadFill(t, r, "BTC-USDT-PERP", "0.01", hidden.Store)
 }

@@ -1,7 +1,9 @@
 package paradex
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector/connectortest"
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -24,5 +26,22 @@ func TestStopDirection(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+	})
+}
+
+// TestMarketFillUnread: Paradex answers 201 with status NEW and runs its
+// risk checks afterwards (https://docs.paradex.trade/api-reference/prod/orders/new:
+// "queues the order for risk checks"); while the order stays NEW past the
+// read-back the answer is an unsettled outcome, never a zero fill.
+func TestMarketFillUnread(t *testing.T) {
+	f := newFixture(t, sim.Config{})
+	f.a.c.wait = func(context.Context, time.Duration) error { return nil }
+	r := connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret)
+	connectortest.RunUnreadFill(t, r, "BTC-USD-PERP", "0.01", func(on bool) {
+		if on {
+			f.sim.HoldIntake(1000)
+		} else {
+			f.sim.HoldIntake(0)
+		}
 	})
 }
