@@ -2,9 +2,11 @@ package paradex
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/connectortest"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/paradex/sim"
@@ -44,4 +46,30 @@ func TestMarketFillUnread(t *testing.T) {
 			f.sim.HoldIntake(0)
 		}
 	})
+}
+
+// TestNoInventedNumbers: a market listed without fee_config and positions
+// without a leverage field (both recorded live, issue 28) are not reported
+// as zero: getFeeInfo answers an error, and a position's leverage comes
+// from the account's margin config (Paradex API GET /v1/account/margin,
+// configs[].leverage, the read setLeverage's page points to).
+func TestNoInventedNumbers(t *testing.T) {
+	f := newFixture(t, sim.Config{NoFeeConfig: map[string]bool{"BTC-USD-PERP": true}, NoPositionLeverage: true})
+	ctx := context.Background()
+	m := f.market(t, "BTC-USD-PERP")
+	fee, err := f.a.GetFeeInfo(ctx, f.cred, m)
+	if ce, ok := contract.AsError(err); !ok || ce.Code != contract.CodeExchangeError || !strings.Contains(ce.Message, "fee_config") {
+		t.Fatalf("getFeeInfo without fee_config: %+v, %v; want EXCHANGE_ERROR naming fee_config", fee, err)
+	}
+	if _, err := f.a.SetLeverage(ctx, f.cred, m, 7); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.PlaceMarketOrder(ctx, f.cred, connector.OrderRequest{Market: m, Type: connector.MarketType, Side: contract.Buy,
+		Size: d("0.01"), ClientOrderID: "lev-1"}); err != nil {
+		t.Fatal(err)
+	}
+	pos, err := f.a.GetPositions(ctx, f.cred, &m)
+	if err != nil || len(pos.Positions) != 1 || !pos.Positions[0].Leverage.Equal(d("7")) {
+		t.Fatalf("positions without a leverage field: %+v, %v; want leverage 7 from the margin config", pos, err)
+	}
 }

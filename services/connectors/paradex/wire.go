@@ -156,6 +156,15 @@ type batchResp struct {
 	Errors []*apiError `json:"errors"`
 }
 
+// marginConfigs is GET /account/margin: the account's per-market margin
+// settings.
+type marginConfigs struct {
+	Configs []struct {
+		Market   string `json:"market"`
+		Leverage dec    `json:"leverage"`
+	} `json:"configs"`
+}
+
 // marginBody is POST /account/margin/{market}.
 type marginBody struct {
 	Leverage   int    `json:"leverage"`

@@ -56,6 +56,11 @@ type Config struct {
 	// StreamPingEvery is how often the websocket pings (protocol level);
 	// default 55 s, as Paradex.
 	StreamPingEvery time.Duration
+	// NoFeeConfig lists markets answered without fee_config, and
+	// NoPositionLeverage leaves leverage out of positions, as recorded
+	// live (issue 28).
+	NoFeeConfig        map[string]bool
+	NoPositionLeverage bool
 }
 
 // DefaultMarkets are BTC-USD-PERP, ETH-USD-PERP and the multiplier
