@@ -135,7 +135,7 @@ func parseOrderID(id string) (n int64, algo bool, err error) {
 
 func orderFromWire(o order) contract.Order {
 	return contract.Order{
-		ID:            strconv.FormatInt(o.OrderID, 10),
+		ID:            strconv.FormatInt(int64(o.OrderID), 10),
 		Market:        o.Symbol,
 		Side:          contract.Side(o.Side),
 		Type:          o.Type,
@@ -143,7 +143,7 @@ func orderFromWire(o order) contract.Order {
 		Price:         o.Price,
 		FilledSize:    o.ExecutedQty,
 		Status:        statusFromWire(o.Status),
-		CreatedAt:     o.Time / 1000,
+		CreatedAt:     int64(o.Time / 1000),
 		ReduceOnly:    o.ReduceOnly,
 		ClientOrderID: o.ClientOrderID,
 	}
@@ -156,7 +156,7 @@ func algoFromWire(a algoOrder) contract.Order {
 		price = a.Price
 	}
 	return contract.Order{
-		ID:            algoOrderID(a.AlgoID),
+		ID:            algoOrderID(int64(a.AlgoID)),
 		Market:        a.Symbol,
 		Side:          contract.Side(a.Side),
 		Type:          a.OrderType,
@@ -164,7 +164,7 @@ func algoFromWire(a algoOrder) contract.Order {
 		Price:         price,
 		FilledSize:    decimal.Zero,
 		Status:        algoStatusFromWire(a.AlgoStatus),
-		CreatedAt:     a.CreateTime / 1000,
+		CreatedAt:     int64(a.CreateTime / 1000),
 		TriggerPrice:  &trigger,
 		ReduceOnly:    a.ReduceOnly,
 		ClientOrderID: a.ClientAlgoID,
@@ -192,14 +192,14 @@ func positionFromWire(p positionRisk, leverage int) contract.Position {
 
 func fillFromWire(t userTrade) contract.Fill {
 	return contract.Fill{
-		ID:        strconv.FormatInt(t.ID, 10),
-		OrderID:   strconv.FormatInt(t.OrderID, 10),
+		ID:        strconv.FormatInt(int64(t.ID), 10),
+		OrderID:   strconv.FormatInt(int64(t.OrderID), 10),
 		Market:    t.Symbol,
 		Side:      contract.Side(t.Side),
 		Size:      t.Qty,
 		Price:     t.Price,
 		Fee:       t.Commission,
-		Timestamp: t.Time / 1000,
+		Timestamp: int64(t.Time / 1000),
 	}
 }
 

@@ -1,6 +1,7 @@
 package binance
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -28,4 +29,18 @@ func TestStopDirection(t *testing.T) {
 			}
 		},
 	})
+}
+
+// TestNumbersAsStringsOrNumbers: Binance-style APIs document the same ids
+// and times as numbers in one answer and strings in another (Aster's
+// futures API docs, e.g. orderId "orderId": 22542179 beside "22542179");
+// a trade reads the same either way.
+func TestNumbersAsStringsOrNumbers(t *testing.T) {
+	connectortest.SameFill(t, func(b []byte) (contract.Fill, error) {
+		var u userTrade
+		err := json.Unmarshal(b, &u)
+		return fillFromWire(u), err
+	},
+		`{"id":"698759","orderId":"25851813","symbol":"BTCUSDT","side":"BUY","price":"7819.01","qty":"0.002","commission":"0.00312760","time":"1569514978020"}`,
+		`{"id":698759,"orderId":25851813,"symbol":"BTCUSDT","side":"BUY","price":7819.01,"qty":0.002,"commission":0.00312760,"time":1569514978020}`)
 }

@@ -202,10 +202,7 @@ func levels(in [][2]dec, n int) []contract.Level {
 	return out
 }
 
-func msToSeconds(ms string) int64 {
-	n, _ := strconv.ParseInt(ms, 10, 64)
-	return n / 1000
-}
+func msToSeconds(ms connector.Int) int64 { return int64(ms) / 1000 }
 
 // clientIDPattern is Bybit's rule for orderLinkId (create-order page: at
 // most 36 characters; letters, digits, - and _).

@@ -2,6 +2,7 @@ package bybit
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -46,4 +47,17 @@ func TestMarketFillUnread(t *testing.T) {
 			f.sim.LagReads(0)
 		}
 	})
+}
+
+// TestNumbersAsStringsOrNumbers: an execution reads the same whether its
+// figures and time come as strings (Bybit's documented form,
+// https://bybit-exchange.github.io/docs/v5/order/execution) or numbers.
+func TestNumbersAsStringsOrNumbers(t *testing.T) {
+	connectortest.SameFill(t, func(b []byte) (contract.Fill, error) {
+		var e execution
+		err := json.Unmarshal(b, &e)
+		return fillFromWire(e), err
+	},
+		`{"symbol":"BTCUSDT","orderId":"o-1","side":"Buy","execId":"e-1","execPrice":"95000.5","execQty":"0.01","execFee":"0.52","execType":"Trade","execTime":"1735689600000"}`,
+		`{"symbol":"BTCUSDT","orderId":"o-1","side":"Buy","execId":"e-1","execPrice":95000.5,"execQty":0.01,"execFee":0.52,"execType":"Trade","execTime":1735689600000}`)
 }

@@ -559,9 +559,9 @@ func placed(st Status) (oid string, status string, err error) {
 	case st.Error != nil:
 		return "", contract.StatusRejected, venueError(*st.Error)
 	case st.Resting != nil:
-		return strconv.FormatUint(st.Resting.Oid, 10), contract.StatusOpen, nil
+		return strconv.FormatUint(uint64(st.Resting.Oid), 10), contract.StatusOpen, nil
 	case st.Filled != nil:
-		return strconv.FormatUint(st.Filled.Oid, 10), contract.StatusFilled, nil
+		return strconv.FormatUint(uint64(st.Filled.Oid), 10), contract.StatusFilled, nil
 	case st.Word == "waitingForFill" || st.Word == "waitingForTrigger":
 		return "", contract.StatusPending, nil
 	}
@@ -614,8 +614,8 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 	if err != nil {
 		return contract.MarketOrderResult{}, err
 	}
-	return contract.MarketOrderResult{OrderID: strconv.FormatUint(fill.Oid, 10), Market: o.Market.Canonical, Side: o.Side,
-		FilledPrice: dec(fill.AvgPx), FilledSize: dec(fill.TotalSz), Fee: a.orderFee(ctx, c, acct, fill.Oid)}, nil
+	return contract.MarketOrderResult{OrderID: strconv.FormatUint(uint64(fill.Oid), 10), Market: o.Market.Canonical, Side: o.Side,
+		FilledPrice: dec(fill.AvgPx), FilledSize: dec(fill.TotalSz), Fee: a.orderFee(ctx, c, acct, uint64(fill.Oid))}, nil
 }
 
 // ioc places an immediate-or-cancel order bounded by the slippage from mid.
@@ -659,7 +659,7 @@ func (a *Adapter) orderFee(ctx context.Context, c connector.Credential, acct *ac
 	}
 	fee := decimal.Zero
 	for _, f := range fs {
-		if f.Oid == oid {
+		if uint64(f.Oid) == oid {
 			fee = fee.Add(dec(f.Fee))
 		}
 	}
@@ -835,7 +835,7 @@ func (a *Adapter) oidByCloid(ctx context.Context, c connector.Credential, acct *
 		return "", contract.Upstream(contract.ReasonUnknown, "", st.Status,
 			"hyperliquid acknowledged protection leg %s but does not list it", cloid)
 	}
-	return strconv.FormatUint(st.Order.Order.Oid, 10), nil
+	return strconv.FormatUint(uint64(st.Order.Order.Oid), 10), nil
 }
 
 // CancelOrder implements connector.Adapter. orderId is the venue's oid, a
@@ -909,7 +909,7 @@ func (a *Adapter) CancelAllOrders(ctx context.Context, c connector.Credential, m
 	var cancels []CancelWire
 	for _, o := range os {
 		if o.Coin == m.Native {
-			cancels = append(cancels, CancelWire{Asset: info.index, Oid: o.Oid})
+			cancels = append(cancels, CancelWire{Asset: info.index, Oid: uint64(o.Oid)})
 		}
 	}
 	if len(cancels) == 0 {

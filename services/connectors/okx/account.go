@@ -200,7 +200,7 @@ func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connec
 		if len(page) < fillsPerCall {
 			break
 		}
-		after = page[len(page)-1].BillID
+		after = string(page[len(page)-1].BillID)
 	}
 	return contract.FillsResult{Fills: out}, nil
 }

@@ -216,8 +216,8 @@ func fillFromWire(f fill, im instMeta) contract.Fill {
 		t = f.TS
 	}
 	return contract.Fill{
-		ID:        f.TradeID,
-		OrderID:   f.OrdID,
+		ID:        string(f.TradeID),
+		OrderID:   string(f.OrdID),
 		Market:    f.InstID,
 		Side:      sideFromWire(f.Side),
 		Size:      im.base(f.FillSz.Decimal),

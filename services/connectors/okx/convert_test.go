@@ -127,11 +127,11 @@ func TestStatusFromWire(t *testing.T) {
 // and fee rates become basis points charged.
 func TestFeeSign(t *testing.T) {
 	im := instMeta{ctVal: d("0.01"), lotSz: d("1")}
-	f := fillFromWire(fill{TradeID: "1", FillSz: dec{d("2")}, FillPx: dec{d("95000")}, Fee: dec{d("-0.95")}, Side: "buy"}, im)
+	f := fillFromWire(fill{TradeID: "1", FillSz: dec{Decimal: d("2"), Given: true}, FillPx: dec{Decimal: d("95000"), Given: true}, Fee: dec{Decimal: d("-0.95"), Given: true}, Side: "buy"}, im)
 	if !f.Fee.Equal(d("0.95")) || !f.Size.Equal(d("0.02")) || f.Side != contract.Buy {
 		t.Errorf("fill %+v", f)
 	}
-	rebate := fillFromWire(fill{Fee: dec{d("0.1")}}, im)
+	rebate := fillFromWire(fill{Fee: dec{Decimal: d("0.1"), Given: true}}, im)
 	if !rebate.Fee.Equal(d("-0.1")) {
 		t.Errorf("a rebate is a negative fee, got %s", rebate.Fee)
 	}

@@ -2,6 +2,7 @@ package okx
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -50,4 +51,19 @@ func TestMarketFillUnread(t *testing.T) {
 	f.a.c.wait = func(context.Context, time.Duration) error { return nil }
 	r := connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret)
 	connectortest.RunUnreadFill(t, r, "BTC-USDT-PERP", "0.01", hidden.Store)
+}
+
+// TestNumbersAsStringsOrNumbers: a fill reads the same whether its figures
+// and times come as strings (OKX's documented form,
+// https://www.okx.com/docs-v5/en/#order-book-trading-trade-get-transaction-details-last-3-days)
+// or numbers.
+func TestNumbersAsStringsOrNumbers(t *testing.T) {
+	im := instMeta{ctVal: decimal.RequireFromString("0.01"), lotSz: decimal.RequireFromString("1")}
+	connectortest.SameFill(t, func(b []byte) (contract.Fill, error) {
+		var f fill
+		err := json.Unmarshal(b, &f)
+		return fillFromWire(f, im), err
+	},
+		`{"instId":"BTC-USDT-SWAP","tradeId":"12","ordId":"34","side":"buy","fillSz":"2","fillPx":"95000.5","fee":"-0.95","ts":"1735689600000","fillTime":"1735689600000"}`,
+		`{"instId":"BTC-USDT-SWAP","tradeId":12,"ordId":34,"side":"buy","fillSz":2,"fillPx":95000.5,"fee":-0.95,"ts":1735689600000,"fillTime":1735689600000}`)
 }

@@ -117,7 +117,7 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 		}
 		out = append(out, m)
 		periods[r.Symbol] = r.FundingPeriodHours.D()
-		if api := r.FeeConfig.APIFee; api.MakerFee.Fee != "" && api.TakerFee.Fee != "" {
+		if api := r.FeeConfig.APIFee; api.MakerFee.Fee.Given && api.TakerFee.Fee.Given {
 			fees[r.Symbol] = [2]decimal.Decimal{api.MakerFee.Fee.D(), api.TakerFee.Fee.D()}
 		}
 	}

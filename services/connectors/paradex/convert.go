@@ -158,11 +158,11 @@ func orderFromWire(o orderResp) contract.Order {
 		Price:         o.Price.D(),
 		FilledSize:    o.Size.D().Sub(o.RemainingSize.D()),
 		Status:        statusFromWire(o),
-		CreatedAt:     o.CreatedAt / 1000,
+		CreatedAt:     int64(o.CreatedAt / 1000),
 		ReduceOnly:    hasFlag(o.Flags, "REDUCE_ONLY"),
 		ClientOrderID: o.ClientID,
 	}
-	if out.FilledSize.IsNegative() || o.RemainingSize == "" {
+	if out.FilledSize.IsNegative() || !o.RemainingSize.Given {
 		out.FilledSize = decimal.Zero
 	}
 	if t := o.TriggerPrice.D(); t.IsPositive() {
@@ -199,7 +199,7 @@ func fillFromWire(f fillResp) contract.Fill {
 		Size:      f.Size.D(),
 		Price:     f.Price.D(),
 		Fee:       f.Fee.D(),
-		Timestamp: f.CreatedAt / 1000,
+		Timestamp: int64(f.CreatedAt / 1000),
 	}
 }
 

@@ -210,7 +210,7 @@ func (a *Adapter) executed(ctx context.Context, c connector.Credential, m connec
 		return total, back, err
 	}
 	filled := back.Size.D().Sub(back.RemainingSize.D())
-	if back.RemainingSize == "" || !filled.IsPositive() {
+	if !back.RemainingSize.Given || !filled.IsPositive() {
 		return total, back, nil
 	}
 	fee := decimal.Zero

@@ -2,6 +2,7 @@ package paradex
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -72,4 +73,17 @@ func TestNoInventedNumbers(t *testing.T) {
 	if err != nil || len(pos.Positions) != 1 || !pos.Positions[0].Leverage.Equal(d("7")) {
 		t.Fatalf("positions without a leverage field: %+v, %v; want leverage 7 from the margin config", pos, err)
 	}
+}
+
+// TestNumbersAsStringsOrNumbers: a fill reads the same whether its figures
+// come as strings (Paradex's documented form,
+// https://docs.paradex.trade/api/prod/fills/list-fills) or numbers.
+func TestNumbersAsStringsOrNumbers(t *testing.T) {
+	connectortest.SameFill(t, func(b []byte) (contract.Fill, error) {
+		var f fillResp
+		err := json.Unmarshal(b, &f)
+		return fillFromWire(f), err
+	},
+		`{"id":"f-1","order_id":"o-1","market":"BTC-USD-PERP","side":"BUY","size":"0.01","price":"95000.5","fee":"0.47","liquidity":"TAKER","created_at":"1735689600000"}`,
+		`{"id":"f-1","order_id":"o-1","market":"BTC-USD-PERP","side":"BUY","size":0.01,"price":95000.5,"fee":0.47,"liquidity":"TAKER","created_at":1735689600000}`)
 }
