@@ -501,8 +501,10 @@ func (a *Adapter) SetLeverage(ctx context.Context, c connector.Credential, m con
 	return leverage, nil
 }
 
-// crossMargin puts the account in cross margin (REGULAR_MARGIN) unless it
-// is already; a refusal says that the whole account switches and why not.
+// crossMargin checks that the account is in cross margin
+// (REGULAR_MARGIN). Bybit's margin mode is account-wide, so switching it
+// for one setLeverage would change every market's margin silently: an
+// account in another mode is refused, saying what to change and where.
 func (a *Adapter) crossMargin(ctx context.Context, c connector.Credential) error {
 	var info accountInfo
 	if err := a.get(ctx, c, "/v5/account/info", nil, &info); err != nil {
@@ -511,14 +513,10 @@ func (a *Adapter) crossMargin(ctx context.Context, c connector.Credential) error
 	if info.MarginMode == "REGULAR_MARGIN" || info.MarginMode == "" {
 		return nil
 	}
-	_, err := a.post(ctx, c, "/v5/account/set-margin-mode", marginModeBody{SetMarginMode: "REGULAR_MARGIN"}, nil)
-	if ce, ok := contract.AsError(err); ok {
-		ce.Message = "Bybit's margin mode is account-wide and the account is in " + info.MarginMode +
-			"; switching it to cross (REGULAR_MARGIN) for every market failed: " + ce.Message +
-			" (set Cross Margin in Bybit's unified account settings, or close what blocks it, and retry)"
-		return ce
-	}
-	return err
+	return contract.Errorf(contract.CodeInvalidRequest,
+		"Bybit's margin mode is account-wide and this unified account is in %s; setLeverage sets cross margin and "+
+			"will not switch every market of the account: set the margin mode to Cross Margin in Bybit "+
+			"(Unified Trading Account settings, or POST /v5/account/set-margin-mode REGULAR_MARGIN) and retry", info.MarginMode)
 }
 
 // FindOrder implements connector.Adapter by orderLinkId, open or closed.

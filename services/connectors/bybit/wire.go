@@ -226,7 +226,3 @@ type leverageBody struct {
 	BuyLeverage  string `json:"buyLeverage"`
 	SellLeverage string `json:"sellLeverage"`
 }
-
-type marginModeBody struct {
-	SetMarginMode string `json:"setMarginMode"`
-}
