@@ -3,9 +3,11 @@ package bybit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/connectortest"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/bybit/sim"
@@ -60,4 +62,31 @@ func TestNumbersAsStringsOrNumbers(t *testing.T) {
 	},
 		`{"symbol":"BTCUSDT","orderId":"o-1","side":"Buy","execId":"e-1","execPrice":"95000.5","execQty":"0.01","execFee":"0.52","execType":"Trade","execTime":"1735689600000"}`,
 		`{"symbol":"BTCUSDT","orderId":"o-1","side":"Buy","execId":"e-1","execPrice":95000.5,"execQty":0.01,"execFee":0.52,"execType":"Trade","execTime":1735689600000}`)
+}
+
+// TestFillsPastOneHundred: /v5/execution/list answers at most 100 rows a
+// call and pages with cursor/nextPageCursor
+// (https://bybit-exchange.github.io/docs/v5/order/execution), so a limit
+// above 100 reads on to the limit.
+func TestFillsPastOneHundred(t *testing.T) {
+	f := newFixture(t, sim.Config{Quota: map[string]int{"/v5/order/create": 1000, "/v5/order/realtime": 1000, "/v5/execution/list": 1000}}, nil)
+	ctx := context.Background()
+	m := f.market(t, "BTCUSDT")
+	f.a.c.wait = func(context.Context, time.Duration) error { return nil }
+	for i := range 130 {
+		side := contract.Buy
+		if i%2 == 1 {
+			side = contract.Sell
+		}
+		if _, err := f.a.PlaceMarketOrder(ctx, f.cred, connector.OrderRequest{Market: m, Type: connector.MarketType,
+			Side: side, Size: d("0.001"), ClientOrderID: fmt.Sprintf("f-%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ limit, want int }{{500, 130}, {120, 120}, {100, 100}, {7, 7}} {
+		res, err := f.a.GetFills(ctx, f.cred, m, tc.limit)
+		if err != nil || len(res.Fills) != tc.want {
+			t.Fatalf("getFills limit %d: %d fills (%v), want %d", tc.limit, len(res.Fills), err, tc.want)
+		}
+	}
 }

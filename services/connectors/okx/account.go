@@ -185,22 +185,32 @@ func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connec
 		return contract.FillsResult{}, err
 	}
 	out := []contract.Fill{}
-	for after := ""; len(out) < limit; {
-		q := params{}.Add("instType", "SWAP").Add("instId", m.Native).Add("limit", strconv.Itoa(min(limit-len(out), fillsPerCall)))
-		if after != "" {
-			q = q.Add("after", after)
+	after := ""
+	// /trade/fills holds the last 3 days; older fills are in
+	// /trade/fills-history (3 months), read on from the last billId.
+	for _, src := range []struct {
+		path string
+		rule rule
+	}{{"/api/v5/trade/fills", rule{n: 60}}, {"/api/v5/trade/fills-history", rule{n: 10}}} {
+		for len(out) < limit {
+			q := params{}.Add("instType", "SWAP").Add("instId", m.Native).Add("limit", strconv.Itoa(min(limit-len(out), fillsPerCall)))
+			if after != "" {
+				q = q.Add("after", after)
+			}
+			var page []fill
+			if err := a.get(ctx, c, src.path, q, src.rule, &page); err != nil {
+				return contract.FillsResult{}, err
+			}
+			for _, f := range page {
+				out = append(out, fillFromWire(f, im))
+			}
+			if len(page) > 0 {
+				after = string(page[len(page)-1].BillID)
+			}
+			if len(page) < fillsPerCall {
+				break
+			}
 		}
-		var page []fill
-		if err := a.get(ctx, c, "/api/v5/trade/fills", q, rule{n: 60}, &page); err != nil {
-			return contract.FillsResult{}, err
-		}
-		for _, f := range page {
-			out = append(out, fillFromWire(f, im))
-		}
-		if len(page) < fillsPerCall {
-			break
-		}
-		after = string(page[len(page)-1].BillID)
 	}
 	return contract.FillsResult{Fills: out}, nil
 }

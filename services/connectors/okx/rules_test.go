@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/connectortest"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/connectors/okx/sim"
 	"github.com/shopspring/decimal"
 )
@@ -66,4 +68,38 @@ func TestNumbersAsStringsOrNumbers(t *testing.T) {
 	},
 		`{"instId":"BTC-USDT-SWAP","tradeId":"12","ordId":"34","side":"buy","fillSz":"2","fillPx":"95000.5","fee":"-0.95","ts":"1735689600000","fillTime":"1735689600000"}`,
 		`{"instId":"BTC-USDT-SWAP","tradeId":12,"ordId":34,"side":"buy","fillSz":2,"fillPx":95000.5,"fee":-0.95,"ts":1735689600000,"fillTime":1735689600000}`)
+}
+
+// TestFillsOlderThanThreeDays: /trade/fills holds the last 3 days only;
+// older fills come from /trade/fills-history (3 months), up to the limit
+// asked (both pages cited on the simulator's handlers).
+func TestFillsOlderThanThreeDays(t *testing.T) {
+	clock := testenv.NewClock(time.Now())
+	f := newFixture(t, sim.Config{Now: clock.Now}, clock.Now)
+	ctx := context.Background()
+	m := f.market(t, "BTC-USDT-SWAP")
+	buy := func(id string) {
+		t.Helper()
+		if _, err := f.a.PlaceMarketOrder(ctx, f.cred, connector.OrderRequest{Market: m, Type: connector.MarketType,
+			Side: contract.Buy, Size: decimal.RequireFromString("0.01"), ClientOrderID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buy("old1")
+	buy("old2")
+	clock.Advance(4 * 24 * time.Hour)
+	buy("new1")
+	for _, tc := range []struct{ limit, want int }{{10, 3}, {2, 2}, {1, 1}} {
+		res, err := f.a.GetFills(ctx, f.cred, m, tc.limit)
+		if err != nil || len(res.Fills) != tc.want {
+			t.Fatalf("getFills limit %d: %d fills (%v), want %d", tc.limit, len(res.Fills), err, tc.want)
+		}
+		seen := map[string]bool{}
+		for _, fl := range res.Fills {
+			if seen[fl.ID] {
+				t.Fatalf("fill %s twice: %+v", fl.ID, res.Fills)
+			}
+			seen[fl.ID] = true
+		}
+	}
 }

@@ -27,6 +27,7 @@ func (s *Server) table() map[string]route {
 		"GET /api/v5/account/config":             sig(s.accountConfig),
 		"POST /api/v5/account/set-leverage":      sig(s.setLeverage),
 		"GET /api/v5/trade/fills":                sig(s.fills),
+		"GET /api/v5/trade/fills-history":        sig(s.fillsHistory),
 		"GET /api/v5/trade/order":                sig(s.orderDetails),
 		"GET /api/v5/trade/orders-pending":       sig(s.ordersPending),
 		"POST /api/v5/trade/order":               sig(s.placeOrder),
