@@ -189,6 +189,10 @@ func positionFromWire(p PositionWire) contract.Position {
 	}
 }
 
+// fillFromWire reads one fill. Its fee is fee alone: builderFee, when
+// present, is "amount paid to builder, also included in fee" (WsFill,
+// https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/websocket/subscriptions),
+// so adding it would count the builder's share twice.
 func fillFromWire(f UserFill) contract.Fill {
 	return contract.Fill{
 		ID:        strconv.FormatUint(uint64(f.Tid), 10),
