@@ -80,18 +80,27 @@ func weightLimit(info exchangeInfo) int {
 // statusFromWire maps Binance's order status to the contract's (fact
 // sheet §6). A partly filled order still rests, so it is OPEN; its
 // filledSize shows the progress.
-func statusFromWire(s string) string {
+//
+// EXPIRED and EXPIRED_IN_MATCH are Binance ending the order itself (an IOC
+// or post-only that could not stand, self-trade prevention): with nothing
+// filled a refusal, REJECTED, as is a status not on Binance's list
+// (https://developers.binance.com/docs/derivatives/usds-margined-futures/common-definition,
+// order status); with a part filled CANCELLED.
+func statusFromWire(s string, filled bool) string {
 	switch s {
 	case "NEW", "PARTIALLY_FILLED":
 		return contract.StatusOpen
 	case "FILLED":
 		return contract.StatusFilled
-	case "CANCELED", "EXPIRED", "EXPIRED_IN_MATCH":
+	case "CANCELED":
 		return contract.StatusCancelled
 	case "REJECTED":
 		return contract.StatusRejected
 	}
-	return s
+	if filled {
+		return contract.StatusCancelled
+	}
+	return contract.StatusRejected
 }
 
 // algoStatusFromWire maps an algo order's status. Binance's values (the
@@ -142,7 +151,7 @@ func orderFromWire(o order) contract.Order {
 		Size:          o.OrigQty,
 		Price:         o.Price,
 		FilledSize:    o.ExecutedQty,
-		Status:        statusFromWire(o.Status),
+		Status:        statusFromWire(o.Status, o.ExecutedQty.IsPositive()),
 		CreatedAt:     int64(o.Time / 1000),
 		ReduceOnly:    o.ReduceOnly,
 		ClientOrderID: o.ClientOrderID,

@@ -65,7 +65,7 @@ func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o
 		Side:    o.Side,
 		Size:    connector.OrDefault(res.OrigQty, o.Size),
 		Price:   connector.OrDefault(res.Price, o.Price),
-		Status:  statusFromWire(res.Status),
+		Status:  statusFromWire(res.Status, res.ExecutedQty.IsPositive()),
 	}, nil
 }
 
@@ -303,7 +303,7 @@ func batchResult(o connector.OrderRequest, answers []batchAnswer, j int) contrac
 		ce, _ := contract.AsError(err)
 		return contract.BatchOrderResult{OrderID: strconv.FormatInt(int64(ans.OrderID), 10), Status: contract.StatusRejected, Error: ce}
 	}
-	return contract.BatchOrderResult{OrderID: strconv.FormatInt(int64(ans.OrderID), 10), Status: statusFromWire(ans.Status)}
+	return contract.BatchOrderResult{OrderID: strconv.FormatInt(int64(ans.OrderID), 10), Status: statusFromWire(ans.Status, ans.ExecutedQty.IsPositive())}
 }
 
 // PlaceProtectionOrders implements connector.Adapter with two reduce-only

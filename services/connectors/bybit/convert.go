@@ -84,6 +84,23 @@ func statusFromWire(s string) string {
 // and then cancelled because it would have taken liquidity.
 const postOnlyTaken = "EC_PostOnlyWillTakeLiquidity"
 
+// venueCancelled reports an order Bybit accepted and then cancelled with
+// nothing filled for a reason of its own (rejectReason, e.g.
+// EC_PostOnlyWillTakeLiquidity, EC_NoImmediateQtyToFill, or one not known:
+// https://bybit-exchange.github.io/docs/v5/enum#rejectreason): a
+// rejection, as the placement's read-back reports it. EC_NoError and
+// EC_PerCancelRequest are the owner's cancel.
+func venueCancelled(o order) bool {
+	if o.OrderStatus != "Cancelled" || o.CumExecQty.D().IsPositive() {
+		return false
+	}
+	switch o.RejectReason {
+	case "", "EC_NoError", "EC_PerCancelRequest", "EC_CancelReplaceOrder":
+		return false
+	}
+	return true
+}
+
 func orderType(o order) string {
 	switch {
 	case !o.TriggerPrice.D().IsPositive():

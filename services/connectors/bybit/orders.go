@@ -529,7 +529,7 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, m conne
 		return connector.FoundOrder{}, false, err
 	}
 	out := connector.FoundOrder{Order: orderFromWire(o), AvgPrice: o.AvgPrice.D(), Fee: fee(o)}
-	if o.RejectReason == postOnlyTaken && o.OrderStatus == "Cancelled" && !o.CumExecQty.D().IsPositive() {
+	if venueCancelled(o) {
 		out.Status = contract.StatusRejected
 	}
 	return out, true, nil

@@ -90,3 +90,30 @@ func TestFillsPastOneHundred(t *testing.T) {
 		}
 	}
 }
+
+// TestVenueCancelIsRejection: an order Bybit cancelled itself with nothing
+// filled is a rejection whatever its rejectReason (listed on
+// https://bybit-exchange.github.io/docs/v5/enum#rejectreason, or new); the
+// owner's cancel stays CANCELLED, and so does one that filled a part.
+func TestVenueCancelIsRejection(t *testing.T) {
+	for _, tt := range []struct {
+		reason, filled string
+		want           bool
+	}{
+		{"EC_PostOnlyWillTakeLiquidity", "0", true},
+		{"EC_NoImmediateQtyToFill", "0", true},
+		{"EC_SomethingNew", "0", true},
+		{"EC_PerCancelRequest", "0", false},
+		{"EC_NoError", "0", false},
+		{"EC_NoImmediateQtyToFill", "0.5", false},
+	} {
+		var o order
+		raw := fmt.Sprintf(`{"orderStatus":"Cancelled","rejectReason":%q,"cumExecQty":%q}`, tt.reason, tt.filled)
+		if err := json.Unmarshal([]byte(raw), &o); err != nil {
+			t.Fatal(err)
+		}
+		if got := venueCancelled(o); got != tt.want {
+			t.Errorf("%s filled %s: rejected %v, want %v", tt.reason, tt.filled, got, tt.want)
+		}
+	}
+}

@@ -1000,7 +1000,7 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, _ conne
 	}
 	o := orderFromWire(st.Order.Order)
 	o.ClientOrderID = clientOrderID
-	o.Status = statusFromOrderStatus(st.Order.Status, o.Status)
+	o.Status = statusFromOrderStatus(st.Order.Status, o.Status, o.FilledSize.IsPositive())
 	found := connector.FoundOrder{Order: o, AvgPrice: decimal.Zero, Fee: decimal.Zero}
 	if o.Status == contract.StatusFilled || o.FilledSize.IsPositive() {
 		var fs []UserFill
@@ -1025,7 +1025,9 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, _ conne
 // statusFromOrderStatus maps orderStatus's status: open, triggered, filled,
 // canceled and its *Canceled reasons, rejected and its *Rejected reasons
 // (https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/info-endpoint#query-order-status-by-oid-or-cloid).
-func statusFromOrderStatus(s, open string) string {
+// A status not on that list ended the order for a reason nobody told us:
+// with nothing filled it is REJECTED, with a part filled CANCELLED.
+func statusFromOrderStatus(s, open string, filled bool) string {
 	switch {
 	case s == "open":
 		return open // OPEN, or PENDING for a trigger order
@@ -1037,6 +1039,8 @@ func statusFromOrderStatus(s, open string) string {
 		return contract.StatusRejected
 	case strings.HasSuffix(strings.ToLower(s), "canceled"), s == "scheduledCancel":
 		return contract.StatusCancelled
+	case filled:
+		return contract.StatusCancelled
 	}
-	return contract.StatusUnknown
+	return contract.StatusRejected
 }

@@ -39,3 +39,27 @@ func TestBuilderFeeCountedOnce(t *testing.T) {
 		t.Fatalf("fee %s, want 0.012896 (builderFee is inside fee)", got)
 	}
 }
+
+// TestOrderStatusReasons: orderStatus's documented statuses map as their
+// names say; one not on the list ended the order unexplained, so with
+// nothing filled it is a rejection (issue 28), never CANCELLED or UNKNOWN.
+func TestOrderStatusReasons(t *testing.T) {
+	for _, tt := range []struct {
+		status string
+		filled bool
+		want   string
+	}{
+		{"open", false, contract.StatusOpen},
+		{"filled", true, contract.StatusFilled},
+		{"marginCanceled", false, contract.StatusCancelled},
+		{"scheduledCancel", false, contract.StatusCancelled},
+		{"minTradeNtlRejected", false, contract.StatusRejected},
+		{"perpMarginRejected", false, contract.StatusRejected},
+		{"someNewStatus", false, contract.StatusRejected},
+		{"someNewStatus", true, contract.StatusCancelled},
+	} {
+		if got := statusFromOrderStatus(tt.status, contract.StatusOpen, tt.filled); got != tt.want {
+			t.Errorf("%s (filled %v): %s, want %s", tt.status, tt.filled, got, tt.want)
+		}
+	}
+}

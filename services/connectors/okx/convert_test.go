@@ -101,18 +101,28 @@ func TestClOrdID(t *testing.T) {
 }
 
 func TestStatusFromWire(t *testing.T) {
-	tests := []struct{ state, source, want string }{
-		{"live", "", contract.StatusOpen},
-		{"partially_filled", "", contract.StatusOpen},
-		{"filled", "", contract.StatusFilled},
-		{"canceled", "", contract.StatusCancelled},
-		{"canceled", "1", contract.StatusCancelled},
-		{"canceled", "31", contract.StatusRejected},
-		{"mmp_canceled", "", contract.StatusCancelled},
+	tests := []struct {
+		state, source string
+		filled        bool
+		want          string
+	}{
+		{"live", "", false, contract.StatusOpen},
+		{"partially_filled", "", true, contract.StatusOpen},
+		{"filled", "", true, contract.StatusFilled},
+		{"canceled", "1", false, contract.StatusCancelled},
+		{"canceled", "1", true, contract.StatusCancelled},
+		{"canceled", "31", false, contract.StatusRejected},
+		// Cancelled by OKX itself with nothing filled, for a documented
+		// source (0 system, 14 IOC unfilled) or one not known: refused.
+		{"canceled", "0", false, contract.StatusRejected},
+		{"canceled", "14", false, contract.StatusRejected},
+		{"canceled", "", false, contract.StatusRejected},
+		{"canceled", "0", true, contract.StatusCancelled},
+		{"mmp_canceled", "", false, contract.StatusRejected},
 	}
 	for _, tt := range tests {
-		if got := statusFromWire(tt.state, tt.source); got != tt.want {
-			t.Errorf("statusFromWire(%s, %s) = %s, want %s", tt.state, tt.source, got, tt.want)
+		if got := statusFromWire(tt.state, tt.source, tt.filled); got != tt.want {
+			t.Errorf("statusFromWire(%s, %s, filled %v) = %s, want %s", tt.state, tt.source, tt.filled, got, tt.want)
 		}
 	}
 	for state, want := range map[string]string{"live": contract.StatusPending, "pause": contract.StatusPending,

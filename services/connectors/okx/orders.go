@@ -131,7 +131,7 @@ func (a *Adapter) postOnlyOutcome(ctx context.Context, c connector.Credential, i
 			return "", err
 		}
 		if o.State != "live" {
-			return statusFromWire(o.State, o.CancelSource), nil
+			return statusFromWire(o.State, o.CancelSource, o.AccFillSz.IsPositive()), nil
 		}
 	}
 	return contract.StatusOpen, nil
@@ -386,7 +386,7 @@ func (a *Adapter) batchPostOnly(ctx context.Context, c connector.Credential, ord
 				out[i].Status, out[i].Error = contract.StatusRejected, ce
 				continue
 			}
-			out[i].Status = statusFromWire(o.State, o.CancelSource)
+			out[i].Status = statusFromWire(o.State, o.CancelSource, o.AccFillSz.IsPositive())
 		}
 	}
 	return nil

@@ -91,7 +91,11 @@ func NextFundingTime(now time.Time) int64 {
 
 // statusFromWire maps an order's status and cancel_reason to ours. NEW
 // (accepted, before risk checks) counts as OPEN; a closed order with
-// nothing left is FILLED whatever the reason (an IOC remainder).
+// nothing left is FILLED whatever the reason (an IOC remainder). One
+// closed with nothing filled is CANCELLED only for a reason that is not a
+// refusal (the owner's cancel, an IOC that found nothing): any other
+// reason, known (ORDER_SIZE_BELOW_MIN, NOT_ENOUGH_MARGIN, ...) or not, or
+// none, is REJECTED, as refused reports it after placing.
 func statusFromWire(o orderResp) string {
 	switch o.Status {
 	case "NEW", "OPEN":
@@ -103,26 +107,20 @@ func statusFromWire(o orderResp) string {
 		switch {
 		case o.CancelReason == "" && o.RemainingSize.D().IsZero():
 			return contract.StatusFilled
-		case filled.IsPositive() && !o.RemainingSize.D().IsPositive():
+		case filled.IsPositive() && (!o.RemainingSize.D().IsPositive() || o.CancelReason == "REMAINING_IOC_CANCEL"):
 			return contract.StatusFilled
-		case rejectedReason(o.CancelReason):
-			return contract.StatusRejected
-		case filled.IsPositive() && o.CancelReason == "REMAINING_IOC_CANCEL":
-			return contract.StatusFilled
+		case filled.IsPositive() || !rejectedReason(o.CancelReason):
+			return contract.StatusCancelled
 		}
-		return contract.StatusCancelled
+		return contract.StatusRejected
 	}
 	return o.Status
 }
 
-// rejectedReason: closed by Paradex's risk checks or the post-only rule
-// rather than by the owner (ccxt treats the margin ones as rejected).
+// rejectedReason: an unfilled order closed for any reason but the
+// owner's cancel or an IOC's empty remainder was refused by the venue.
 func rejectedReason(r string) bool {
-	switch r {
-	case "NOT_ENOUGH_MARGIN", "ORDER_EXCEEDS_POSITION_LIMIT", "POST_ONLY_WOULD_CROSS", "REDUCE_ONLY_WOULD_INCREASE":
-		return true
-	}
-	return false
+	return r != "USER_CANCELED" && r != "REMAINING_IOC_CANCEL"
 }
 
 func sideFromWire(s string) contract.Side {

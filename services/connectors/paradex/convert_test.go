@@ -78,6 +78,13 @@ func TestStatusFromWire(t *testing.T) {
 		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: "USER_CANCELED"}, contract.StatusCancelled},
 		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: "NOT_ENOUGH_MARGIN"}, contract.StatusRejected},
 		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: "POST_ONLY_WOULD_CROSS"}, contract.StatusRejected},
+		// Recorded live (issue 28): closed by the venue with nothing filled.
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: "ORDER_SIZE_BELOW_MIN"}, contract.StatusRejected},
+		// A reason not known, or none, with nothing filled is a rejection.
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: "SOMETHING_NEW"}, contract.StatusRejected},
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1")}, contract.StatusRejected},
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: "REMAINING_IOC_CANCEL"}, contract.StatusCancelled},
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("0.5"), CancelReason: "USER_CANCELED"}, contract.StatusCancelled},
 	} {
 		if got := statusFromWire(tt.o); got != tt.want {
 			t.Errorf("%+v: %s, want %s", tt.o, got, tt.want)
