@@ -103,3 +103,31 @@ func TestFillsOlderThanThreeDays(t *testing.T) {
 		}
 	}
 }
+
+// TestBalanceMultiCurrency: in multi-currency and portfolio margin (acctLv
+// 3, 4) collateral is counted across currencies in USD, so the USDT row's
+// availEq says nothing about what the account can use. The answer below
+// has the shape of the recorded one (issue 28: USDT availEq 0 while the
+// account had 151,083 USD available) and the fields of
+// https://www.okx.com/docs-v5/en/#trading-account-rest-api-get-balance
+// (top-level availEq, adjEq, imr in USD for these modes).
+func TestBalanceMultiCurrency(t *testing.T) {
+	recorded := `[{"totalEq":"163412.55","adjEq":"158921.07","availEq":"151083.02","imr":"7838.05","mmr":"1203.11","upl":"-12.4",` +
+		`"details":[{"ccy":"USDT","eq":"-2105.7","availEq":"0","availBal":"0","cashBal":"-2105.7"},` +
+		`{"ccy":"BTC","eq":"1.7","availEq":"1.58","availBal":"1.58","cashBal":"1.7","eqUsd":"165518.25"}]}]`
+	for _, lv := range []string{"3", "4"} {
+		f := newFixture(t, sim.Config{}, nil)
+		f.sim.SetAccountMode(testKey, lv, "net_mode")
+		f.sim.RewriteNext(http.MethodGet, "/api/v5/account/balance", func([]byte) []byte { return []byte(recorded) })
+		b, err := f.a.GetBalance(context.Background(), f.cred)
+		if err != nil || b.FreeCollateral.String() != "151083.02" || b.Equity.String() != "163412.55" || b.AccountValue.String() != "163412.55" {
+			t.Fatalf("acctLv %s balance %+v, %v; want free collateral 151083.02 and equity 163412.55 (USD, account level)", lv, b, err)
+		}
+	}
+	// Futures mode (acctLv 2) keeps the USDT row: its margin is USDT's.
+	f := newFixture(t, sim.Config{}, nil)
+	b, err := f.a.GetBalance(context.Background(), f.cred)
+	if err != nil || !b.FreeCollateral.IsPositive() {
+		t.Fatalf("futures mode balance %+v, %v", b, err)
+	}
+}

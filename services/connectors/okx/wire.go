@@ -92,6 +92,8 @@ type tradeFee struct {
 type balance struct {
 	TotalEq dec `json:"totalEq"`
 	AdjEq   dec `json:"adjEq"`
+	AvailEq dec `json:"availEq"` // account level, multi-currency and portfolio margin
+	Imr     dec `json:"imr"`
 	Details []struct {
 		Ccy      string `json:"ccy"`
 		Eq       dec    `json:"eq"`

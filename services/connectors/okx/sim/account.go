@@ -37,7 +37,13 @@ func (s *Server) balance(q *req) (any, *apiErr) {
 	if s.mode(q.key).acctLv == "1" {
 		usdt["availEq"] = ""
 	}
-	return []map[string]any{{"totalEq": b.Equity.String(), "adjEq": "", "imr": b.PositionMargin.String(), "mmr": "0",
+	// adjEq and the account-level availEq are given in multi-currency and
+	// portfolio margin only (get-balance page).
+	adjEq, availEq := "", ""
+	if lv := s.mode(q.key).acctLv; lv == "3" || lv == "4" {
+		adjEq, availEq = b.Equity.String(), b.FreeCollateral.String()
+	}
+	return []map[string]any{{"totalEq": b.Equity.String(), "adjEq": adjEq, "availEq": availEq, "imr": b.PositionMargin.String(), "mmr": "0",
 		"upl": b.UnrealizedPnL.String(), "uTime": ms(q.now), "details": []any{usdt}}}, nil
 }
 
