@@ -208,7 +208,10 @@ func (d dispatch) prepare(ctx context.Context, o *OrderRequest, market string) e
 	if o.ClientOrderID == "" {
 		o.ClientOrderID = uuid.NewString()
 	}
-	return roundOrder(o)
+	if err := roundOrder(o); err != nil {
+		return err
+	}
+	return d.minNotionalAtMark(ctx, *o)
 }
 
 func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, dryRun bool) (any, error) {

@@ -44,3 +44,24 @@ func (o OrderRequest) StopRises() bool { return o.TriggerPrice.GreaterThan(o.Mar
 // its side (a buy above the mark, a sell below): what venues call a stop,
 // the other direction being their take-profit.
 func (o OrderRequest) StopAgainstSide() bool { return o.StopRises() == (o.Side == contract.Buy) }
+
+// minNotionalAtMark applies the minimum order value of a venue that values
+// a limit order at the mark price (Market.MinNotionalAtMark): a buy below
+// the mark can pass and a sell above it fail where the limit price would
+// say otherwise. Reduce-only orders are judged as the venue does.
+func (d dispatch) minNotionalAtMark(ctx context.Context, o OrderRequest) error {
+	m := o.Market
+	if o.Type != Limit || !m.MinNotionalAtMark || !m.MinNotional.IsPositive() || (o.ReduceOnly && m.ReduceOnlyBelowMinNotional) {
+		return nil
+	}
+	mp, err := d.markPrice(ctx, m)
+	if err != nil {
+		return err
+	}
+	if v := o.Size.Mul(mp.MarkPrice); mp.MarkPrice.IsPositive() && v.LessThan(m.MinNotional) {
+		return contract.Errorf(contract.CodeInvalidRequest,
+			"order value %s (size %s x mark price %s) is below the minimum notional %s of %s, which this exchange judges at the mark price",
+			v, o.Size, mp.MarkPrice, m.MinNotional, m.Canonical)
+	}
+	return nil
+}

@@ -58,6 +58,9 @@ func marketFromWire(r marketResp) (connector.Market, bool) {
 		// Reduce-only orders under min_notional are taken only when they
 		// close the whole position, so the runtime may not rely on it.
 		ReduceOnlyBelowMinNotional: false,
+		// Paradex values an order at the mark price
+		// (https://docs.paradex.trade/trading/placing-orders).
+		MinNotionalAtMark: true,
 	}
 	if imf := r.Delta1CrossMarginParams.IMFBase.D(); imf.IsPositive() {
 		m.MaxLeverage = int(decimal.NewFromInt(1).Div(imf).IntPart())

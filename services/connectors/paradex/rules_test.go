@@ -87,3 +87,41 @@ func TestNumbersAsStringsOrNumbers(t *testing.T) {
 		`{"id":"f-1","order_id":"o-1","market":"BTC-USD-PERP","side":"BUY","size":"0.01","price":"95000.5","fee":"0.47","liquidity":"TAKER","created_at":"1735689600000"}`,
 		`{"id":"f-1","order_id":"o-1","market":"BTC-USD-PERP","side":"BUY","size":0.01,"price":95000.5,"fee":0.47,"liquidity":"TAKER","created_at":1735689600000}`)
 }
+
+// TestMinNotionalAtMark: Paradex values an order at the mark price ("The
+// value of an order is calculated by multiplying the order size by the
+// mark price": https://docs.paradex.trade/trading/placing-orders) and closes
+// one below min_notional with ORDER_SIZE_BELOW_MIN (recorded, issue 28).
+// At mark 95000 and min_notional 10: a buy of 0.00011 at 85000 (10.45 at
+// the mark) is valid; a sell of 0.0001 at 105000 (9.5 at the mark) is not.
+func TestMinNotionalAtMark(t *testing.T) {
+	f := newFixture(t, sim.Config{})
+	if _, err := f.sim.Engine().SetMarkPrice("BTC-USD-PERP", d("95000")); err != nil {
+		t.Fatal(err)
+	}
+	r := connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret)
+	call := func(side contract.Side, size, price string) (contract.LimitOrderResult, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var res contract.LimitOrderResult
+		err := r.Call(ctx, contract.OpPlaceLimitOrder, map[string]any{"market": "BTC-USD-PERP", "side": side, "size": size, "price": price}, &res)
+		return res, err
+	}
+	if res, err := call(contract.Buy, "0.00011", "85000"); err != nil || res.Status != contract.StatusOpen {
+		t.Fatalf("buy worth 10.45 at the mark: %+v, %v; want OPEN", res, err)
+	}
+	_, err := call(contract.Sell, "0.0001", "105000")
+	if ce, ok := contract.AsError(err); !ok || ce.Code != contract.CodeInvalidRequest || !strings.Contains(ce.Message, "mark price") {
+		t.Fatalf("sell worth 9.5 at the mark: %v; want INVALID_REQUEST naming the mark price", err)
+	}	// Sent anyway, Paradex takes it (201 NEW) and closes it unfilled.
+	m := f.market(t, "BTC-USD-PERP")
+	_, err = f.a.PlaceLimitOrder(context.Background(), f.cred, connector.OrderRequest{Market: m, Type: connector.Limit,
+		Side: contract.Sell, Size: d("0.0001"), Price: d("105000"), ClientOrderID: "below-min"})
+	if ce, ok := contract.AsError(err); !ok || ce.ExchangeCode != "ORDER_SIZE_BELOW_MIN" {
+		t.Fatalf("the venue's answer to a sell worth 9.5 at the mark: %v; want ORDER_SIZE_BELOW_MIN", err)
+	}
+	found, ok, err := f.a.FindOrder(context.Background(), f.cred, m, "below-min")
+	if err != nil || !ok || found.Status != contract.StatusRejected {
+		t.Fatalf("found after a lost reply: %+v, %v, %v; want REJECTED", found, ok, err)
+	}
+}

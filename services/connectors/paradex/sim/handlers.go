@@ -166,7 +166,7 @@ func (s *Server) markets(q *req) (int, any, *apiErr) {
 		row := map[string]any{
 			"symbol": m.Symbol, "base_currency": base, "quote_currency": "USD", "settlement_currency": "USDC", "asset_kind": "PERP",
 			"market_kind": "cross", "price_tick_size": m.TickSize.String(), "order_size_increment": m.LotSize.String(),
-			"min_notional": m.MinNotional.String(), "max_order_size": "100000000", "position_limit": "100000000", "max_open_orders": 150,
+			"min_notional": s.spec(m.Symbol).MinNotional.String(), "max_order_size": "100000000", "position_limit": "100000000", "max_open_orders": 150,
 			"funding_period_hours": s.cfg.FundingPeriodHours, "max_funding_rate": "0.05", "price_bands_width": "0.05",
 			"max_slippage": "0.05", "open_at": 1700000000000, "expiry_at": 0, "tags": []string{},
 			"delta1_cross_margin_params": map[string]string{"imf_base": imf.String(), "imf_factor": "0", "imf_shift": "0", "mmf_factor": "0.5"},
