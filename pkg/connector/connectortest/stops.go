@@ -7,6 +7,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/shopspring/decimal"
 )
@@ -125,4 +126,17 @@ func ServeREST(t testing.TB, a connector.Adapter, env contract.Environment, secr
 	t.Helper()
 	return Serve(t, a, Options{URL: testenv.EmbeddedNATS(t).ClientURL(), Subjects: contract.NewSubjects(testenv.Prefix(t)),
 		Env: env, Secret: secret, Stream: connector.StreamConfig{Disabled: true}})
+}
+
+// OnEngine is the stop table's venue for a simulator built on a paper
+// engine: market (canonical) is symbol on e, traded 0.01 at a time with
+// triggers 100 from a mark that starts each case at mark.
+func OnEngine(r *Replica, e *paper.Engine, market, symbol, mark string) StopVenue {
+	return StopVenue{Replica: r, Market: market, Size: "0.01", Mark: decimal.RequireFromString(mark), Step: decimal.NewFromInt(100),
+		SetMark: func(t testing.TB, mark decimal.Decimal) {
+			t.Helper()
+			if _, err := e.SetMarkPrice(symbol, mark); err != nil {
+				t.Fatal(err)
+			}
+		}}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/perpgate/perpgate/pkg/connector/connectortest"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/bybit/sim"
-	"github.com/shopspring/decimal"
 )
 
 // TestStopDirection runs DESIGN §13's stop table against the simulator,
@@ -22,15 +21,8 @@ import (
 func TestStopDirection(t *testing.T) {
 	still := time.Now()
 	f := newFixture(t, sim.Config{Now: func() time.Time { return still }}, nil)
-	connectortest.RunStopDirection(t, connectortest.StopVenue{
-		Replica: connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret),
-		Market:  "BTC-USDT-PERP", Size: "0.01", Mark: decimal.RequireFromString("95000"), Step: decimal.RequireFromString("100"),
-		SetMark: func(t testing.TB, mark decimal.Decimal) {
-			if _, err := f.sim.Engine().SetMarkPrice("BTCUSDT", mark); err != nil {
-				t.Fatal(err)
-			}
-		},
-	})
+	r := connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret)
+	connectortest.RunStopDirection(t, connectortest.OnEngine(r, f.sim.Engine(), "BTC-USDT-PERP", "BTCUSDT", "95000"))
 }
 
 // TestMarketFillUnread: Bybit's create answers ids only and the order is

@@ -8,7 +8,6 @@ import (
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid/sim"
-	"github.com/shopspring/decimal"
 )
 
 // TestStopDirection runs DESIGN §13's stop table against the simulator.
@@ -21,13 +20,6 @@ func TestStopDirection(t *testing.T) {
 	still := time.Now()
 	s, url := simVenue(t, sim.Config{Now: func() time.Time { return still }})
 	a := hyperliquid.NewAdapter(hyperliquid.Config{URL: url}, nil)
-	connectortest.RunStopDirection(t, connectortest.StopVenue{
-		Replica: connectortest.ServeREST(t, a, contract.Testnet, credential("a", accountA, agentKeyA).Secret),
-		Market:  "BTC", Size: "0.01", Mark: decimal.RequireFromString("60000"), Step: decimal.RequireFromString("100"),
-		SetMark: func(t testing.TB, mark decimal.Decimal) {
-			if _, err := s.Engine().SetMarkPrice("BTC", mark); err != nil {
-				t.Fatal(err)
-			}
-		},
-	})
+	r := connectortest.ServeREST(t, a, contract.Testnet, credential("a", accountA, agentKeyA).Secret)
+	connectortest.RunStopDirection(t, connectortest.OnEngine(r, s.Engine(), "BTC", "BTC", "60000"))
 }

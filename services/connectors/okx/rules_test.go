@@ -24,15 +24,8 @@ import (
 func TestStopDirection(t *testing.T) {
 	still := time.Now()
 	f := newFixture(t, sim.Config{Now: func() time.Time { return still }}, nil)
-	connectortest.RunStopDirection(t, connectortest.StopVenue{
-		Replica: connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret),
-		Market:  "BTC-USDT-PERP", Size: "0.01", Mark: decimal.RequireFromString("95000"), Step: decimal.RequireFromString("100"),
-		SetMark: func(t testing.TB, mark decimal.Decimal) {
-			if _, err := f.sim.Engine().SetMarkPrice("BTC-USDT-SWAP", mark); err != nil {
-				t.Fatal(err)
-			}
-		},
-	})
+	r := connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret)
+	connectortest.RunStopDirection(t, connectortest.OnEngine(r, f.sim.Engine(), "BTC-USDT-PERP", "BTC-USDT-SWAP", "95000"))
 }
 
 // TestMarketFillUnread: OKX answers a new order with ids only and reads of

@@ -11,7 +11,6 @@ import (
 	pe "github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/services/connectors/paper"
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
-	"github.com/shopspring/decimal"
 )
 
 // TestStopDirection runs DESIGN §13's stop table against the paper venue:
@@ -23,13 +22,6 @@ func TestStopDirection(t *testing.T) {
 	srv := httptest.NewServer(venue.NewHandler(e))
 	t.Cleanup(srv.Close)
 	a := paper.NewAdapter(venue.NewClient(srv.URL, connector.NewHTTPClient(5*time.Second)))
-	connectortest.RunStopDirection(t, connectortest.StopVenue{
-		Replica: connectortest.ServeREST(t, a, contract.Mainnet, nil),
-		Market:  btc, Size: "0.01", Mark: decimal.RequireFromString("60000"), Step: decimal.RequireFromString("100"),
-		SetMark: func(t testing.TB, mark decimal.Decimal) {
-			if _, err := e.SetMarkPrice(btc, mark); err != nil {
-				t.Fatal(err)
-			}
-		},
-	})
+	r := connectortest.ServeREST(t, a, contract.Mainnet, nil)
+	connectortest.RunStopDirection(t, connectortest.OnEngine(r, e, btc, btc, "60000"))
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/perpgate/perpgate/pkg/connector/connectortest"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/paradex/sim"
-	"github.com/shopspring/decimal"
 )
 
 // TestStopDirection runs DESIGN §13's stop table against the simulator.
@@ -21,15 +20,8 @@ import (
 // show a BUY stop below the mark accepted and fired on the way down.
 func TestStopDirection(t *testing.T) {
 	f := newFixture(t, sim.Config{})
-	connectortest.RunStopDirection(t, connectortest.StopVenue{
-		Replica: connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret),
-		Market:  "BTC-USD-PERP", Size: "0.01", Mark: decimal.RequireFromString("95000"), Step: decimal.RequireFromString("100"),
-		SetMark: func(t testing.TB, mark decimal.Decimal) {
-			if _, err := f.sim.Engine().SetMarkPrice("BTC-USD-PERP", mark); err != nil {
-				t.Fatal(err)
-			}
-		},
-	})
+	r := connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret)
+	connectortest.RunStopDirection(t, connectortest.OnEngine(r, f.sim.Engine(), "BTC-USD-PERP", "BTC-USD-PERP", "95000"))
 }
 
 // TestMarketFillUnread: Paradex answers 201 with status NEW and runs its
@@ -113,7 +105,8 @@ func TestMinNotionalAtMark(t *testing.T) {
 	_, err := call(contract.Sell, "0.0001", "105000")
 	if ce, ok := contract.AsError(err); !ok || ce.Code != contract.CodeInvalidRequest || !strings.Contains(ce.Message, "mark price") {
 		t.Fatalf("sell worth 9.5 at the mark: %v; want INVALID_REQUEST naming the mark price", err)
-	}	// Sent anyway, Paradex takes it (201 NEW) and closes it unfilled.
+	}
+	// Sent anyway, Paradex takes it (201 NEW) and closes it unfilled.
 	m := f.market(t, "BTC-USD-PERP")
 	_, err = f.a.PlaceLimitOrder(context.Background(), f.cred, connector.OrderRequest{Market: m, Type: connector.Limit,
 		Side: contract.Sell, Size: d("0.0001"), Price: d("105000"), ClientOrderID: "below-min"})
