@@ -6,6 +6,8 @@ import (
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
+// Venue rules judged at the mark price, once for every connector.
+//
 // A stop fires when the mark reaches its trigger from where the mark is at
 // placement (DESIGN §13): a trigger above the mark on the way up, one below
 // on the way down, whatever the side. Venues say the same thing in their
