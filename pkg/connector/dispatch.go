@@ -207,11 +207,17 @@ func (d dispatch) prepare(ctx context.Context, o *OrderRequest, market string) e
 	if o.ClientOrderID == "" {
 		o.ClientOrderID = uuid.NewString()
 	}
-	return roundOrder(o)
+	if err := roundOrder(o); err != nil {
+		return err
+	}
+	return d.minNotionalAtMark(ctx, *o)
 }
 
 func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, dryRun bool) (any, error) {
 	if err := d.prepare(ctx, &o, market); err != nil {
+		return nil, err
+	}
+	if err := d.markStop(ctx, &o); err != nil {
 		return nil, err
 	}
 	p, err := d.judge(ctx, o, dryRun)
@@ -249,9 +255,9 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, d
 		if err != nil || !found {
 			return nil, false, err
 		}
-		res, ok := foundResult(o, f)
-		if !ok {
-			return nil, false, errVenueRejected
+		res, err := foundResult(o, f)
+		if err != nil {
+			return nil, false, err
 		}
 		return res, true, nil
 	}
@@ -289,6 +295,9 @@ func (d dispatch) once(ctx context.Context, clientID string, fp map[string]strin
 			// Not found yet, or the look-up failed: the claim stays, and once
 			// its deadline passes a retry looks the order up instead of
 			// placing a second one.
+			if u, ok := unsettledOutcome(clientID, ferr, err); ok {
+				return nil, u
+			}
 			return nil, unknownOutcome(clientID, err)
 		}
 	}
@@ -362,6 +371,9 @@ func (d dispatch) claim(ctx context.Context, key, clientID string, fp map[string
 			case err != nil && !Ambiguous(err):
 				return Record{}, err
 			case err != nil:
+				if u, ok := unsettledOutcome(clientID, err); ok {
+					return Record{}, u
+				}
 				return Record{}, unknownOutcome(clientID, err)
 			case found:
 				d.r.log.Info("stale placement resolved at the exchange", "client_order_id", clientID)
