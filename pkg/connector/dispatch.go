@@ -389,9 +389,13 @@ func (d dispatch) claim(ctx context.Context, key, clientID string, fp map[string
 // storeDown is SERVICE_UNAVAILABLE for an idempotency store that cannot be
 // reached: without it a retry could place twice, so nothing is placed.
 func (d dispatch) storeDown(err error) error {
-	d.r.log.Warn("idempotency store unavailable", "err", err)
-	ce := contract.Errorf(contract.CodeServiceUnavailable,
-		"the gateway cannot record placements (its idempotency store is unreachable), so nothing was placed; retry shortly")
+	msg := "the gateway cannot record placements (its idempotency store is unreachable), so nothing was placed; retry shortly"
+	if refused := (errStoreRefused{}); errors.As(err, &refused) {
+		msg = "placements are refused, nothing was placed: " + refused.Error()
+	} else {
+		d.r.log.Warn("idempotency store unavailable", "err", err)
+	}
+	ce := contract.Errorf(contract.CodeServiceUnavailable, "%s", msg)
 	ce.RetryAfterSeconds = 2
 	return ce
 }

@@ -163,6 +163,11 @@ type auditTrail struct {
 // are not audited.
 func (s *Server) executeAudited(ctx context.Context, via, rid string, key contract.KeyInfo, op *contract.Operation,
 	fields map[string]json.RawMessage) (json.RawMessage, contract.Exchange, *contract.Error) {
+	if !op.ReadOnly {
+		if ce := s.tradingRefused(ctx); ce != nil {
+			return nil, "", ce
+		}
+	}
 	if op.ReadOnly || s.audit == nil {
 		return s.execute(ctx, rid, key, op, fields, nil)
 	}

@@ -267,6 +267,22 @@ func (s *Server) unavailable(ctx context.Context, dependency string, err error, 
 	return ce
 }
 
+// tradingRefused refuses a trading call at once when the bus is down (its
+// audit entry would wait out the publish timeout, then fail) or when the
+// store of records may drop them (StoreGuard).
+func (s *Server) tradingRefused(ctx context.Context) *contract.Error {
+	if !s.nc.IsConnected() {
+		return s.unavailable(ctx, "nats", bus.ErrDisconnected, busDown)
+	}
+	if s.guard == nil {
+		return nil
+	}
+	if err := s.guard(); err != nil {
+		return s.unavailable(ctx, "redis", err, "trading calls are refused: "+err.Error())
+	}
+	return nil
+}
+
 // lookupFailed maps a failed key or credential look-up: the bus or the
 // keys service being down is SERVICE_UNAVAILABLE, anything else a fault.
 func (s *Server) lookupFailed(ctx context.Context, what string, err error) *contract.Error {

@@ -27,6 +27,9 @@ type Deps struct {
 	Metrics *telemetry.Metrics // optional: served on /metrics when set
 	// Checks are readiness checks beyond NATS (the limiter's Redis).
 	Checks map[string]health.Check
+	// StoreGuard, when set, refuses trading calls while it returns an
+	// error: the Redis of rate limits may evict (health.RedisPolicy.Err).
+	StoreGuard func() error
 }
 
 // Server is one edge instance.
@@ -42,7 +45,8 @@ type Server struct {
 	metrics  *telemetry.Metrics
 	checks   map[string]health.Check
 	usage    *usageCounter
-	audit    *auditor // nil when Config.Audit is off
+	audit    *auditor     // nil when Config.Audit is off
+	guard    func() error // Deps.StoreGuard
 
 	mu     sync.Mutex
 	http   *http.Server
@@ -75,6 +79,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		subjects: contract.NewSubjects(cfg.SubjectPrefix),
 		metrics:  deps.Metrics,
 		checks:   map[string]health.Check{"nats": health.NATSCheck(deps.NATS)},
+		guard:    deps.StoreGuard,
 	}
 	for name, c := range deps.Checks {
 		s.checks[name] = c

@@ -17,6 +17,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
 	"github.com/perpgate/perpgate/pkg/telemetry"
@@ -46,6 +47,7 @@ type Gateway struct {
 	boot     Bootstrap
 	connect  func(name string) (*nats.Conn, error)
 	metrics  *telemetry.Metrics
+	policy   *health.RedisPolicy // of PERPGATE_REDIS_URL; nil without
 }
 
 // New prepares a gateway; Start brings it up. The banner with the
@@ -87,7 +89,7 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 	if err := g.startKeys(ctx, connect, secrets); err != nil {
 		return err
 	}
-	rdb, err := g.redis()
+	rdb, err := g.redis(ctx)
 	if err != nil {
 		return err
 	}
@@ -167,7 +169,9 @@ func (g *Gateway) startKeys(ctx context.Context, connect func(string) (*nats.Con
 	return nil
 }
 
-func (g *Gateway) redis() (*redis.Client, error) {
+// redis connects to PERPGATE_REDIS_URL, when set, and watches its
+// eviction policy until Close.
+func (g *Gateway) redis(ctx context.Context) (*redis.Client, error) {
 	if g.cfg.RedisURL == "" {
 		return nil, nil
 	}
@@ -177,6 +181,9 @@ func (g *Gateway) redis() (*redis.Client, error) {
 	}
 	rdb := redis.NewClient(opts)
 	g.onClose(rdb.Close)
+	watch, stop := context.WithCancel(context.WithoutCancel(ctx))
+	g.onClose(func() error { stop(); return nil })
+	g.policy = health.WatchRedisPolicy(watch, rdb, g.log)
 	return rdb, nil
 }
 
@@ -185,7 +192,7 @@ func (g *Gateway) redis() (*redis.Client, error) {
 func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb *redis.Client) error {
 	var idem connector.IdempotencyStore
 	if rdb != nil {
-		idem = connector.NewRedisIdempotency(rdb, g.cfg.Edge.SubjectPrefix+":idem:")
+		idem = connector.GuardIdempotency(connector.NewRedisIdempotency(rdb, g.cfg.Edge.SubjectPrefix+":idem:"), g.policy.Err)
 	} else {
 		// Kept in the data dir, so a restart keeps the 24 h promise.
 		file, err := connector.NewFileIdempotency(filepath.Join(g.cfg.DataDir, "idempotency.log"), nil)
@@ -245,11 +252,12 @@ func (g *Gateway) startEdge(connect func(string) (*nats.Conn, error), rdb *redis
 	if err != nil {
 		return err
 	}
-	var limiter ratelimit.Limiter = ratelimit.NewMemory(nil)
+	deps := edge.Deps{NATS: nc, Limiter: ratelimit.NewMemory(nil), Logger: g.log.With("service", "edge"), Metrics: g.metrics}
 	if rdb != nil {
-		limiter = ratelimit.NewPipelined(ratelimit.NewRedis(rdb, g.cfg.Edge.SubjectPrefix+":rl", nil))
+		deps.Limiter = ratelimit.NewPipelined(ratelimit.NewRedis(rdb, g.cfg.Edge.SubjectPrefix+":rl", nil))
+		deps.Checks, deps.StoreGuard = map[string]health.Check{"redis": g.policy.Check}, g.policy.Err
 	}
-	srv, err := edge.New(g.cfg.Edge, edge.Deps{NATS: nc, Limiter: limiter, Logger: g.log.With("service", "edge"), Metrics: g.metrics})
+	srv, err := edge.New(g.cfg.Edge, deps)
 	if err != nil {
 		return err
 	}
