@@ -2,9 +2,11 @@ package fault
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,4 +119,61 @@ func get(t *testing.T, url string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	return resp.StatusCode, string(b)
+}
+
+// TestPostgresOutage (case 12): while the keys service's Postgres is down,
+// admin writes, /v1 calls whose key the edge has not cached and a
+// connector's secret fetch answer 503 SERVICE_UNAVAILABLE with
+// Retry-After, naming the database, never 500.
+func TestPostgresOutage(t *testing.T) {
+	c := newCluster(t, clusterOptions{Postgres: true})
+	fresh, _ := c.newKey() // never used: the edge must look it up
+	c.Postgres.Stop()
+	unavailable := func(t *testing.T, status int, h http.Header, body map[string]any, raw string) {
+		t.Helper()
+		if code, _ := body["code"].(string); status != http.StatusServiceUnavailable || code != string(contract.CodeServiceUnavailable) {
+			t.Fatalf("got %d %s, want 503 SERVICE_UNAVAILABLE", status, raw)
+		}
+		if ra, err := strconv.Atoi(h.Get("Retry-After")); err != nil || ra < 1 {
+			t.Errorf("Retry-After = %q", h.Get("Retry-After"))
+		}
+		if msg, _ := body["error"].(string); !contains(msg, "database (Postgres)") {
+			t.Errorf("message %q does not name the database", msg)
+		}
+	}
+	t.Run("admin write", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodPost, c.AdminURL+"/admin/v1/accounts", strings.NewReader(`{"tier":"free","name":"outage"}`))
+		req.Header.Set("Authorization", "Bearer "+c.AdminToken)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var body map[string]any
+		_ = json.Unmarshal(b, &body)
+		unavailable(t, resp.StatusCode, resp.Header, body, string(b))
+	})
+	t.Run("v1 key look-up", func(t *testing.T) {
+		r := c.Call(fresh, map[string]any{"operation": "getBalance"})
+		unavailable(t, r.Status, r.Header, r.Body, r.Raw)
+	})
+	// A new connector has no secret cached; the edge keeps the key and
+	// credential. Restarted on t, not the subtest's, so it outlives it.
+	c.Connector.Kill()
+	c.Connector = c.Connector.Restart(t)
+	c.Connector.Field(t, "connector started", "subject")
+	t.Run("connector secret fetch", func(t *testing.T) {
+		r := c.Call(c.APIKey, map[string]any{"operation": "getBalance"})
+		unavailable(t, r.Status, r.Header, r.Body, r.Raw)
+	})
+	c.Postgres.Start()
+	testenv.Poll(t, "the fresh key works once Postgres is back", 15*time.Second, func() error {
+		time.Sleep(300 * time.Millisecond) // within the key's rate limit
+		if r := c.Call(fresh, map[string]any{"operation": "getBalance"}); r.Status != 200 {
+			return errorf("%d %s", r.Status, r.Raw)
+		}
+		return nil
+	})
 }

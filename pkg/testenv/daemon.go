@@ -39,6 +39,10 @@ type Daemon struct {
 	t    testing.TB
 	bin  string
 	args []string
+	// run, when set, adjusts each command before it starts (the user to
+	// run as); stopSig and killSig replace SIGTERM and SIGKILL.
+	run              func(*exec.Cmd)
+	stopSig, killSig syscall.Signal
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -46,8 +50,11 @@ type Daemon struct {
 	output *Output
 }
 
-func newDaemon(t testing.TB, name, bin string, port int, url string, args []string) *Daemon {
-	d := &Daemon{Name: name, URL: url, Port: port, t: t, bin: bin, args: args}
+func newDaemon(t testing.TB, name, bin string, port int, url string, args []string, opts ...func(*Daemon)) *Daemon {
+	d := &Daemon{Name: name, URL: url, Port: port, t: t, bin: bin, args: args, stopSig: syscall.SIGTERM, killSig: syscall.SIGKILL}
+	for _, o := range opts {
+		o(d)
+	}
 	t.Cleanup(func() {
 		d.Kill()
 		if t.Failed() {
@@ -70,6 +77,9 @@ func (d *Daemon) Start() {
 	cmd := exec.Command(d.bin, d.args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
+	if d.run != nil {
+		d.run(cmd)
+	}
 	if err := cmd.Start(); err != nil {
 		d.mu.Unlock()
 		d.t.Fatalf("testenv: start %s: %v", d.Name, err)
@@ -97,12 +107,14 @@ func (d *Daemon) Start() {
 	}
 }
 
-// Stop ends the daemon with SIGTERM, as an orderly restart would.
-func (d *Daemon) Stop() { d.end(syscall.SIGTERM) }
+// Stop ends the daemon with SIGTERM (Postgres: SIGINT, its fast
+// shutdown), as an orderly restart would.
+func (d *Daemon) Stop() { d.end(d.stopSig) }
 
-// Kill ends the daemon with SIGKILL, as a crash would. It is a no-op when
-// the daemon is not running.
-func (d *Daemon) Kill() { d.end(syscall.SIGKILL) }
+// Kill ends the daemon with SIGKILL (Postgres: SIGQUIT, which takes its
+// backends along), as a crash would. It is a no-op when the daemon is not
+// running.
+func (d *Daemon) Kill() { d.end(d.killSig) }
 
 func (d *Daemon) end(sig syscall.Signal) {
 	d.mu.Lock()

@@ -283,10 +283,16 @@ func (s *Server) tradingRefused(ctx context.Context) *contract.Error {
 	return nil
 }
 
-// lookupFailed maps a failed key or credential look-up: the bus or the
-// keys service being down is SERVICE_UNAVAILABLE, anything else a fault.
+// lookupFailed maps a failed key or credential look-up: the bus, the keys
+// service or its database being down is SERVICE_UNAVAILABLE, anything
+// else a fault.
 func (s *Server) lookupFailed(ctx context.Context, what string, err error) *contract.Error {
+	var ce *contract.Error
 	switch {
+	case errors.As(err, &ce) && ce.Code == contract.CodeServiceUnavailable:
+		// The keys service's own dependency (its database) is down.
+		s.log.WarnContext(ctx, "dependency unavailable", "request_id", telemetry.RequestID(ctx), "dependency", "keys service", "err", err)
+		return ce
 	case bus.IsDisconnected(err):
 		return s.unavailable(ctx, "nats", err, busDown)
 	case bus.IsNoResponders(err), bus.IsTimeout(err):

@@ -328,6 +328,24 @@ func (s *Service) storeError(op, id string, err error) error {
 	return fmt.Errorf("%s %s: %w", op, id, err)
 }
 
+// Outage is SERVICE_UNAVAILABLE, naming the database, when err means the
+// store did not answer (a store that can tell says so by implementing
+// Unavailable); nil for any other error.
+func (s *Service) Outage(err error) *contract.Error {
+	st, ok := s.store.(interface{ Unavailable(error) bool })
+	if !ok || err == nil || !st.Unavailable(err) {
+		return nil
+	}
+	ce := contract.Errorf(contract.CodeServiceUnavailable,
+		"the keys service's database (Postgres) is not answering, so nothing could be read or changed; retry shortly")
+	ce.RetryAfterSeconds = outageRetryAfter
+	return ce
+}
+
+// outageRetryAfter is the Retry-After of an outage, in seconds: long
+// enough for a restarting database, short enough not to idle clients.
+const outageRetryAfter = 2
+
 func accountNotFound(id string) *contract.Error {
 	return contract.Errorf(contract.CodeAccountNotFound, "account %q not found", truncate(id))
 }
