@@ -60,10 +60,10 @@ type cluster struct {
 	AdminURL   string
 	AdminToken string
 	Admin      *admin.Client
-	Account string
-	APIKey  string
-	KeyID   string
-	Cred    string
+	Account    string
+	APIKey     string
+	KeyID      string
+	Cred       string
 }
 
 // clusterOptions tune a cluster.
