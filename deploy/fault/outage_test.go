@@ -3,6 +3,7 @@ package fault
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -175,5 +176,96 @@ func TestPostgresOutage(t *testing.T) {
 			return errorf("%d %s", r.Status, r.Raw)
 		}
 		return nil
+	})
+}
+
+// TestNATSOutageAndPlacements (case 13): with NATS down a placement is
+// refused at once; a placement in flight when NATS dies answers soon
+// after NATS is back (not at its deadline), saying that a repeat with the
+// same clientOrderId returns the order, and the repeat does.
+func TestNATSOutageAndPlacements(t *testing.T) {
+	c := newCluster(t, clusterOptions{RequestTimeout: 3 * time.Second})
+	t.Run("down", func(t *testing.T) {
+		c.NATS.Stop()
+		defer c.NATS.Start()
+		r := c.Call(c.APIKey, restingBuy("nats-down-1", "0.01"))
+		if r.Status != http.StatusServiceUnavailable || !contains(fmt.Sprint(r.Body["error"]), "NATS") {
+			t.Fatalf("got %d %s, want 503 naming NATS", r.Status, r.Raw)
+		}
+		if r.Took > time.Second {
+			t.Errorf("refused after %s, want at once", r.Took)
+		}
+	})
+	testenv.Poll(t, "the cluster answers after NATS is back", 15*time.Second, func() error {
+		time.Sleep(200 * time.Millisecond) // within the key's rate limit
+		if r := c.Call(c.APIKey, map[string]any{"operation": "getBalance"}); r.Status != 200 {
+			return errorf("%d %s", r.Status, r.Raw)
+		}
+		return nil
+	})
+	// inFlight places id while the venue hangs, takes NATS down under it
+	// for downFor, and returns the answer and how long after NATS was back
+	// it came (negative: while NATS was still down).
+	inFlight := func(t *testing.T, id string, downFor time.Duration) (reply, time.Duration) {
+		c.Venue.Pause() // the placement waits at the venue
+		answered := make(chan reply, 1)
+		go func() { answered <- c.Call(c.APIKey, restingBuy(id, "0.01")) }()
+		time.Sleep(500 * time.Millisecond)
+		c.NATS.Stop()
+		c.Venue.Resume()
+		var r reply
+		select {
+		case r = <-answered:
+		case <-time.After(downFor):
+		}
+		c.NATS.Start()
+		back := time.Now()
+		if r.Status != 0 {
+			return r, -1
+		}
+		select {
+		case r = <-answered:
+		case <-time.After(15 * time.Second):
+			t.Fatal("no answer 15 s after NATS was back")
+		}
+		return r, time.Since(back)
+	}
+	// settled checks that the answer was the order or said how to get it,
+	// and that exactly one order stands.
+	settled := func(t *testing.T, id string, r reply) {
+		t.Helper()
+		if r.Status != 200 {
+			msg := fmt.Sprint(r.Body["error"])
+			if r.code() != string(contract.CodeServiceUnavailable) || !contains(msg, "same clientOrderId "+id) || !contains(msg, "NATS") {
+				t.Fatalf("got %d %s, want 503 saying a repeat with clientOrderId %s returns the order", r.Status, r.Raw, id)
+			}
+			testenv.Poll(t, "the repeat", 10*time.Second, func() error {
+				time.Sleep(200 * time.Millisecond)
+				if again := c.Call(c.APIKey, restingBuy(id, "0.01")); again.Status != 200 {
+					return errorf("%d %s", again.Status, again.Raw)
+				}
+				return nil
+			})
+		}
+		if n := len(c.openOrders(id)); n != 1 {
+			t.Fatalf("%d open orders with clientOrderId %s, want 1", n, id)
+		}
+	}
+	t.Run("back before the deadline", func(t *testing.T) {
+		r, after := inFlight(t, "nats-mid-1", time.Second)
+		t.Logf("answer %d %s, %s after NATS was back", r.Status, r.Raw, after)
+		if after < 0 || after > time.Second {
+			t.Errorf("answered %s after NATS was back, want within 1 s", after)
+		}
+		settled(t, "nats-mid-1", r)
+	})
+	t.Run("down past the deadline", func(t *testing.T) {
+		start := time.Now()
+		r, after := inFlight(t, "nats-mid-2", 5*time.Second)
+		t.Logf("answer %d %s after %s", r.Status, r.Raw, time.Since(start))
+		if after >= 0 {
+			t.Fatalf("no answer before NATS was back (%s later), want one at the 3 s deadline", after)
+		}
+		settled(t, "nats-mid-2", r)
 	})
 }
