@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/shopspring/decimal"
 )
 
@@ -392,6 +393,9 @@ func (d dispatch) storeDown(err error) error {
 	msg := "the gateway cannot record placements (its idempotency store is unreachable), so nothing was placed; retry shortly"
 	if refused := (errStoreRefused{}); errors.As(err, &refused) {
 		msg = "placements are refused, nothing was placed: " + refused.Error()
+	} else if path, full := health.DiskFullPath(err); full {
+		d.r.log.Error("disk full: placements cannot be recorded", "path", path, "err", err)
+		msg = "the disk holding " + path + " is full, so the placement could not be recorded and nothing was placed: free space on it"
 	} else {
 		d.r.log.Warn("idempotency store unavailable", "err", err)
 	}

@@ -286,7 +286,7 @@ func (s *Server) unavailable(ctx context.Context, dependency string, err error, 
 
 // tradingRefused refuses a trading call at once when the bus is down (its
 // audit entry would wait out the publish timeout, then fail) or when the
-// store of records may drop them (StoreGuard).
+// stores of records may drop them or cannot write (StoreGuard).
 func (s *Server) tradingRefused(ctx context.Context) *contract.Error {
 	if !s.nc.IsConnected() {
 		return s.unavailable(ctx, "nats", bus.ErrDisconnected, busDown)
@@ -295,7 +295,7 @@ func (s *Server) tradingRefused(ctx context.Context) *contract.Error {
 		return nil
 	}
 	if err := s.guard(); err != nil {
-		return s.unavailable(ctx, "redis", err, "trading calls are refused: "+err.Error())
+		return s.unavailable(ctx, "record store", err, "trading calls are refused: "+err.Error())
 	}
 	return nil
 }

@@ -28,7 +28,8 @@ type Deps struct {
 	// Checks are readiness checks beyond NATS (the limiter's Redis).
 	Checks map[string]health.Check
 	// StoreGuard, when set, refuses trading calls while it returns an
-	// error: the Redis of rate limits may evict (health.RedisPolicy.Err).
+	// error: the Redis of rate limits may evict (health.RedisPolicy.Err),
+	// the data directory's disk is full (health.DiskSpace.Err).
 	StoreGuard func() error
 }
 

@@ -48,6 +48,7 @@ type Gateway struct {
 	connect  func(name string) (*nats.Conn, error)
 	metrics  *telemetry.Metrics
 	policy   *health.RedisPolicy // of PERPGATE_REDIS_URL; nil without
+	disk     *health.DiskSpace   // of the data dir
 }
 
 // New prepares a gateway; Start brings it up. The banner with the
@@ -77,6 +78,9 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 	if err := os.MkdirAll(g.cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
+	watch, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	g.onClose(func() error { stopWatch(); return nil })
+	g.disk = health.WatchDisk(watch, g.cfg.DataDir, g.log)
 	secrets, err := loadSecrets(g.cfg)
 	if err != nil {
 		return err
@@ -89,7 +93,7 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 	if err := g.startKeys(ctx, connect, secrets); err != nil {
 		return err
 	}
-	rdb, err := g.redis(ctx)
+	rdb, err := g.redis(watch)
 	if err != nil {
 		return err
 	}
@@ -170,7 +174,7 @@ func (g *Gateway) startKeys(ctx context.Context, connect func(string) (*nats.Con
 }
 
 // redis connects to PERPGATE_REDIS_URL, when set, and watches its
-// eviction policy until Close.
+// eviction policy until ctx ends.
 func (g *Gateway) redis(ctx context.Context) (*redis.Client, error) {
 	if g.cfg.RedisURL == "" {
 		return nil, nil
@@ -181,9 +185,7 @@ func (g *Gateway) redis(ctx context.Context) (*redis.Client, error) {
 	}
 	rdb := redis.NewClient(opts)
 	g.onClose(rdb.Close)
-	watch, stop := context.WithCancel(context.WithoutCancel(ctx))
-	g.onClose(func() error { stop(); return nil })
-	g.policy = health.WatchRedisPolicy(watch, rdb, g.log)
+	g.policy = health.WatchRedisPolicy(ctx, rdb, g.log)
 	return rdb, nil
 }
 
@@ -252,10 +254,12 @@ func (g *Gateway) startEdge(connect func(string) (*nats.Conn, error), rdb *redis
 	if err != nil {
 		return err
 	}
-	deps := edge.Deps{NATS: nc, Limiter: ratelimit.NewMemory(nil), Logger: g.log.With("service", "edge"), Metrics: g.metrics}
+	deps := edge.Deps{NATS: nc, Limiter: ratelimit.NewMemory(nil), Logger: g.log.With("service", "edge"), Metrics: g.metrics,
+		Checks: map[string]health.Check{"disk": g.disk.Check}, StoreGuard: g.disk.Err}
 	if rdb != nil {
 		deps.Limiter = ratelimit.NewPipelined(ratelimit.NewRedis(rdb, g.cfg.Edge.SubjectPrefix+":rl", nil))
-		deps.Checks, deps.StoreGuard = map[string]health.Check{"redis": g.policy.Check}, g.policy.Err
+		deps.Checks["redis"] = g.policy.Check
+		deps.StoreGuard = func() error { return errors.Join(g.disk.Err(), g.policy.Err()) }
 	}
 	srv, err := edge.New(g.cfg.Edge, deps)
 	if err != nil {
