@@ -89,6 +89,9 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	if g.embedded != nil {
+		g.embedded.KeepJetStream(watch, filepath.Join(g.cfg.DataDir, "nats"), g.disk.Err, g.log)
+	}
 	g.connect = connect
 	if err := g.startKeys(ctx, connect, secrets); err != nil {
 		return err
