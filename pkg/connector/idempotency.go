@@ -304,3 +304,15 @@ func (g guardedIdempotency) Claim(ctx context.Context, key string, rec Record) (
 	}
 	return g.IdempotencyStore.Claim(ctx, key, rec)
 }
+
+// Lookup returns the live record of key, if any (a restart uses it to
+// settle what the audit trail left PENDING).
+func (s *MemoryIdempotency) Lookup(key string) (Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries[key]
+	if !ok || !s.now().Before(e.expires) {
+		return Record{}, false
+	}
+	return e.rec, true
+}

@@ -49,6 +49,8 @@ type Gateway struct {
 	metrics  *telemetry.Metrics
 	policy   *health.RedisPolicy // of PERPGATE_REDIS_URL; nil without
 	disk     *health.DiskSpace   // of the data dir
+	store    keys.Store          // the keys service's
+	records  recordLookup        // the idempotency records, when in the data dir
 }
 
 // New prepares a gateway; Start brings it up. The banner with the
@@ -110,6 +112,9 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 		return err
 	}
 	g.boot = boot
+	if g.records != nil {
+		go g.settleLater(watch, g.store, g.records)
+	}
 	if err := g.startEdge(connect, rdb); err != nil {
 		return err
 	}
@@ -157,6 +162,7 @@ func (g *Gateway) startKeys(ctx context.Context, connect func(string) (*nats.Con
 		return fmt.Errorf("open key store: %w", err)
 	}
 	g.onClose(store.Close)
+	g.store = store
 	nc, err := connect("keys")
 	if err != nil {
 		return err
@@ -205,7 +211,7 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 			return err
 		}
 		g.onClose(file.Close)
-		idem = file
+		idem, g.records = file, file
 	}
 	ledger, err := g.ledger(rdb)
 	if err != nil {
