@@ -71,6 +71,7 @@ type clusterOptions struct {
 	PersistRedis   bool          // Redis writes every change to disk, as compose runs it
 	RequestTimeout time.Duration // the edge's request deadline
 	Postgres       bool          // keys keeps its store in a Postgres of the test's own, not in files
+	NATSConf       string        // configuration lines of the nats-server
 }
 
 func newCluster(t *testing.T, opt clusterOptions) *cluster {
@@ -82,7 +83,7 @@ func newCluster(t *testing.T, opt clusterOptions) *cluster {
 		opt.RequestTimeout = 3 * time.Second
 	}
 	bins := binaries(t)
-	c := &cluster{t: t, NATS: testenv.NATSDaemon(t), Redis: testenv.RedisDaemon(t, opt.PersistRedis)}
+	c := &cluster{t: t, NATS: testenv.NATSDaemonConf(t, opt.NATSConf), Redis: testenv.RedisDaemon(t, opt.PersistRedis)}
 	base := map[string]string{
 		"PERPGATE_NATS_URL":        c.NATS.URL,
 		"PERPGATE_LOG_FORMAT":      "json",

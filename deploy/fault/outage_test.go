@@ -269,3 +269,47 @@ func TestNATSOutageAndPlacements(t *testing.T) {
 		settled(t, "nats-mid-2", r)
 	})
 }
+
+// TestLongBook (case 15): an answer larger than the NATS server's
+// max_payload is refused with 400 INVALID_REQUEST saying how to ask for
+// less, at once, never as an outage; every service logs the server's
+// limit at connect, warning when it is below 8 MiB.
+func TestLongBook(t *testing.T) {
+	c := newCluster(t, clusterOptions{NATSConf: "max_payload: 16KB"})
+	for _, p := range []*testenv.Process{c.Edge, c.Connector, c.Keys} {
+		warned := false
+		for _, rec := range p.Records() {
+			if rec["level"] == "WARN" && contains(fmt.Sprint(rec["msg"]), "max_payload") && rec["max_payload"] == float64(16<<10) {
+				warned = true
+			}
+		}
+		if !warned {
+			t.Errorf("%s did not warn of the 16 KiB max_payload at connect", p.Name)
+		}
+	}
+	for b := range 8 { // 80 resting orders, half on each market
+		market, price := "BTC", "30000"
+		if b%2 == 1 {
+			market, price = "ETH", "1000"
+		}
+		orders := []map[string]any{}
+		for i := range 10 {
+			orders = append(orders, map[string]any{"market": market, "side": "BUY", "size": "0.01", "price": price,
+				"clientOrderId": fmt.Sprintf("book-%d-%d", b, i)})
+		}
+		if r := c.Call(c.APIKey, map[string]any{"operation": "placeBatchOrder", "orders": orders}); r.Status != 200 {
+			t.Fatalf("batch %d: %d %s", b, r.Status, r.Raw)
+		}
+	}
+	r := c.Call(c.APIKey, map[string]any{"operation": "getOrders"})
+	msg := fmt.Sprint(r.Body["error"])
+	if r.Status != http.StatusBadRequest || r.code() != string(contract.CodeInvalidRequest) || !contains(msg, "max_payload") || !contains(msg, "name a market") {
+		t.Fatalf("getOrders of 80 orders: %d %s, want 400 INVALID_REQUEST saying how to ask for less", r.Status, r.Raw)
+	}
+	if r.Took > 2*time.Second {
+		t.Errorf("refused after %s, want at once", r.Took)
+	}
+	if r := c.Call(c.APIKey, map[string]any{"operation": "getOrders", "market": "ETH"}); r.Status != 200 {
+		t.Fatalf("getOrders of one market: %d %s", r.Status, r.Raw)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -178,10 +179,24 @@ func findBinary(t testing.TB, name, install string) string {
 // free port.
 func NATSDaemon(t testing.TB) *Daemon {
 	t.Helper()
+	return NATSDaemonConf(t, "")
+}
+
+// NATSDaemonConf is NATSDaemon with conf (nats-server configuration
+// lines, such as "max_payload: 16KB") as its configuration file.
+func NATSDaemonConf(t testing.TB, conf string) *Daemon {
+	t.Helper()
 	bin := findBinary(t, "nats-server", natsServerInstall)
 	port := FreePort(t)
-	return newDaemon(t, "nats-server", bin, port, fmt.Sprintf("nats://127.0.0.1:%d", port),
-		[]string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", t.TempDir()})
+	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", t.TempDir()}
+	if conf != "" {
+		path := filepath.Join(t.TempDir(), "nats.conf")
+		if err := os.WriteFile(path, []byte(conf+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "-c", path)
+	}
+	return newDaemon(t, "nats-server", bin, port, fmt.Sprintf("nats://127.0.0.1:%d", port), args)
 }
 
 // RedisDaemon runs a redis-server of the test's own on a free port. With
