@@ -275,19 +275,19 @@ func TestNATSOutageAndPlacements(t *testing.T) {
 // less, at once, never as an outage; every service logs the server's
 // limit at connect, warning when it is below 8 MiB.
 func TestLongBook(t *testing.T) {
-	c := newCluster(t, clusterOptions{NATSConf: "max_payload: 16KB"})
+	c := newCluster(t, clusterOptions{NATSConf: "max_payload: 32KB"})
 	for _, p := range []*testenv.Process{c.Edge, c.Connector, c.Keys} {
 		warned := false
 		for _, rec := range p.Records() {
-			if rec["level"] == "WARN" && contains(fmt.Sprint(rec["msg"]), "max_payload") && rec["max_payload"] == float64(16<<10) {
+			if rec["level"] == "WARN" && contains(fmt.Sprint(rec["msg"]), "max_payload") && rec["max_payload"] == float64(32<<10) {
 				warned = true
 			}
 		}
 		if !warned {
-			t.Errorf("%s did not warn of the 16 KiB max_payload at connect", p.Name)
+			t.Errorf("%s did not warn of the 32 KiB max_payload at connect", p.Name)
 		}
 	}
-	for b := range 8 { // 80 resting orders, half on each market
+	for b := range 20 { // 200 resting orders (about 40 KiB listed), half on each market
 		market, price := "BTC", "30000"
 		if b%2 == 1 {
 			market, price = "ETH", "1000"
@@ -304,12 +304,13 @@ func TestLongBook(t *testing.T) {
 	r := c.Call(c.APIKey, map[string]any{"operation": "getOrders"})
 	msg := fmt.Sprint(r.Body["error"])
 	if r.Status != http.StatusBadRequest || r.code() != string(contract.CodeInvalidRequest) || !contains(msg, "max_payload") || !contains(msg, "name a market") {
-		t.Fatalf("getOrders of 80 orders: %d %s, want 400 INVALID_REQUEST saying how to ask for less", r.Status, r.Raw)
+		t.Fatalf("getOrders of 200 orders: %d %s, want 400 INVALID_REQUEST saying how to ask for less", r.Status, r.Raw)
 	}
 	if r.Took > 2*time.Second {
 		t.Errorf("refused after %s, want at once", r.Took)
 	}
-	if r := c.Call(c.APIKey, map[string]any{"operation": "getOrders", "market": "ETH"}); r.Status != 200 {
-		t.Fatalf("getOrders of one market: %d %s", r.Status, r.Raw)
+	one := c.Call(c.APIKey, map[string]any{"operation": "getOrders", "market": "ETH"})
+	if orders, _ := one.Body["orders"].([]any); one.Status != 200 || len(orders) != 100 {
+		t.Fatalf("getOrders of one market: %d %.300s", one.Status, one.Raw)
 	}
 }
