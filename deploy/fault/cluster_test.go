@@ -173,13 +173,18 @@ type reply struct {
 func (r reply) code() string { s, _ := r.Body["code"].(string); return s }
 
 // Call posts body (with the cluster's credential unless it names one) to
-// the edge with key; a transport failure is status 0.
+// the edge with key.
 func (c *cluster) Call(key string, body map[string]any) reply {
 	if _, ok := body["credentialId"]; !ok {
 		body["credentialId"] = c.Cred
 	}
+	return post(c.EdgeURL, key, body)
+}
+
+// post calls /v1 at the base url with key; a transport failure is status 0.
+func post(url, key string, body map[string]any) reply {
 	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, c.EdgeURL+"/v1", bytes.NewReader(b))
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1", bytes.NewReader(b))
 	req.Header.Set("X-API-Key", key)
 	start := time.Now()
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)

@@ -1,10 +1,8 @@
 package fault
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -37,24 +35,6 @@ func serve(t *testing.T, dataDir string) (*testenv.Process, string, string, stri
 		t.Fatalf("bootstrap.json: %v %s", err, b)
 	}
 	return p, url, boot.APIKey, boot.CredentialID
-}
-
-// post calls /v1 at url.
-func post(url, key string, body map[string]any) reply {
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, url+"/v1", bytes.NewReader(b))
-	req.Header.Set("X-API-Key", key)
-	start := time.Now()
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		return reply{Raw: err.Error(), Took: time.Since(start)}
-	}
-	defer resp.Body.Close()
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(resp.Body)
-	r := reply{Status: resp.StatusCode, Header: resp.Header, Raw: buf.String(), Took: time.Since(start)}
-	_ = json.Unmarshal(buf.Bytes(), &r.Body)
-	return r
 }
 
 // TestFullDisk (case 14): `perpgate serve` on a full disk refuses

@@ -33,18 +33,7 @@ type DiskSpace struct {
 func WatchDisk(ctx context.Context, path string, log *slog.Logger) *DiskSpace {
 	d := &DiskSpace{path: path, log: log}
 	d.refresh()
-	go func() {
-		t := time.NewTicker(diskEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				d.refresh()
-			}
-		}
-	}()
+	repeat(ctx, diskEvery, d.refresh)
 	return d
 }
 

@@ -33,25 +33,26 @@ type RedisPolicy struct {
 // WatchRedisPolicy reads the policy now (bounded by 2 s) and then every
 // RedisPolicyEvery until ctx ends.
 func WatchRedisPolicy(ctx context.Context, client redis.UniversalClient, log *slog.Logger) *RedisPolicy {
-	return watchRedisPolicy(ctx, client, log, RedisPolicyEvery)
-}
-
-func watchRedisPolicy(ctx context.Context, client redis.UniversalClient, log *slog.Logger, every time.Duration) *RedisPolicy {
 	p := &RedisPolicy{client: client, log: log}
 	p.refresh(ctx)
+	repeat(ctx, RedisPolicyEvery, func() { p.refresh(ctx) })
+	return p
+}
+
+// repeat runs f every d, in a goroutine of its own, until ctx ends.
+func repeat(ctx context.Context, d time.Duration, f func()) {
 	go func() {
-		t := time.NewTicker(every)
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				p.refresh(ctx)
+				f()
 			}
 		}
 	}()
-	return p
 }
 
 // Err is why the store cannot be trusted with records, or nil.
