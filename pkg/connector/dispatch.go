@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/shopspring/decimal"
 )
 
@@ -403,9 +404,16 @@ func (d dispatch) claim(ctx context.Context, key, clientID string, fp map[string
 // storeDown is SERVICE_UNAVAILABLE for an idempotency store that cannot be
 // reached: without it a retry could place twice, so nothing is placed.
 func (d dispatch) storeDown(err error) error {
-	d.r.log.Warn("idempotency store unavailable", "err", err)
-	ce := contract.Errorf(contract.CodeServiceUnavailable,
-		"the gateway cannot record placements (its idempotency store is unreachable), so nothing was placed; retry shortly")
+	msg := "the gateway cannot record placements (its idempotency store is unreachable), so nothing was placed; retry shortly"
+	if refused := (errStoreRefused{}); errors.As(err, &refused) {
+		msg = "placements are refused, nothing was placed: " + refused.Error()
+	} else if path, full := health.DiskFullPath(err); full {
+		d.r.log.Error("disk full: placements cannot be recorded", "path", path, "err", err)
+		msg = "the disk holding " + path + " is full, so the placement could not be recorded and nothing was placed: free space on it"
+	} else {
+		d.r.log.Warn("idempotency store unavailable", "err", err)
+	}
+	ce := contract.Errorf(contract.CodeServiceUnavailable, "%s", msg)
 	ce.RetryAfterSeconds = 2
 	return ce
 }
