@@ -214,8 +214,36 @@ func (p *Process) Kill() {
 }
 
 // Pause stops the process with SIGSTOP: its connections stay open but it
-// does nothing, like a hung service. Resume undoes it.
-func (p *Process) Pause() { _ = p.cmd.Process.Signal(syscall.SIGSTOP) }
+// does nothing, like a hung service. Resume undoes it. It returns once the
+// kernel shows the process stopped: the signal is delivered
+// asynchronously, and on a loaded machine a request sent right after
+// kill(2) could otherwise still be served.
+func (p *Process) Pause() {
+	_ = p.cmd.Process.Signal(syscall.SIGSTOP)
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if allThreadsStopped(p.cmd.Process.Pid) {
+			return
+		}
+	}
+}
+
+// allThreadsStopped reports whether every thread of pid is in the stopped
+// state, or that it cannot tell (not Linux, or the process is gone).
+func allThreadsStopped(pid int) bool {
+	stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // a thread that ended
+		}
+		// The state follows the ")" that ends the command name.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+			return false
+		}
+	}
+	return true
+}
 
 // Resume continues a paused process.
 func (p *Process) Resume() { _ = p.cmd.Process.Signal(syscall.SIGCONT) }
