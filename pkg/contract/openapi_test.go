@@ -54,6 +54,10 @@ func TestInputSchemaMatchesDecoder(t *testing.T) {
 				}
 			}
 			req := s["required"].([]string)
+			if op.ByExchange {
+				// credentialId or exchange: neither is required alone.
+				req = append([]string{"credentialId"}, req...)
+			}
 			if req[0] != "credentialId" || s["additionalProperties"] != false {
 				t.Errorf("schema: required %v additionalProperties %v", req, s["additionalProperties"])
 			}
