@@ -125,8 +125,11 @@ func TestOpenAPIDocument(t *testing.T) {
 		for _, r := range req["required"].([]any) {
 			required[r.(string)] = true
 		}
-		if !required["operation"] || !required["credentialId"] {
-			t.Errorf("%s: operation and credentialId are not required: %v", op.Name, req["required"])
+		if !required["operation"] || required["credentialId"] == op.ByExchange {
+			t.Errorf("%s: operation and (unless it may name an exchange instead) credentialId are not required: %v", op.Name, req["required"])
+		}
+		if ext, _ := req["x-perpgate-extension"].(bool); ext != op.Extension {
+			t.Errorf("%s: x-perpgate-extension %v, want %v", op.Name, ext, op.Extension)
 		}
 		for _, f := range SpecOf(op.Params).Fields {
 			if f.Required != required[f.Name] {
