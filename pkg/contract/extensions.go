@@ -16,6 +16,11 @@ const (
 	OpGetFundingPayments = "getFundingPayments"
 )
 
+// NoCredential is the credential id of a connector request that names an
+// exchange instead of a credential (an operation with ByExchange): the
+// connector answers it from the venue's adapter alone.
+const NoCredential = "-"
+
 // ext is the row of an extension operation; byExchange marks one that
 // takes `exchange` instead of credentialId.
 func ext[P, R any](name, tool string, g Group, byExchange bool, summary string) *Operation {

@@ -44,5 +44,5 @@ func (s *Server) target(ctx context.Context, key contract.KeyInfo, op *contract.
 	if len(key.AllowedExchanges) > 0 && !slices.Contains(key.AllowedExchanges, x) {
 		return contract.CredentialInfo{Exchange: x}, contract.Errorf(contract.CodeExchangeNotAllowed, "this API key may not use exchange %s", x)
 	}
-	return contract.CredentialInfo{AccountID: key.AccountID, Exchange: x}, nil
+	return contract.CredentialInfo{ID: contract.NoCredential, AccountID: key.AccountID, Exchange: x}, nil
 }
