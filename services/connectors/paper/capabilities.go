@@ -22,7 +22,7 @@ func (a *Adapter) Capabilities() connector.Capabilities {
 			contract.OpPlaceLimitOrder: contract.Native, contract.OpPlaceMarketOrder: contract.Native,
 			contract.OpPlaceStopOrder: contract.Native, contract.OpPlaceBatchOrder: contract.Emulated,
 			contract.OpPlaceProtectionOrders: contract.Native,
-			contract.OpCancelOrder: contract.Native, contract.OpCancelAllOrders: contract.Native,
+			contract.OpCancelOrder:           contract.Native, contract.OpCancelAllOrders: contract.Native,
 			contract.OpCloseAllPositions: contract.Native, contract.OpSetLeverage: contract.Native,
 			contract.OpGetFundingPayments: contract.Native,
 		},
