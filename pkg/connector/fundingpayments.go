@@ -37,3 +37,27 @@ func (d dispatch) fundingPayments(ctx context.Context, p *contract.FundingPaymen
 	}
 	return contract.FundingPaymentsResult{Payments: out}, nil
 }
+
+// maxPages bounds how many pages Paginate reads for one answer.
+const maxPages = 50
+
+// Paginate reads pages of a venue history until it holds want items, the
+// venue has no more (an empty next cursor or an empty page) or maxPages
+// were read. fetch gets the cursor of the page to read ("" for the first)
+// and answers its items and the next page's cursor.
+func Paginate[T any](ctx context.Context, want int, fetch func(ctx context.Context, cursor string) ([]T, string, error)) ([]T, error) {
+	var out []T
+	cursor := ""
+	for range maxPages {
+		items, next, err := fetch(ctx, cursor)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+		if len(out) >= want || len(items) == 0 || next == "" || next == cursor {
+			break
+		}
+		cursor = next
+	}
+	return out, nil
+}

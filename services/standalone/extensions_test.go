@@ -134,13 +134,17 @@ func (e *extCall) fundingPayments(t *testing.T, params map[string]any) []map[str
 
 // wantPayments compares answered payments with the venue engine's own
 // record (newest first), field by field.
-func wantPayments(t *testing.T, got []map[string]any, want []paper.FundingPayment, canonical func(string) string, withDetail bool) {
+// places, when positive, is the venue's precision of amounts.
+func wantPayments(t *testing.T, got []map[string]any, want []paper.FundingPayment, canonical func(string) string, withDetail bool, places ...int32) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%d payments, want %d: %v", len(got), len(want), got)
 	}
 	for i, w := range want {
 		g := got[i]
+		if len(places) > 0 && places[0] > 0 {
+			w.Amount = w.Amount.Round(places[0])
+		}
 		if g["market"] != canonical(w.Market) || int64(g["time"].(float64)) != w.Time.Unix() ||
 			!dec(t, g["amount"]).Equal(w.Amount) {
 			t.Errorf("payment %d = %v, want %s %s at %d", i, g, canonical(w.Market), w.Amount, w.Time.Unix())
@@ -252,3 +256,74 @@ func TestPaperExtensions(t *testing.T) {
 }
 
 var _ = decimal.Zero
+
+// venueExt drives the extension operations against one venue's simulator
+// on a clock the test moves: capabilities, funding payments across two
+// funding times (checked against the simulator engine's own record, with
+// limit, market and since), and realizedPnl on fills.
+type venueExt struct {
+	x        contract.Exchange
+	g        *testGateway
+	key      string
+	cred     string
+	engine   *paper.Engine // the simulator's
+	acct     string        // the credential's account in that engine
+	clock    *testenv.Clock
+	interval time.Duration // the engine's funding interval
+	market   string        // as sent, e.g. BTC
+	size     string
+	places   int32 // the venue's precision of funding amounts; 0: exact
+	detail   bool  // the venue reports rate and position size
+	pnl      bool  // the venue reports realizedPnl on fills
+}
+
+// nextFunding is the first funding time after now on an interval grid.
+func nextFunding(now time.Time, interval time.Duration) time.Time {
+	return now.Truncate(interval).Add(interval)
+}
+
+func (v venueExt) run(t *testing.T) {
+	t.Helper()
+	e := newExtCall(t, v.g, v.key, v.cred, v.x)
+	e.checkCapabilities(t)
+	if pays := e.fundingPayments(t, nil); len(pays) != 0 {
+		t.Fatalf("payments before any position: %v", pays)
+	}
+	open := e.v1(map[string]any{"operation": "placeMarketOrder", "market": v.market, "side": "BUY", "size": v.size})
+	canonical := asString(open["market"])
+	first := nextFunding(v.clock.Now(), v.interval)
+	v.clock.Set(first.Add(time.Second))
+	v.clock.Set(first.Add(v.interval).Add(time.Second))
+
+	engine := enginePayments(t, v.engine, v.acct)
+	if len(engine) != 2 {
+		t.Fatalf("the simulator booked %d payments, want 2", len(engine))
+	}
+	canon := func(string) string { return canonical }
+	wantPayments(t, e.fundingPayments(t, nil), engine, canon, v.detail, v.places)
+	wantPayments(t, e.fundingPayments(t, map[string]any{"limit": 1}), engine[:1], canon, v.detail, v.places)
+	wantPayments(t, e.fundingPayments(t, map[string]any{"market": v.market}), engine, canon, v.detail, v.places)
+	wantPayments(t, e.fundingPayments(t, map[string]any{"since": first.Add(time.Minute).Unix()}), engine[:1], canon, v.detail, v.places)
+	for _, p := range e.fundingPayments(t, nil) {
+		if _, has := p["rate"]; has != v.detail {
+			t.Errorf("payment %v: rate present %v, want %v", p, has, v.detail)
+		}
+	}
+
+	e.v1(map[string]any{"operation": "closeAllPositions", "market": v.market})
+	fills := objects(t, e.v1(map[string]any{"operation": "getFills", "market": v.market})["fills"])
+	own, err := v.engine.Fills(v.acct, "", 10)
+	if err != nil || len(fills) != 2 || len(own) != 2 {
+		t.Fatalf("fills %v, simulator %v (%v)", fills, own, err)
+	}
+	for i, f := range fills {
+		pnl, has := f["realizedPnl"]
+		switch {
+		case has != v.pnl:
+			t.Errorf("fill %d: realizedPnl present %v, want %v: %v", i, has, v.pnl, f)
+		case has && !dec(t, pnl).Equal(own[i].RealizedPnL):
+			t.Errorf("fill %d realizedPnl %v, simulator %s", i, pnl, own[i].RealizedPnL)
+		}
+	}
+	e.viaMCP("get_fills", map[string]any{"market": v.market}, e.v1(map[string]any{"operation": "getFills", "market": v.market}))
+}

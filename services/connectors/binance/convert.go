@@ -192,14 +192,15 @@ func positionFromWire(p positionRisk, leverage int) contract.Position {
 
 func fillFromWire(t userTrade) contract.Fill {
 	return contract.Fill{
-		ID:        strconv.FormatInt(t.ID, 10),
-		OrderID:   strconv.FormatInt(t.OrderID, 10),
-		Market:    t.Symbol,
-		Side:      contract.Side(t.Side),
-		Size:      t.Qty,
-		Price:     t.Price,
-		Fee:       t.Commission,
-		Timestamp: t.Time / 1000,
+		ID:          strconv.FormatInt(t.ID, 10),
+		OrderID:     strconv.FormatInt(t.OrderID, 10),
+		Market:      t.Symbol,
+		Side:        contract.Side(t.Side),
+		Size:        t.Qty,
+		Price:       t.Price,
+		Fee:         t.Commission,
+		Timestamp:   t.Time / 1000,
+		RealizedPnl: t.RealizedPnl,
 	}
 }
 

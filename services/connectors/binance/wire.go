@@ -148,6 +148,8 @@ type userTrade struct {
 	Qty        decimal.Decimal `json:"qty"`
 	Commission decimal.Decimal `json:"commission"`
 	Time       int64           `json:"time"`
+	// RealizedPnl is what the trade closed, before fees; nil when absent.
+	RealizedPnl *decimal.Decimal `json:"realizedPnl"`
 }
 
 type leverageAnswer struct {
