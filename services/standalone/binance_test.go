@@ -10,7 +10,6 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/paper"
-	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/shopspring/decimal"
@@ -664,13 +663,3 @@ func TestBinanceClockSkew(t *testing.T) {
 	}
 }
 
-// TestBinanceExtensions: getCapabilities, getFundingPayments (GET
-// /fapi/v1/income FUNDING_FEE, paged: the simulator answers two entries a
-// page) and realizedPnl on fills, over /v1 and MCP.
-func TestBinanceExtensions(t *testing.T) {
-	start := nextFunding(time.Now(), 8*time.Hour).Add(-time.Minute)
-	clock := testenv.NewClock(start)
-	b := startBinanceAt(t, sim.Config{PageCap: 2}, clock.Now)
-	venueExt{x: contract.Binance, g: b.testGateway, key: b.live, cred: b.mainCred, engine: b.sim.Engine(), acct: simMainKey,
-		clock: clock, interval: 8 * time.Hour, market: "BTC", size: "0.01", places: 8, pnl: true}.run(t)
-}

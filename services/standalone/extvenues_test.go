@@ -1,0 +1,36 @@
+package standalone
+
+import (
+	"testing"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/testenv"
+	"github.com/perpgate/perpgate/services/connectors/binance/sim"
+	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
+)
+
+// The extension operations on each venue, against its simulator, over
+// /v1 and MCP (venueExt). Each simulator answers two entries a history
+// page, so the connectors page.
+
+// TestBinanceExtensions: funding from GET /fapi/v1/income FUNDING_FEE
+// (no rate or size there); realizedPnl from userTrades.
+func TestBinanceExtensions(t *testing.T) {
+	clock := testenv.NewClock(nextFunding(time.Now(), 8*time.Hour).Add(-time.Minute))
+	b := startBinanceAt(t, sim.Config{PageCap: 2}, clock.Now)
+	venueExt{x: contract.Binance, g: b.testGateway, key: b.live, cred: b.mainCred, engine: b.sim.Engine(), acct: simMainKey,
+		clock: clock, interval: 8 * time.Hour, market: "BTC", size: "0.01", places: 8, pnl: true}.run(t)
+}
+
+// TestBybitExtensions: funding from GET /v5/account/transaction-log
+// SETTLEMENT with rate and size; the execution list has no realized PnL,
+// so fills leave it out.
+func TestBybitExtensions(t *testing.T) {
+	clock := testenv.NewClock(nextFunding(time.Now(), 8*time.Hour).Add(-time.Minute))
+	// Without since the connector reads 13 weekly windows a call: room for
+	// the test's calls in the simulator's per-second quota.
+	b := startBybit(t, bybitsim.Config{PageCap: 2, Quota: map[string]int{"/v5/account/transaction-log": 1000}}, clock.Now)
+	venueExt{x: contract.Bybit, g: b.testGateway, key: b.live, cred: b.mainCred, engine: b.sim.Engine(), acct: bybitKey,
+		clock: clock, interval: 8 * time.Hour, market: "BTC", size: "0.01", detail: true}.run(t)
+}
