@@ -662,4 +662,3 @@ func TestBinanceClockSkew(t *testing.T) {
 		t.Error("server time never asked")
 	}
 }
-
