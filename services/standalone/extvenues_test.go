@@ -8,6 +8,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
+	okxsim "github.com/perpgate/perpgate/services/connectors/okx/sim"
 )
 
 // The extension operations on each venue, against its simulator, over
@@ -33,4 +34,16 @@ func TestBybitExtensions(t *testing.T) {
 	b := startBybit(t, bybitsim.Config{PageCap: 2, Quota: map[string]int{"/v5/account/transaction-log": 1000}}, clock.Now)
 	venueExt{x: contract.Bybit, g: b.testGateway, key: b.live, cred: b.mainCred, engine: b.sim.Engine(), acct: bybitKey,
 		clock: clock, interval: 8 * time.Hour, market: "BTC", size: "0.01", detail: true}.run(t)
+}
+
+// TestOKXExtensions: funding from bills-archive type 8 (no rate or size
+// there); realizedPnl from the fills' fillPnl.
+func TestOKXExtensions(t *testing.T) {
+	clock := testenv.NewClock(nextFunding(time.Now(), 8*time.Hour).Add(-time.Minute))
+	// The connector keeps OKX's per-2-second request budgets on this
+	// clock: let it tick so the test's calls find room.
+	tick := func() time.Time { clock.Advance(500 * time.Millisecond); return clock.Now() }
+	o := startOKX(t, okxsim.Config{PageCap: 2}, tick)
+	venueExt{x: contract.OKX, g: o.testGateway, key: o.live, cred: o.mainCred, engine: o.sim.Engine(), acct: okxKey,
+		clock: clock, interval: 8 * time.Hour, market: "BTC", size: "0.01", pnl: true}.run(t)
 }

@@ -215,7 +215,7 @@ func fillFromWire(f fill, im instMeta) contract.Fill {
 	if t == 0 {
 		t = f.TS
 	}
-	return contract.Fill{
+	out := contract.Fill{
 		ID:        f.TradeID,
 		OrderID:   f.OrdID,
 		Market:    f.InstID,
@@ -225,6 +225,10 @@ func fillFromWire(f fill, im instMeta) contract.Fill {
 		Fee:       f.Fee.Neg(),
 		Timestamp: int64(t) / 1000,
 	}
+	if f.FillPnl != nil {
+		out.RealizedPnl = &f.FillPnl.Decimal
+	}
+	return out
 }
 
 // candlesFromWire reads candle rows, oldest first: OKX answers newest
