@@ -1,13 +1,17 @@
 package standalone
 
 import (
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/testenv"
+	"github.com/shopspring/decimal"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
+	hlsim "github.com/perpgate/perpgate/services/connectors/hyperliquid/sim"
 	okxsim "github.com/perpgate/perpgate/services/connectors/okx/sim"
 )
 
@@ -46,4 +50,23 @@ func TestOKXExtensions(t *testing.T) {
 	o := startOKX(t, okxsim.Config{PageCap: 2}, tick)
 	venueExt{x: contract.OKX, g: o.testGateway, key: o.live, cred: o.mainCred, engine: o.sim.Engine(), acct: okxKey,
 		clock: clock, interval: 8 * time.Hour, market: "BTC", size: "0.01", pnl: true}.run(t)
+}
+
+// TestHyperliquidExtensions: funding from userFunding (hourly, with rate
+// and size); realizedPnl from the fills' closedPnl.
+func TestHyperliquidExtensions(t *testing.T) {
+	clock := testenv.NewClock(nextFunding(time.Now(), time.Hour).Add(-time.Minute))
+	s := hlsim.New(hlsim.Config{Seed: 7, Now: clock.Now, PageCap: 4})
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	// The test reads funding a dozen times a few seconds apart: more
+	// weight than the venue's 1200 a minute.
+	g := startGateway(t, func(c *Config) { c.Hyperliquid.URL, c.Hyperliquid.WeightPerMinute = srv.URL, 12000 })
+	if err := s.AddUser(hlTestAccount, decimal.NewFromInt(100000)); err != nil {
+		t.Fatal(err)
+	}
+	s.ApproveAgent(hlTestAccount, hlAddress(t, hlTestAgentKey), false)
+	cred := g.newCredential(g.Bootstrap().AccountID, contract.Hyperliquid, contract.Testnet, hlSecret(hlTestAccount, hlTestAgentKey, ""))
+	venueExt{x: contract.Hyperliquid, g: g, key: g.Bootstrap().APIKey, cred: cred, engine: s.Engine(), acct: strings.ToLower(hlTestAccount),
+		clock: clock, interval: time.Hour, market: "BTC", size: "0.01", detail: true, pnl: true}.run(t)
 }

@@ -190,7 +190,7 @@ func positionFromWire(p PositionWire) contract.Position {
 }
 
 func fillFromWire(f UserFill) contract.Fill {
-	return contract.Fill{
+	out := contract.Fill{
 		ID:        strconv.FormatUint(f.Tid, 10),
 		OrderID:   strconv.FormatUint(f.Oid, 10),
 		Market:    f.Coin,
@@ -200,4 +200,9 @@ func fillFromWire(f UserFill) contract.Fill {
 		Fee:       dec(f.Fee),
 		Timestamp: f.Time / 1000,
 	}
+	if f.ClosedPnl != "" { // closedPnl: what the fill closed, before fees
+		pnl := dec(f.ClosedPnl)
+		out.RealizedPnl = &pnl
+	}
+	return out
 }
