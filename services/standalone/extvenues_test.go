@@ -8,11 +8,11 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/testenv"
-	"github.com/shopspring/decimal"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
 	hlsim "github.com/perpgate/perpgate/services/connectors/hyperliquid/sim"
 	okxsim "github.com/perpgate/perpgate/services/connectors/okx/sim"
+	"github.com/shopspring/decimal"
 )
 
 // The extension operations on each venue, against its simulator, over
