@@ -12,6 +12,7 @@ import (
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
 	hlsim "github.com/perpgate/perpgate/services/connectors/hyperliquid/sim"
 	okxsim "github.com/perpgate/perpgate/services/connectors/okx/sim"
+	paradexsim "github.com/perpgate/perpgate/services/connectors/paradex/sim"
 	"github.com/shopspring/decimal"
 )
 
@@ -69,4 +70,13 @@ func TestHyperliquidExtensions(t *testing.T) {
 	cred := g.newCredential(g.Bootstrap().AccountID, contract.Hyperliquid, contract.Testnet, hlSecret(hlTestAccount, hlTestAgentKey, ""))
 	venueExt{x: contract.Hyperliquid, g: g, key: g.Bootstrap().APIKey, cred: cred, engine: s.Engine(), acct: strings.ToLower(hlTestAccount),
 		clock: clock, interval: time.Hour, market: "BTC", size: "0.01", detail: true, pnl: true}.run(t)
+}
+
+// TestParadexExtensions: funding from GET /funding/payments (per market;
+// no rate or size there); realizedPnl from the fills' realized_pnl.
+func TestParadexExtensions(t *testing.T) {
+	clock := testenv.NewClock(nextFunding(time.Now(), 8*time.Hour).Add(-time.Minute))
+	p := startParadex(t, paradexsim.Config{PageCap: 1}, clock.Now)
+	venueExt{x: contract.Paradex, g: p.testGateway, key: p.live, cred: p.mainCred, engine: p.sim.Engine(), acct: pdxAddress,
+		clock: clock, interval: 8 * time.Hour, market: "BTC", size: "0.01", pnl: true}.run(t)
 }
