@@ -132,8 +132,8 @@ func TestToolsFromOperationTable(t *testing.T) {
 				t.Errorf("input schema is not a closed object: %v", in)
 			}
 			required := in["required"].([]string)
-			if required[0] != "credentialId" {
-				t.Errorf("credentialId is not required: %v", required)
+			if op.ByExchange != (len(required) == 0 || required[0] != "credentialId") {
+				t.Errorf("credentialId required %v, want %v (it may name an exchange instead): %v", !op.ByExchange, !op.ByExchange, required)
 			}
 			for _, f := range contract.SpecOf(op.Params).Fields {
 				if f.Required && !contains(required, f.Name) {
