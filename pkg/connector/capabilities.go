@@ -149,3 +149,21 @@ func checkFeatures(f contract.Features) []string {
 	}
 	return bad
 }
+
+// Supports is the Operations of a declaration: every venue operation
+// native except those named emulated or unsupported. An adapter that
+// gains or loses an operation must change what it names here, or
+// CheckDeclaration fails.
+func Supports(emulated []string, unsupported ...string) map[string]contract.Support {
+	out := map[string]contract.Support{}
+	for _, op := range VenueOperations() {
+		out[op] = contract.Native
+	}
+	for _, op := range emulated {
+		out[op] = contract.Emulated
+	}
+	for _, op := range unsupported {
+		out[op] = contract.Unsupported
+	}
+	return out
+}

@@ -70,17 +70,8 @@ func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential
 // takes 5; STOP_MARKET/TAKE_PROFIT_MARKET trigger on MARK_PRICE;
 // countdownCancelAll; PUT /fapi/v1/order amends price and quantity).
 func (a *Adapter) Capabilities() connector.Capabilities {
-	n, e := contract.Native, contract.Emulated
 	return connector.Capabilities{
-		Operations: map[string]contract.Support{
-			contract.OpGetOrderbook: n, contract.OpGetMarkPrice: n, contract.OpGetCandles: n, contract.OpGetFundingRate: n,
-			contract.OpGetMarketsWithFunding: n, contract.OpGetFeeInfo: n, contract.OpGetBalance: n, contract.OpGetPositions: n,
-			contract.OpGetOrders: n, contract.OpGetFills: n, contract.OpTestCredentials: n,
-			contract.OpPlaceLimitOrder: n, contract.OpPlaceMarketOrder: n, contract.OpPlaceStopOrder: n,
-			contract.OpPlaceBatchOrder: n, contract.OpPlaceProtectionOrders: e,
-			contract.OpCancelOrder: n, contract.OpCancelAllOrders: n, contract.OpCloseAllPositions: e, contract.OpSetLeverage: n,
-			contract.OpGetFundingPayments: n,
-		},
+		Operations: connector.Supports([]string{contract.OpPlaceProtectionOrders, contract.OpCloseAllPositions}),
 		Features: contract.Features{
 			MaxBatchSize: batchSize, LinkedProtection: false, TriggerPriceType: "mark", MinNotionalPrice: "limit",
 			FundingIntervalHours: 8, Amendable: []string{"price", "size"}, DeadManSwitch: contract.Native,

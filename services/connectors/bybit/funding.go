@@ -100,17 +100,8 @@ func (a *Adapter) settlements(ctx context.Context, c connector.Credential, m *co
 // contracts outside market-maker programmes, so the dead man's switch is
 // the gateway's.
 func (a *Adapter) Capabilities() connector.Capabilities {
-	n, e := contract.Native, contract.Emulated
 	return connector.Capabilities{
-		Operations: map[string]contract.Support{
-			contract.OpGetOrderbook: n, contract.OpGetMarkPrice: n, contract.OpGetCandles: n, contract.OpGetFundingRate: n,
-			contract.OpGetMarketsWithFunding: n, contract.OpGetFeeInfo: n, contract.OpGetBalance: n, contract.OpGetPositions: n,
-			contract.OpGetOrders: n, contract.OpGetFills: n, contract.OpTestCredentials: n,
-			contract.OpPlaceLimitOrder: n, contract.OpPlaceMarketOrder: n, contract.OpPlaceStopOrder: n,
-			contract.OpPlaceBatchOrder: n, contract.OpPlaceProtectionOrders: e,
-			contract.OpCancelOrder: n, contract.OpCancelAllOrders: n, contract.OpCloseAllPositions: e, contract.OpSetLeverage: n,
-			contract.OpGetFundingPayments: n,
-		},
+		Operations: connector.Supports([]string{contract.OpPlaceProtectionOrders, contract.OpCloseAllPositions}),
 		Features: contract.Features{
 			MaxBatchSize: batchSize, LinkedProtection: false, TriggerPriceType: "mark", MinNotionalPrice: "limit",
 			FundingIntervalHours: 8, Amendable: []string{"price", "size", "triggerPrice"}, DeadManSwitch: contract.Emulated,

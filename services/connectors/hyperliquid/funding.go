@@ -85,17 +85,8 @@ func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential
 // price, size and trigger price; userFillsByTime reaches every fill, the
 // gateway reads up to 2000.
 func (a *Adapter) Capabilities() connector.Capabilities {
-	n, e := contract.Native, contract.Emulated
 	return connector.Capabilities{
-		Operations: map[string]contract.Support{
-			contract.OpGetOrderbook: n, contract.OpGetMarkPrice: n, contract.OpGetCandles: n, contract.OpGetFundingRate: n,
-			contract.OpGetMarketsWithFunding: n, contract.OpGetFeeInfo: n, contract.OpGetBalance: n, contract.OpGetPositions: n,
-			contract.OpGetOrders: n, contract.OpGetFills: n, contract.OpTestCredentials: n,
-			contract.OpPlaceLimitOrder: n, contract.OpPlaceMarketOrder: e, contract.OpPlaceStopOrder: n,
-			contract.OpPlaceBatchOrder: n, contract.OpPlaceProtectionOrders: n,
-			contract.OpCancelOrder: n, contract.OpCancelAllOrders: e, contract.OpCloseAllPositions: e, contract.OpSetLeverage: n,
-			contract.OpGetFundingPayments: n,
-		},
+		Operations: connector.Supports([]string{contract.OpPlaceMarketOrder, contract.OpCancelAllOrders, contract.OpCloseAllPositions}),
 		Features: contract.Features{
 			MaxBatchSize: 10, LinkedProtection: a.LinksProtection(), TriggerPriceType: "mark", MinNotionalPrice: "limit",
 			FundingIntervalHours: 1, Amendable: []string{"price", "size", "triggerPrice"}, DeadManSwitch: contract.Native,

@@ -63,17 +63,8 @@ func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential
 // cancel-batch-orders; cancel-all-after is OKX's own switch; amend-order
 // changes price and size; fills-history reaches three months.
 func (a *Adapter) Capabilities() connector.Capabilities {
-	n, e := contract.Native, contract.Emulated
 	return connector.Capabilities{
-		Operations: map[string]contract.Support{
-			contract.OpGetOrderbook: n, contract.OpGetMarkPrice: n, contract.OpGetCandles: n, contract.OpGetFundingRate: n,
-			contract.OpGetMarketsWithFunding: n, contract.OpGetFeeInfo: n, contract.OpGetBalance: n, contract.OpGetPositions: n,
-			contract.OpGetOrders: n, contract.OpGetFills: n, contract.OpTestCredentials: n,
-			contract.OpPlaceLimitOrder: n, contract.OpPlaceMarketOrder: n, contract.OpPlaceStopOrder: n,
-			contract.OpPlaceBatchOrder: n, contract.OpPlaceProtectionOrders: n,
-			contract.OpCancelOrder: n, contract.OpCancelAllOrders: e, contract.OpCloseAllPositions: e, contract.OpSetLeverage: n,
-			contract.OpGetFundingPayments: n,
-		},
+		Operations: connector.Supports([]string{contract.OpCancelAllOrders, contract.OpCloseAllPositions}),
 		Features: contract.Features{
 			MaxBatchSize: batchSize, LinkedProtection: a.LinksProtection(), TriggerPriceType: "mark", MinNotionalPrice: "limit",
 			FundingIntervalHours: 8, Amendable: []string{"price", "size"}, DeadManSwitch: contract.Native,

@@ -12,20 +12,7 @@ import (
 // composes.
 func (a *Adapter) Capabilities() connector.Capabilities {
 	return connector.Capabilities{
-		Operations: map[string]contract.Support{
-			contract.OpGetOrderbook: contract.Native, contract.OpGetMarkPrice: contract.Native,
-			contract.OpGetCandles: contract.Native, contract.OpGetFundingRate: contract.Native,
-			contract.OpGetMarketsWithFunding: contract.Native, contract.OpGetFeeInfo: contract.Native,
-			contract.OpGetBalance: contract.Native, contract.OpGetPositions: contract.Native,
-			contract.OpGetOrders: contract.Native, contract.OpGetFills: contract.Native,
-			contract.OpTestCredentials: contract.Native,
-			contract.OpPlaceLimitOrder: contract.Native, contract.OpPlaceMarketOrder: contract.Native,
-			contract.OpPlaceStopOrder: contract.Native, contract.OpPlaceBatchOrder: contract.Emulated,
-			contract.OpPlaceProtectionOrders: contract.Native,
-			contract.OpCancelOrder:           contract.Native, contract.OpCancelAllOrders: contract.Native,
-			contract.OpCloseAllPositions: contract.Native, contract.OpSetLeverage: contract.Native,
-			contract.OpGetFundingPayments: contract.Native,
-		},
+		Operations: connector.Supports([]string{contract.OpPlaceBatchOrder}),
 		Features: contract.Features{
 			MaxBatchSize: 10, LinkedProtection: a.LinksProtection(), TriggerPriceType: "mark", MinNotionalPrice: "limit",
 			FundingIntervalHours: 8, Amendable: []string{}, DeadManSwitch: contract.Emulated,

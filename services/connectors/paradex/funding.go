@@ -88,17 +88,8 @@ func (a *Adapter) fundedMarkets(ctx context.Context, c connector.Credential, m *
 // closing is reduce-only market orders; modify-order changes price and
 // size; cancel-on-disconnect is no timer, so the switch is the gateway's.
 func (a *Adapter) Capabilities() connector.Capabilities {
-	n, e := contract.Native, contract.Emulated
 	return connector.Capabilities{
-		Operations: map[string]contract.Support{
-			contract.OpGetOrderbook: n, contract.OpGetMarkPrice: n, contract.OpGetCandles: n, contract.OpGetFundingRate: n,
-			contract.OpGetMarketsWithFunding: n, contract.OpGetFeeInfo: n, contract.OpGetBalance: n, contract.OpGetPositions: n,
-			contract.OpGetOrders: n, contract.OpGetFills: n, contract.OpTestCredentials: n,
-			contract.OpPlaceLimitOrder: n, contract.OpPlaceMarketOrder: n, contract.OpPlaceStopOrder: n,
-			contract.OpPlaceBatchOrder: n, contract.OpPlaceProtectionOrders: e,
-			contract.OpCancelOrder: n, contract.OpCancelAllOrders: n, contract.OpCloseAllPositions: e, contract.OpSetLeverage: n,
-			contract.OpGetFundingPayments: n,
-		},
+		Operations: connector.Supports([]string{contract.OpPlaceProtectionOrders, contract.OpCloseAllPositions}),
 		Features: contract.Features{
 			MaxBatchSize: batchSize, LinkedProtection: a.LinksProtection(), TriggerPriceType: "mark", MinNotionalPrice: "limit",
 			FundingIntervalHours: 8, Amendable: []string{"price", "size"}, DeadManSwitch: contract.Emulated,
