@@ -89,7 +89,7 @@ func Reference() []byte {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# API reference\n\n")
 	w("<!-- Generated from the operation table (pkg/contract) by `make docs`; do not edit by hand. -->\n\n")
-	w("Every call is `POST /v1` with a JSON object: `operation` names one of the 20 operations below, ")
+	w("Every call is `POST /v1` with a JSON object: `operation` names one of the operations below (the 20 of the contract, then the extension operations), ")
 	w("`credentialId` the exchange credential to act with, and the operation's parameters sit beside them. ")
 	w("Send the API key as `X-API-Key: <key>` or `Authorization: Bearer <key>`. ")
 	w("A success answers `{\"success\":true, ...result fields}`; a failure answers ")
