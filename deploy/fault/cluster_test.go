@@ -46,6 +46,7 @@ type cluster struct {
 	t         *testing.T
 	NATS      *testenv.Daemon
 	Redis     *testenv.Daemon
+	Postgres  *testenv.Daemon // the keys service's database, with clusterOptions.Postgres
 	Keys      *testenv.Process
 	Edge      *testenv.Process
 	Venue     *testenv.Process
@@ -55,18 +56,22 @@ type cluster struct {
 	bins    string
 	Binance []*testenv.Process // connector-binance replicas, once binanceVenue ran
 
-	EdgeURL string
-	Admin   *admin.Client
-	Account string
-	APIKey  string
-	KeyID   string
-	Cred    string
+	EdgeURL    string
+	AdminURL   string
+	AdminToken string
+	Admin      *admin.Client
+	Account    string
+	APIKey     string
+	KeyID      string
+	Cred       string
 }
 
 // clusterOptions tune a cluster.
 type clusterOptions struct {
 	PersistRedis   bool          // Redis writes every change to disk, as compose runs it
 	RequestTimeout time.Duration // the edge's request deadline
+	Postgres       bool          // keys keeps its store in a Postgres of the test's own, not in files
+	NATSConf       string        // configuration lines of the nats-server
 }
 
 func newCluster(t *testing.T, opt clusterOptions) *cluster {
@@ -78,7 +83,7 @@ func newCluster(t *testing.T, opt clusterOptions) *cluster {
 		opt.RequestTimeout = 3 * time.Second
 	}
 	bins := binaries(t)
-	c := &cluster{t: t, NATS: testenv.NATSDaemon(t), Redis: testenv.RedisDaemon(t, opt.PersistRedis)}
+	c := &cluster{t: t, NATS: testenv.NATSDaemonConf(t, opt.NATSConf), Redis: testenv.RedisDaemon(t, opt.PersistRedis)}
 	base := map[string]string{
 		"PERPGATE_NATS_URL":        c.NATS.URL,
 		"PERPGATE_LOG_FORMAT":      "json",
@@ -99,10 +104,15 @@ func newCluster(t *testing.T, opt clusterOptions) *cluster {
 	token := randomHex(t, 24)
 	master := make([]byte, 32)
 	_, _ = rand.Read(master)
-	c.Keys = testenv.Start(t, "keys", filepath.Join(bins, "keys"), env(map[string]string{
+	keysEnv := map[string]string{
 		"PERPGATE_DATA_DIR": t.TempDir(), "PERPGATE_ADMIN_ADDR": "127.0.0.1:0",
 		"PERPGATE_ADMIN_TOKEN": token, "PERPGATE_MASTER_KEY": base64.StdEncoding.EncodeToString(master),
-	}))
+	}
+	if opt.Postgres {
+		c.Postgres = testenv.PostgresDaemon(t)
+		keysEnv["PERPGATE_DATABASE_URL"] = c.Postgres.URL
+	}
+	c.Keys = testenv.Start(t, "keys", filepath.Join(bins, "keys"), env(keysEnv))
 	// A fixed port, so a restarted venue is where the connector looks;
 	// its journal in a data dir, so a restart keeps its state.
 	c.Venue = testenv.Start(t, "paper-venue", filepath.Join(bins, "paper-venue"), env(map[string]string{
@@ -117,7 +127,8 @@ func newCluster(t *testing.T, opt clusterOptions) *cluster {
 		"PERPGATE_REDIS_URL":       c.Redis.URL,
 	}))
 	c.EdgeURL = "http://" + c.Edge.Field(t, "edge listening", "addr")
-	c.Admin = admin.NewClient("http://"+c.Keys.Field(t, "keys service started", "admin_addr"), token)
+	c.AdminURL, c.AdminToken = "http://"+c.Keys.Field(t, "keys service started", "admin_addr"), token
+	c.Admin = admin.NewClient(c.AdminURL, token)
 	ctx := context.Background()
 	var acct admin.AccountResponse
 	testenv.Poll(t, "admin API answers", 10*time.Second, func() (err error) {
@@ -162,13 +173,18 @@ type reply struct {
 func (r reply) code() string { s, _ := r.Body["code"].(string); return s }
 
 // Call posts body (with the cluster's credential unless it names one) to
-// the edge with key; a transport failure is status 0.
+// the edge with key.
 func (c *cluster) Call(key string, body map[string]any) reply {
 	if _, ok := body["credentialId"]; !ok {
 		body["credentialId"] = c.Cred
 	}
+	return post(c.EdgeURL, key, body)
+}
+
+// post calls /v1 at the base url with key; a transport failure is status 0.
+func post(url, key string, body map[string]any) reply {
 	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, c.EdgeURL+"/v1", bytes.NewReader(b))
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1", bytes.NewReader(b))
 	req.Header.Set("X-API-Key", key)
 	start := time.Now()
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)

@@ -37,12 +37,14 @@ func Connect(url, name string, auth Auth, log *slog.Logger) (*nats.Conn, error) 
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info("nats reconnected", "url", redactURL(nc.ConnectedUrl()))
+			logMaxPayload(nc, log)
 		}),
 	)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to nats at %s as %q: %w", redactURL(url), auth.User, err)
 	}
+	logMaxPayload(nc, log)
 	return nc, nil
 }
 
@@ -67,6 +69,24 @@ func clientOptions(name string, auth Auth, log *slog.Logger) []nats.Option {
 		opts = append(opts, nats.CustomInboxPrefix(auth.InboxPrefix))
 	}
 	return opts
+}
+
+// MaxPayloadWanted is the message size the gateway is sized for (and the
+// embedded server allows): long order lists fit.
+const MaxPayloadWanted = 8 << 20
+
+// logMaxPayload says how large a message the server takes, warning when
+// it is below MaxPayloadWanted: a larger answer is refused (connectors
+// say so to the client), and would otherwise be dropped unseen.
+func logMaxPayload(nc *nats.Conn, log *slog.Logger) {
+	limit := nc.MaxPayload()
+	if limit < MaxPayloadWanted {
+		log.Warn("NATS max_payload is below what the gateway is sized for: answers larger than it are refused "+
+			"(getOrders with thousands of orders); set max_payload: 8MB in the NATS server's configuration",
+			"max_payload", limit, "wanted", MaxPayloadWanted)
+		return
+	}
+	log.Info("nats connected", "max_payload", limit)
 }
 
 // redactURL hides passwords in a comma-separated list of server URLs

@@ -27,7 +27,10 @@ type Market struct {
 	// ReduceOnlyBelowMinNotional: the venue takes reduce-only orders under
 	// MinNotional (so a small remainder can be closed with a limit order).
 	ReduceOnlyBelowMinNotional bool
-	MaxLeverage                int // zero when unknown
+	// MinNotionalAtMark: the venue values an order at the mark price, not
+	// its limit price, against MinNotional (Paradex).
+	MinNotionalAtMark bool
+	MaxLeverage       int // zero when unknown
 }
 
 // OrderType is what kind of order an OrderRequest places.
@@ -49,6 +52,7 @@ type OrderRequest struct {
 	Size          decimal.Decimal
 	Price         decimal.Decimal // limit orders
 	TriggerPrice  decimal.Decimal // stop orders
+	Mark          decimal.Decimal // stop orders: the mark at placement, never equal to TriggerPrice
 	PostOnly      bool
 	ReduceOnly    bool
 	ClientOrderID string

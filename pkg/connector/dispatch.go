@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/shopspring/decimal"
 )
 
@@ -209,11 +210,17 @@ func (d dispatch) prepare(ctx context.Context, o *OrderRequest, market string) e
 	if o.ClientOrderID == "" {
 		o.ClientOrderID = uuid.NewString()
 	}
-	return roundOrder(o)
+	if err := roundOrder(o); err != nil {
+		return err
+	}
+	return d.minNotionalAtMark(ctx, *o)
 }
 
 func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, dryRun bool) (any, error) {
 	if err := d.prepare(ctx, &o, market); err != nil {
+		return nil, err
+	}
+	if err := d.markStop(ctx, &o); err != nil {
 		return nil, err
 	}
 	p, err := d.judge(ctx, o, dryRun)
@@ -251,9 +258,9 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, d
 		if err != nil || !found {
 			return nil, false, err
 		}
-		res, ok := foundResult(o, f)
-		if !ok {
-			return nil, false, errVenueRejected
+		res, err := foundResult(o, f)
+		if err != nil {
+			return nil, false, err
 		}
 		return res, true, nil
 	}
@@ -291,6 +298,9 @@ func (d dispatch) once(ctx context.Context, clientID string, fp map[string]strin
 			// Not found yet, or the look-up failed: the claim stays, and once
 			// its deadline passes a retry looks the order up instead of
 			// placing a second one.
+			if u, ok := unsettledOutcome(clientID, ferr, err); ok {
+				return nil, u
+			}
 			return nil, unknownOutcome(clientID, err)
 		}
 	}
@@ -364,6 +374,9 @@ func (d dispatch) claim(ctx context.Context, key, clientID string, fp map[string
 			case err != nil && !Ambiguous(err):
 				return Record{}, err
 			case err != nil:
+				if u, ok := unsettledOutcome(clientID, err); ok {
+					return Record{}, u
+				}
 				return Record{}, unknownOutcome(clientID, err)
 			case found:
 				d.r.log.Info("stale placement resolved at the exchange", "client_order_id", clientID)
@@ -393,9 +406,16 @@ func (d dispatch) claim(ctx context.Context, key, clientID string, fp map[string
 // storeDown is SERVICE_UNAVAILABLE for an idempotency store that cannot be
 // reached: without it a retry could place twice, so nothing is placed.
 func (d dispatch) storeDown(err error) error {
-	d.r.log.Warn("idempotency store unavailable", "err", err)
-	ce := contract.Errorf(contract.CodeServiceUnavailable,
-		"the gateway cannot record placements (its idempotency store is unreachable), so nothing was placed; retry shortly")
+	msg := "the gateway cannot record placements (its idempotency store is unreachable), so nothing was placed; retry shortly"
+	if refused := (errStoreRefused{}); errors.As(err, &refused) {
+		msg = "placements are refused, nothing was placed: " + refused.Error()
+	} else if path, full := health.DiskFullPath(err); full {
+		d.r.log.Error("disk full: placements cannot be recorded", "path", path, "err", err)
+		msg = "the disk holding " + path + " is full, so the placement could not be recorded and nothing was placed: free space on it"
+	} else {
+		d.r.log.Warn("idempotency store unavailable", "err", err)
+	}
+	ce := contract.Errorf(contract.CodeServiceUnavailable, "%s", msg)
 	ce.RetryAfterSeconds = 2
 	return ce
 }

@@ -282,3 +282,37 @@ func (s *RedisIdempotency) Release(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+// GuardIdempotency refuses every claim on store while guard returns an
+// error: a store that may drop records (a Redis that evicts) cannot keep
+// the one-order-per-clientOrderId promise, so nothing is placed.
+func GuardIdempotency(store IdempotencyStore, guard func() error) IdempotencyStore {
+	return guardedIdempotency{IdempotencyStore: store, guard: guard}
+}
+
+type guardedIdempotency struct {
+	IdempotencyStore
+	guard func() error
+}
+
+// errStoreRefused is a guard's refusal, told apart from an outage.
+type errStoreRefused struct{ error }
+
+func (g guardedIdempotency) Claim(ctx context.Context, key string, rec Record) (Record, bool, error) {
+	if err := g.guard(); err != nil {
+		return Record{}, false, errStoreRefused{err}
+	}
+	return g.IdempotencyStore.Claim(ctx, key, rec)
+}
+
+// Lookup returns the live record of key, if any (a restart uses it to
+// settle what the audit trail left PENDING).
+func (s *MemoryIdempotency) Lookup(key string) (Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries[key]
+	if !ok || !s.now().Before(e.expires) {
+		return Record{}, false
+	}
+	return e.rec, true
+}

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/testenv"
 )
 
@@ -205,5 +207,28 @@ func TestNoOneHearsOfAChangeBeforeItIsDurable(t *testing.T) {
 	}
 	if claimed := <-repeat; claimed {
 		t.Fatal("the repeat claimed a key already claimed")
+	}
+}
+
+// TestGuardedIdempotencyRefusesPlacements: while the guard objects (a
+// Redis that may evict), a placement answers SERVICE_UNAVAILABLE with the
+// guard's reason and reaches no venue; once it stops objecting, it places.
+func TestGuardedIdempotencyRefusesPlacements(t *testing.T) {
+	v := &venueFake{orders: map[string]FoundOrder{}}
+	var why error = errors.New(`redis maxmemory-policy is "volatile-lru"`)
+	d := newDispatch(v, GuardIdempotency(NewMemoryIdempotency(nil), func() error { return why }))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := d.run(ctx, limitOp, limit("g1", "0.01"))
+	ce, _ := contract.AsError(err)
+	if ce.Code != contract.CodeServiceUnavailable || !strings.Contains(ce.Message, "maxmemory-policy") || ce.RetryAfterSeconds < 1 {
+		t.Fatalf("got %+v, want SERVICE_UNAVAILABLE naming maxmemory-policy with a Retry-After", err)
+	}
+	if v.placed != 0 {
+		t.Fatalf("placed %d orders while refused", v.placed)
+	}
+	why = nil
+	if _, err := d.run(ctx, limitOp, limit("g1", "0.01")); err != nil || v.placed != 1 {
+		t.Fatalf("after the guard cleared: %v, %d placed", err, v.placed)
 	}
 }

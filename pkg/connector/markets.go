@@ -185,7 +185,7 @@ func roundOrder(o *OrderRequest) error {
 			return contract.Errorf(contract.CodeInvalidRequest,
 				"price rounds to zero on %s: the tick size is %s", m.Canonical, m.TickSize)
 		}
-		exempt := o.ReduceOnly && m.ReduceOnlyBelowMinNotional
+		exempt := (o.ReduceOnly && m.ReduceOnlyBelowMinNotional) || m.MinNotionalAtMark // judged at the mark in prepare
 		if m.MinNotional.IsPositive() && !exempt && o.Size.Mul(o.Price).LessThan(m.MinNotional) {
 			return contract.Errorf(contract.CodeInvalidRequest,
 				"order value %s (size x price) is below the minimum notional %s of %s",

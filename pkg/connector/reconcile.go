@@ -124,23 +124,23 @@ func orNone(s string) string {
 }
 
 // foundResult turns an order found at the venue into the result its
-// placement would have answered. ok is false for a venue-side rejection.
-func foundResult(o OrderRequest, f FoundOrder) (any, bool) {
+// placement would have answered: errVenueRejected for a venue-side
+// rejection, an unsettled error for a market order whose fill is unknown.
+func foundResult(o OrderRequest, f FoundOrder) (any, error) {
 	if f.Status == contract.StatusRejected {
-		return nil, false
+		return nil, errVenueRejected
 	}
 	switch o.Type {
 	case Limit:
 		return contract.LimitOrderResult{OrderID: f.ID, Market: o.Market.Canonical, Side: o.Side, Size: f.Size,
-			Price: f.Price, Status: f.Status, ClientOrderID: o.ClientOrderID}, true
+			Price: f.Price, Status: f.Status, ClientOrderID: o.ClientOrderID}, nil
 	case MarketType:
-		return contract.MarketOrderResult{OrderID: f.ID, Market: o.Market.Canonical, Side: o.Side,
-			FilledPrice: f.AvgPrice, FilledSize: f.FilledSize, Fee: f.Fee, ClientOrderID: o.ClientOrderID}, true
+		return marketResult(o, f)
 	default:
 		trigger := o.TriggerPrice
 		if f.TriggerPrice != nil {
 			trigger = *f.TriggerPrice
 		}
-		return contract.StopOrderResult{OrderID: f.ID, Status: f.Status, TriggerPrice: trigger, ClientOrderID: o.ClientOrderID}, true
+		return contract.StopOrderResult{OrderID: f.ID, Status: f.Status, TriggerPrice: trigger, ClientOrderID: o.ClientOrderID}, nil
 	}
 }

@@ -362,6 +362,11 @@ func (r *Runtime) serve(op *contract.Operation, req micro.Request) {
 			return
 		}
 	}
+	if ce := tooLarge(op, len(raw), r.nc.MaxPayload()); ce != nil {
+		log().Warn("answer larger than the bus carries", "bytes", len(raw), "max_payload", r.nc.MaxPayload())
+		_ = bus.AnswerError(r.nc, req.Reply(), ce)
+		return
+	}
 	_ = bus.Answer(r.nc, req.Reply(), raw)
 	if r.log.Enabled(ctx, slog.LevelDebug) {
 		log().Debug("request done", "code", "OK")

@@ -81,10 +81,11 @@ func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Lo
 		}
 		rdb := redis.NewClient(opts)
 		defer rdb.Close()
-		idem = NewRedisIdempotency(rdb, cfg.SubjectPrefix+":idem:")
+		policy := health.WatchRedisPolicy(ctx, rdb, log)
+		idem = GuardIdempotency(NewRedisIdempotency(rdb, cfg.SubjectPrefix+":idem:"), policy.Err)
 		protections = NewRedisProtections(rdb, cfg.SubjectPrefix+":protect:"+string(adapter.Exchange())+":")
 		ledger = NewRedisLedger(rdb, cfg.SubjectPrefix+":notional:")
-		checks["redis"] = func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
+		checks["redis"] = policy.Check
 	} else {
 		log.Warn("PERPGATE_REDIS_URL is unset: clientOrderId deduplication is per replica")
 	}

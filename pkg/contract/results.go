@@ -110,7 +110,7 @@ type Position struct {
 	EntryPrice    decimal.Decimal `json:"entryPrice"`
 	MarkPrice     decimal.Decimal `json:"markPrice"`
 	UnrealizedPnl decimal.Decimal `json:"unrealizedPnl"`
-	Leverage      decimal.Decimal `json:"leverage"`
+	Leverage      decimal.Decimal `json:"leverage,omitzero"` // left out when the venue gives none and it cannot be derived
 }
 
 // PositionsResult is getPositions' result.

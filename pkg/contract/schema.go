@@ -226,7 +226,7 @@ func typeSchema(t reflect.Type) map[string]any {
 				fs["description"] = "Unix time in milliseconds when the data was last known current (venue answer, or the stream's last message or heartbeat)"
 			}
 			props[name] = fs
-			if !strings.Contains(opts, "omitempty") {
+			if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
 				required = append(required, name)
 			}
 		}

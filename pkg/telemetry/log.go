@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -35,15 +36,17 @@ func LoadLogConfig(lookup func(string) (string, bool), defaultFormat string) (Lo
 	return c, nil
 }
 
-// NewLogger builds the process logger writing to w.
+// NewLogger builds the process logger writing to w; repeated warnings and
+// errors are limited (see repeatWindow).
 func NewLogger(w io.Writer, c LogConfig) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(c.Level))
 	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewJSONHandler(w, opts)
 	if c.Format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+		h = slog.NewTextHandler(w, opts)
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(limitRepeats(h, time.Now))
 }
 
 // RouteRedisLogs sends what go-redis logs on its own (a pool that cannot

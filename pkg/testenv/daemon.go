@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -39,6 +40,10 @@ type Daemon struct {
 	t    testing.TB
 	bin  string
 	args []string
+	// run, when set, adjusts each command before it starts (the user to
+	// run as); stopSig and killSig replace SIGTERM and SIGKILL.
+	run              func(*exec.Cmd)
+	stopSig, killSig syscall.Signal
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -46,8 +51,11 @@ type Daemon struct {
 	output *Output
 }
 
-func newDaemon(t testing.TB, name, bin string, port int, url string, args []string) *Daemon {
-	d := &Daemon{Name: name, URL: url, Port: port, t: t, bin: bin, args: args}
+func newDaemon(t testing.TB, name, bin string, port int, url string, args []string, opts ...func(*Daemon)) *Daemon {
+	d := &Daemon{Name: name, URL: url, Port: port, t: t, bin: bin, args: args, stopSig: syscall.SIGTERM, killSig: syscall.SIGKILL}
+	for _, o := range opts {
+		o(d)
+	}
 	t.Cleanup(func() {
 		d.Kill()
 		if t.Failed() {
@@ -70,6 +78,9 @@ func (d *Daemon) Start() {
 	cmd := exec.Command(d.bin, d.args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
+	if d.run != nil {
+		d.run(cmd)
+	}
 	if err := cmd.Start(); err != nil {
 		d.mu.Unlock()
 		d.t.Fatalf("testenv: start %s: %v", d.Name, err)
@@ -97,12 +108,14 @@ func (d *Daemon) Start() {
 	}
 }
 
-// Stop ends the daemon with SIGTERM, as an orderly restart would.
-func (d *Daemon) Stop() { d.end(syscall.SIGTERM) }
+// Stop ends the daemon with SIGTERM (Postgres: SIGINT, its fast
+// shutdown), as an orderly restart would.
+func (d *Daemon) Stop() { d.end(d.stopSig) }
 
-// Kill ends the daemon with SIGKILL, as a crash would. It is a no-op when
-// the daemon is not running.
-func (d *Daemon) Kill() { d.end(syscall.SIGKILL) }
+// Kill ends the daemon with SIGKILL (Postgres: SIGQUIT, which takes its
+// backends along), as a crash would. It is a no-op when the daemon is not
+// running.
+func (d *Daemon) Kill() { d.end(d.killSig) }
 
 func (d *Daemon) end(sig syscall.Signal) {
 	d.mu.Lock()
@@ -166,10 +179,24 @@ func findBinary(t testing.TB, name, install string) string {
 // free port.
 func NATSDaemon(t testing.TB) *Daemon {
 	t.Helper()
+	return NATSDaemonConf(t, "")
+}
+
+// NATSDaemonConf is NATSDaemon with conf (nats-server configuration
+// lines, such as "max_payload: 16KB") as its configuration file.
+func NATSDaemonConf(t testing.TB, conf string) *Daemon {
+	t.Helper()
 	bin := findBinary(t, "nats-server", natsServerInstall)
 	port := FreePort(t)
-	return newDaemon(t, "nats-server", bin, port, fmt.Sprintf("nats://127.0.0.1:%d", port),
-		[]string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", t.TempDir()})
+	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", t.TempDir()}
+	if conf != "" {
+		path := filepath.Join(t.TempDir(), "nats.conf")
+		if err := os.WriteFile(path, []byte(conf+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "-c", path)
+	}
+	return newDaemon(t, "nats-server", bin, port, fmt.Sprintf("nats://127.0.0.1:%d", port), args)
 }
 
 // RedisDaemon runs a redis-server of the test's own on a free port. With

@@ -135,7 +135,7 @@ func newAuditor(nc *nats.Conn, subjects contract.Subjects) (*auditor, error) {
 
 // record publishes e; the stream drops a repeat of the same entry (same
 // request id and stage) within two minutes.
-func (a *auditor) record(ctx context.Context, e contract.AuditEntry) error {
+func (a *auditor) record(ctx context.Context, e contract.AuditEntry, timeout time.Duration) error {
 	data, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -144,7 +144,7 @@ func (a *auditor) record(ctx context.Context, e contract.AuditEntry) error {
 	if e.Code == contract.AuditPending {
 		stage = "pending"
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditPublishTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	_, err = a.js.Publish(ctx, a.subject, data, jetstream.WithMsgID(e.RequestID+":"+stage))
 	return err
@@ -164,6 +164,11 @@ type auditTrail struct {
 func (s *Server) executeAudited(ctx context.Context, via, rid string, key contract.KeyInfo, op *contract.Operation,
 	fields map[string]json.RawMessage) (json.RawMessage, contract.Exchange, *contract.Error) {
 	canonicalCredentialID(fields)
+	if !op.ReadOnly {
+		if ce := s.tradingRefused(ctx); ce != nil {
+			return nil, "", ce
+		}
+	}
 	if op.ReadOnly || s.audit == nil {
 		return s.execute(ctx, rid, key, op, fields, nil)
 	}
@@ -186,7 +191,7 @@ func (s *Server) executeAudited(ctx context.Context, via, rid string, key contra
 		trail.entry.CredentialID, trail.entry.Exchange, trail.entry.Params = cred.ID, cred.Exchange, params
 		pending := trail.entry
 		pending.Code = contract.AuditPending
-		if err := s.audit.record(ctx, pending); err != nil {
+		if err := s.audit.record(ctx, pending, auditPublishTimeout); err != nil {
 			return s.unavailable(ctx, "audit stream", err,
 				"the gateway cannot write this trading call to its audit trail (NATS JetStream is not answering), so nothing was sent; retry shortly")
 		}
@@ -200,11 +205,23 @@ func (s *Server) executeAudited(ctx context.Context, via, rid string, key contra
 		e.Message = ce.Message
 	}
 	e.OrderIDs = orderIDsOf(result)
-	if err := s.audit.record(ctx, e); err != nil {
-		// The outcome stands; the PENDING entry (when the call was sent) says it happened.
-		s.log.ErrorContext(ctx, "audit outcome not recorded", "request_id", rid, "operation", op.Name, "code", e.Code, "sent", trail.sent, "err", err)
+	if !s.nc.IsConnected() {
+		// The client hears now; the outcome is written once the bus is back.
+		go s.recordOutcome(ctx, e, trail.sent, auditLateTimeout)
+	} else {
+		s.recordOutcome(ctx, e, trail.sent, auditPublishTimeout)
 	}
 	return result, x, ce
+}
+
+// auditLateTimeout bounds writing an outcome while the bus is down.
+const auditLateTimeout = time.Minute
+
+func (s *Server) recordOutcome(ctx context.Context, e contract.AuditEntry, sent bool, timeout time.Duration) {
+	if err := s.audit.record(ctx, e, timeout); err != nil {
+		// The outcome stands; the PENDING entry (when the call was sent) says it happened.
+		s.log.ErrorContext(ctx, "audit outcome not recorded", "request_id", e.RequestID, "operation", e.Operation, "code", e.Code, "sent", sent, "err", err)
+	}
 }
 
 // orderIDsOf picks the order ids out of a trading result.

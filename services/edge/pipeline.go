@@ -118,7 +118,11 @@ func (s *Server) execute(ctx context.Context, requestID string, key contract.Key
 		}
 	}
 	var result json.RawMessage
-	if err := bus.RequestConnector(ctx, s.nc, s.subjects.Operation(cred.Exchange, op), req, &result); err != nil {
+	request := bus.RequestConnector
+	if !op.ReadOnly { // its outcome is heard of as soon as the bus is back
+		request = bus.RequestConnectorWatched
+	}
+	if err := request(ctx, s.nc, s.subjects.Operation(cred.Exchange, op), req, &result); err != nil {
 		return nil, cred.Exchange, s.routeError(ctx, op, cred.Exchange, clientID, err)
 	}
 	return result, cred.Exchange, nil
@@ -240,6 +244,8 @@ func (s *Server) routeError(ctx context.Context, op *contract.Operation, x contr
 	switch {
 	case errors.As(err, &ce):
 		return ce
+	case errors.Is(err, bus.ErrBusLost):
+		return s.unavailable(ctx, "nats", err, busLost(op, clientID))
 	case bus.IsDisconnected(err):
 		return s.unavailable(ctx, "nats", err, busDown)
 	case bus.IsNoResponders(err):
@@ -268,6 +274,17 @@ func (s *Server) internal(ctx context.Context, what string, err error) *contract
 // busDown is the message of SERVICE_UNAVAILABLE while NATS is unreachable.
 const busDown = "the gateway's message bus (NATS) is unreachable; retry shortly"
 
+// busLost is the message of SERVICE_UNAVAILABLE for a trading call whose
+// reply was lost with the bus: what was done is unknown, and how to learn it.
+func busLost(op *contract.Operation, clientID string) string {
+	const lost = "the gateway's message bus (NATS) went down while this call was in flight, so its outcome is unknown"
+	if op.Places() {
+		return lost + "; repeat the call with the same clientOrderId " + clientID +
+			": it returns the order if it was placed and places it once if it was not"
+	}
+	return lost + "; look at getOrders and getPositions before repeating it"
+}
+
 // retryAfterUnavailable is the Retry-After of SERVICE_UNAVAILABLE: long
 // enough for a restarting dependency, short enough not to idle clients.
 const retryAfterUnavailable = 2
@@ -281,10 +298,32 @@ func (s *Server) unavailable(ctx context.Context, dependency string, err error, 
 	return ce
 }
 
-// lookupFailed maps a failed key or credential look-up: the bus or the
-// keys service being down is SERVICE_UNAVAILABLE, anything else a fault.
+// tradingRefused refuses a trading call at once when the bus is down (its
+// audit entry would wait out the publish timeout, then fail) or when the
+// stores of records may drop them or cannot write (StoreGuard).
+func (s *Server) tradingRefused(ctx context.Context) *contract.Error {
+	if !s.nc.IsConnected() {
+		return s.unavailable(ctx, "nats", bus.ErrDisconnected, busDown)
+	}
+	if s.guard == nil {
+		return nil
+	}
+	if err := s.guard(); err != nil {
+		return s.unavailable(ctx, "record store", err, "trading calls are refused: "+err.Error())
+	}
+	return nil
+}
+
+// lookupFailed maps a failed key or credential look-up: the bus, the keys
+// service or its database being down is SERVICE_UNAVAILABLE, anything
+// else a fault.
 func (s *Server) lookupFailed(ctx context.Context, what string, err error) *contract.Error {
+	var ce *contract.Error
 	switch {
+	case errors.As(err, &ce) && ce.Code == contract.CodeServiceUnavailable:
+		// The keys service's own dependency (its database) is down.
+		s.log.WarnContext(ctx, "dependency unavailable", "request_id", telemetry.RequestID(ctx), "dependency", "keys service", "err", err)
+		return ce
 	case bus.IsDisconnected(err):
 		return s.unavailable(ctx, "nats", err, busDown)
 	case bus.IsNoResponders(err), bus.IsTimeout(err):

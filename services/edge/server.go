@@ -27,6 +27,10 @@ type Deps struct {
 	Metrics *telemetry.Metrics // optional: served on /metrics when set
 	// Checks are readiness checks beyond NATS (the limiter's Redis).
 	Checks map[string]health.Check
+	// StoreGuard, when set, refuses trading calls while it returns an
+	// error: the Redis of rate limits may evict (health.RedisPolicy.Err),
+	// the data directory's disk is full (health.DiskSpace.Err).
+	StoreGuard func() error
 }
 
 // Server is one edge instance.
@@ -42,7 +46,8 @@ type Server struct {
 	metrics  *telemetry.Metrics
 	checks   map[string]health.Check
 	usage    *usageCounter
-	audit    *auditor // nil when Config.Audit is off
+	audit    *auditor     // nil when Config.Audit is off
+	guard    func() error // Deps.StoreGuard
 
 	mu     sync.Mutex
 	http   *http.Server
@@ -75,6 +80,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		subjects: contract.NewSubjects(cfg.SubjectPrefix),
 		metrics:  deps.Metrics,
 		checks:   map[string]health.Check{"nats": health.NATSCheck(deps.NATS)},
+		guard:    deps.StoreGuard,
 	}
 	for name, c := range deps.Checks {
 		s.checks[name] = c

@@ -129,7 +129,10 @@ func (s *Service) respond(ctx context.Context, req micro.Request, endpoint strin
 // respondError answers with err; a fault that is not a contract error is
 // logged here with its cause and answered as INTERNAL_ERROR.
 func (s *Service) respondError(ctx context.Context, req micro.Request, endpoint string, err error) {
-	if _, ok := contract.AsError(err); !ok {
+	if ce := s.Outage(err); ce != nil {
+		s.log.WarnContext(ctx, "dependency unavailable", "dependency", "postgres", "endpoint", endpoint, "err", err)
+		err = ce
+	} else if _, ok := contract.AsError(err); !ok {
 		s.log.ErrorContext(ctx, "keys request failed", "endpoint", endpoint, "err", err)
 	}
 	if rerr := bus.RespondError(req, err); rerr != nil {

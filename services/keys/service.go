@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/health"
 )
 
 // Service is the keys service. Its business methods work in-process (the
@@ -327,6 +328,30 @@ func (s *Service) storeError(op, id string, err error) error {
 	}
 	return fmt.Errorf("%s %s: %w", op, id, err)
 }
+
+// Outage is SERVICE_UNAVAILABLE, naming the database, when err means the
+// store did not answer (a store that can tell says so by implementing
+// Unavailable), or naming the file, when its disk is full; nil for any
+// other error.
+func (s *Service) Outage(err error) *contract.Error {
+	var ce *contract.Error
+	st, ok := s.store.(interface{ Unavailable(error) bool })
+	if path, full := health.DiskFullPath(err); full {
+		ce = contract.Errorf(contract.CodeServiceUnavailable,
+			"the disk holding %s is full, so nothing could be changed: free space on it; retry then", path)
+	} else if ok && err != nil && st.Unavailable(err) {
+		ce = contract.Errorf(contract.CodeServiceUnavailable,
+			"the keys service's database (Postgres) is not answering, so nothing could be read or changed; retry shortly")
+	} else {
+		return nil
+	}
+	ce.RetryAfterSeconds = outageRetryAfter
+	return ce
+}
+
+// outageRetryAfter is the Retry-After of an outage, in seconds: long
+// enough for a restarting database, short enough not to idle clients.
+const outageRetryAfter = 2
 
 func accountNotFound(id string) *contract.Error {
 	return contract.Errorf(contract.CodeAccountNotFound, "account %q not found", truncate(id))

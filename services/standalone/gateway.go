@@ -17,6 +17,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
 	"github.com/perpgate/perpgate/pkg/telemetry"
@@ -46,6 +47,10 @@ type Gateway struct {
 	boot     Bootstrap
 	connect  func(name string) (*nats.Conn, error)
 	metrics  *telemetry.Metrics
+	policy   *health.RedisPolicy // of PERPGATE_REDIS_URL; nil without
+	disk     *health.DiskSpace   // of the data dir
+	store    keys.Store          // the keys service's
+	records  recordLookup        // the idempotency records, when in the data dir
 }
 
 // New prepares a gateway; Start brings it up. The banner with the
@@ -75,6 +80,9 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 	if err := os.MkdirAll(g.cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
+	watch, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	g.onClose(func() error { stopWatch(); return nil })
+	g.disk = health.WatchDisk(watch, g.cfg.DataDir, g.log)
 	secrets, err := loadSecrets(g.cfg)
 	if err != nil {
 		return err
@@ -83,11 +91,14 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	if g.embedded != nil {
+		g.embedded.KeepJetStream(watch, filepath.Join(g.cfg.DataDir, "nats"), g.disk.Err, g.log)
+	}
 	g.connect = connect
 	if err := g.startKeys(ctx, connect, secrets); err != nil {
 		return err
 	}
-	rdb, err := g.redis()
+	rdb, err := g.redis(watch)
 	if err != nil {
 		return err
 	}
@@ -101,6 +112,9 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 		return err
 	}
 	g.boot = boot
+	if g.records != nil {
+		go g.settleLater(watch, g.store, g.records)
+	}
 	if err := g.startEdge(connect, rdb); err != nil {
 		return err
 	}
@@ -170,6 +184,7 @@ func (g *Gateway) startKeys(ctx context.Context, connect func(string) (*nats.Con
 		return fmt.Errorf("open key store: %w", err)
 	}
 	g.onClose(store.Close)
+	g.store = store
 	nc, err := connect("keys")
 	if err != nil {
 		return err
@@ -189,7 +204,9 @@ func (g *Gateway) startKeys(ctx context.Context, connect func(string) (*nats.Con
 	return nil
 }
 
-func (g *Gateway) redis() (*redis.Client, error) {
+// redis connects to PERPGATE_REDIS_URL, when set, and watches its
+// eviction policy until ctx ends.
+func (g *Gateway) redis(ctx context.Context) (*redis.Client, error) {
 	if g.cfg.RedisURL == "" {
 		return nil, nil
 	}
@@ -199,6 +216,7 @@ func (g *Gateway) redis() (*redis.Client, error) {
 	}
 	rdb := redis.NewClient(opts)
 	g.onClose(rdb.Close)
+	g.policy = health.WatchRedisPolicy(ctx, rdb, g.log)
 	return rdb, nil
 }
 
@@ -207,7 +225,7 @@ func (g *Gateway) redis() (*redis.Client, error) {
 func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb *redis.Client) error {
 	var idem connector.IdempotencyStore
 	if rdb != nil {
-		idem = connector.NewRedisIdempotency(rdb, g.cfg.Edge.SubjectPrefix+":idem:")
+		idem = connector.GuardIdempotency(connector.NewRedisIdempotency(rdb, g.cfg.Edge.SubjectPrefix+":idem:"), g.policy.Err)
 	} else {
 		// Kept in the data dir, so a restart keeps the 24 h promise.
 		file, err := connector.NewFileIdempotency(filepath.Join(g.cfg.DataDir, "idempotency.log"), nil)
@@ -215,7 +233,7 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 			return err
 		}
 		g.onClose(file.Close)
-		idem = file
+		idem, g.records = file, file
 	}
 	ledger, err := g.ledger(rdb)
 	if err != nil {
@@ -267,11 +285,14 @@ func (g *Gateway) startEdge(connect func(string) (*nats.Conn, error), rdb *redis
 	if err != nil {
 		return err
 	}
-	var limiter ratelimit.Limiter = ratelimit.NewMemory(nil)
+	deps := edge.Deps{NATS: nc, Limiter: ratelimit.NewMemory(nil), Logger: g.log.With("service", "edge"), Metrics: g.metrics,
+		Checks: map[string]health.Check{"disk": g.disk.Check}, StoreGuard: g.disk.Err}
 	if rdb != nil {
-		limiter = ratelimit.NewPipelined(ratelimit.NewRedis(rdb, g.cfg.Edge.SubjectPrefix+":rl", nil))
+		deps.Limiter = ratelimit.NewPipelined(ratelimit.NewRedis(rdb, g.cfg.Edge.SubjectPrefix+":rl", nil))
+		deps.Checks["redis"] = g.policy.Check
+		deps.StoreGuard = func() error { return errors.Join(g.disk.Err(), g.policy.Err()) }
 	}
-	srv, err := edge.New(g.cfg.Edge, edge.Deps{NATS: nc, Limiter: limiter, Logger: g.log.With("service", "edge"), Metrics: g.metrics})
+	srv, err := edge.New(g.cfg.Edge, deps)
 	if err != nil {
 		return err
 	}

@@ -140,7 +140,7 @@ func (a *Adapter) GetOrderbook(ctx context.Context, c connector.Credential, m co
 	if err := a.public(ctx, c, "/fapi/v1/depth", symbolParam(m).Add("limit", strconv.Itoa(limit)), depthWeight(limit), &d); err != nil {
 		return contract.OrderbookResult{}, err
 	}
-	return contract.OrderbookResult{Bids: levels(d.Bids, n), Asks: levels(d.Asks, n), AsOf: d.T}, nil
+	return contract.OrderbookResult{Bids: levels(d.Bids, n), Asks: levels(d.Asks, n), AsOf: int64(d.T)}, nil
 }
 
 func (a *Adapter) premium(ctx context.Context, c connector.Credential, m connector.Market) (premiumIndex, error) {
@@ -152,7 +152,7 @@ func (a *Adapter) premium(ctx context.Context, c connector.Credential, m connect
 // GetMarkPrice implements connector.Adapter.
 func (a *Adapter) GetMarkPrice(ctx context.Context, c connector.Credential, m connector.Market) (contract.MarkPriceResult, error) {
 	p, err := a.premium(ctx, c, m)
-	return contract.MarkPriceResult{MarkPrice: p.MarkPrice, IndexPrice: p.IndexPrice, AsOf: p.Time}, err
+	return contract.MarkPriceResult{MarkPrice: p.MarkPrice, IndexPrice: p.IndexPrice, AsOf: int64(p.Time)}, err
 }
 
 // GetFundingRate implements connector.Adapter: the rate of the current
@@ -163,8 +163,8 @@ func (a *Adapter) GetFundingRate(ctx context.Context, c connector.Credential, m 
 		return contract.FundingRateResult{}, err
 	}
 	hours, err := a.fundingHours(ctx, c)
-	return contract.FundingRateResult{FundingRate: p.LastFundingRate, NextFundingTime: p.NextFundingTime / 1000,
-		FundingIntervalHours: intervalOf(hours, m.Native), AsOf: p.Time}, err
+	return contract.FundingRateResult{FundingRate: p.LastFundingRate, NextFundingTime: int64(p.NextFundingTime / 1000),
+		FundingIntervalHours: intervalOf(hours, m.Native), AsOf: int64(p.Time)}, err
 }
 
 // fundingHours reads GET /fapi/v1/fundingInfo, which lists only the

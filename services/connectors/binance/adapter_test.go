@@ -268,8 +268,11 @@ func TestErrorReasonsFromSimulator(t *testing.T) {
 		{"unknown order", func() error { return f.a.CancelOrder(ctx, f.cred, "4061349999", &m) }, contract.ReasonOrderNotFound, "-2011"},
 		{"unknown algo order", func() error { return f.a.CancelOrder(ctx, f.cred, "algo-12", nil) }, contract.ReasonOrderNotFound, "-2011"},
 		{"stop would trigger", func() error {
+			// The mark the runtime judged by (below the trigger) is gone by
+			// the time Binance sees the order.
 			_, err := f.a.PlaceStopOrder(ctx, f.cred, connector.OrderRequest{Market: m, Type: connector.Stop, Side: contract.Buy,
-				Size: decimal.RequireFromString("0.01"), TriggerPrice: mark.MarkPrice.Mul(decimal.RequireFromString("0.5")).Round(0), ClientOrderID: "stop1"})
+				Size: decimal.RequireFromString("0.01"), TriggerPrice: mark.MarkPrice.Mul(decimal.RequireFromString("0.5")).Round(0),
+				Mark: mark.MarkPrice.Mul(decimal.RequireFromString("0.4")), ClientOrderID: "stop1"})
 			return err
 		}, contract.ReasonInvalidOrder, "-2021"},
 		{"reduce-only without position", func() error {

@@ -80,18 +80,27 @@ func weightLimit(info exchangeInfo) int {
 // statusFromWire maps Binance's order status to the contract's (fact
 // sheet §6). A partly filled order still rests, so it is OPEN; its
 // filledSize shows the progress.
-func statusFromWire(s string) string {
+//
+// EXPIRED and EXPIRED_IN_MATCH are Binance ending the order itself (an IOC
+// or post-only that could not stand, self-trade prevention): with nothing
+// filled a refusal, REJECTED, as is a status not on Binance's list
+// (https://developers.binance.com/docs/derivatives/usds-margined-futures/common-definition,
+// order status); with a part filled CANCELLED.
+func statusFromWire(s string, filled bool) string {
 	switch s {
 	case "NEW", "PARTIALLY_FILLED":
 		return contract.StatusOpen
 	case "FILLED":
 		return contract.StatusFilled
-	case "CANCELED", "EXPIRED", "EXPIRED_IN_MATCH":
+	case "CANCELED":
 		return contract.StatusCancelled
 	case "REJECTED":
 		return contract.StatusRejected
 	}
-	return s
+	if filled {
+		return contract.StatusCancelled
+	}
+	return contract.StatusRejected
 }
 
 // algoStatusFromWire maps an algo order's status. Binance's values (the
@@ -135,15 +144,15 @@ func parseOrderID(id string) (n int64, algo bool, err error) {
 
 func orderFromWire(o order) contract.Order {
 	return contract.Order{
-		ID:            strconv.FormatInt(o.OrderID, 10),
+		ID:            strconv.FormatInt(int64(o.OrderID), 10),
 		Market:        o.Symbol,
 		Side:          contract.Side(o.Side),
 		Type:          o.Type,
 		Size:          o.OrigQty,
 		Price:         o.Price,
 		FilledSize:    o.ExecutedQty,
-		Status:        statusFromWire(o.Status),
-		CreatedAt:     o.Time / 1000,
+		Status:        statusFromWire(o.Status, o.ExecutedQty.IsPositive()),
+		CreatedAt:     int64(o.Time / 1000),
 		ReduceOnly:    o.ReduceOnly,
 		ClientOrderID: o.ClientOrderID,
 	}
@@ -156,7 +165,7 @@ func algoFromWire(a algoOrder) contract.Order {
 		price = a.Price
 	}
 	return contract.Order{
-		ID:            algoOrderID(a.AlgoID),
+		ID:            algoOrderID(int64(a.AlgoID)),
 		Market:        a.Symbol,
 		Side:          contract.Side(a.Side),
 		Type:          a.OrderType,
@@ -164,7 +173,7 @@ func algoFromWire(a algoOrder) contract.Order {
 		Price:         price,
 		FilledSize:    decimal.Zero,
 		Status:        algoStatusFromWire(a.AlgoStatus),
-		CreatedAt:     a.CreateTime / 1000,
+		CreatedAt:     int64(a.CreateTime / 1000),
 		TriggerPrice:  &trigger,
 		ReduceOnly:    a.ReduceOnly,
 		ClientOrderID: a.ClientAlgoID,
@@ -191,17 +200,21 @@ func positionFromWire(p positionRisk, leverage int) contract.Position {
 }
 
 func fillFromWire(t userTrade) contract.Fill {
-	return contract.Fill{
-		ID:          strconv.FormatInt(t.ID, 10),
-		OrderID:     strconv.FormatInt(t.OrderID, 10),
-		Market:      t.Symbol,
-		Side:        contract.Side(t.Side),
-		Size:        t.Qty,
-		Price:       t.Price,
-		Fee:         t.Commission,
-		Timestamp:   t.Time / 1000,
-		RealizedPnl: t.RealizedPnl,
+	out := contract.Fill{
+		ID:        strconv.FormatInt(int64(t.ID), 10),
+		OrderID:   strconv.FormatInt(int64(t.OrderID), 10),
+		Market:    t.Symbol,
+		Side:      contract.Side(t.Side),
+		Size:      t.Qty,
+		Price:     t.Price,
+		Fee:       t.Commission,
+		Timestamp: int64(t.Time / 1000),
 	}
+	if t.RealizedPnl.Given {
+		pnl := t.RealizedPnl.D()
+		out.RealizedPnl = &pnl
+	}
+	return out
 }
 
 // candleFromWire reads one kline row.

@@ -15,17 +15,20 @@ func TestStatusFromWire(t *testing.T) {
 		{"partly filled still rests", "PARTIALLY_FILLED", contract.StatusOpen},
 		{"filled", "FILLED", contract.StatusFilled},
 		{"cancelled", "CANCELED", contract.StatusCancelled},
-		{"expired", "EXPIRED", contract.StatusCancelled},
-		{"expired by self-trade prevention", "EXPIRED_IN_MATCH", contract.StatusCancelled},
+		{"expired unfilled is refused", "EXPIRED", contract.StatusRejected},
+		{"expired by self-trade prevention unfilled", "EXPIRED_IN_MATCH", contract.StatusRejected},
 		{"rejected", "REJECTED", contract.StatusRejected},
-		{"unknown passes through", "NEW_INSURANCE", "NEW_INSURANCE"},
+		{"unknown unfilled is refused", "NEW_INSURANCE", contract.StatusRejected},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := statusFromWire(tt.in); got != tt.want {
+			if got := statusFromWire(tt.in, false); got != tt.want {
 				t.Errorf("statusFromWire(%s) = %s, want %s", tt.in, got, tt.want)
 			}
 		})
+	}
+	if got := statusFromWire("EXPIRED", true); got != contract.StatusCancelled {
+		t.Errorf("an IOC expired after a partial fill: %s, want CANCELLED", got)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
-	"github.com/shopspring/decimal"
 )
 
 // incomeRetention is how far back GET /fapi/v1/income reaches (three
@@ -21,11 +20,11 @@ const incomePage = 1000
 
 // incomeEntry is one entry of GET /fapi/v1/income.
 type incomeEntry struct {
-	Symbol string          `json:"symbol"`
-	Type   string          `json:"incomeType"`
-	Income decimal.Decimal `json:"income"`
-	Time   int64           `json:"time"` // Unix ms
-	TranID int64           `json:"tranId"`
+	Symbol string            `json:"symbol"`
+	Type   string            `json:"incomeType"`
+	Income connector.Decimal `json:"income"`
+	Time   connector.Int     `json:"time"` // Unix ms
+	TranID connector.Int     `json:"tranId"`
 }
 
 // GetFundingPayments implements connector.FundingPaymentsReader with GET
@@ -60,7 +59,7 @@ func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential
 	out := make([]contract.FundingPayment, 0, len(entries))
 	for _, e := range entries {
 		if e.Type == "FUNDING_FEE" {
-			out = append(out, contract.FundingPayment{Market: e.Symbol, Amount: e.Income, Time: e.Time / 1000})
+			out = append(out, contract.FundingPayment{Market: e.Symbol, Amount: e.Income.D(), Time: int64(e.Time) / 1000})
 		}
 	}
 	return out, nil

@@ -60,12 +60,12 @@ func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o
 		return contract.LimitOrderResult{}, err
 	}
 	return contract.LimitOrderResult{
-		OrderID: strconv.FormatInt(res.OrderID, 10),
+		OrderID: strconv.FormatInt(int64(res.OrderID), 10),
 		Market:  o.Market.Native,
 		Side:    o.Side,
 		Size:    connector.OrDefault(res.OrigQty, o.Size),
 		Price:   connector.OrDefault(res.Price, o.Price),
-		Status:  statusFromWire(res.Status),
+		Status:  statusFromWire(res.Status, res.ExecutedQty.IsPositive()),
 	}, nil
 }
 
@@ -102,7 +102,7 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 	if err != nil {
 		return contract.MarketOrderResult{}, err
 	}
-	out := contract.MarketOrderResult{OrderID: strconv.FormatInt(res.OrderID, 10), Market: o.Market.Native, Side: o.Side,
+	out := contract.MarketOrderResult{OrderID: strconv.FormatInt(int64(res.OrderID), 10), Market: o.Market.Native, Side: o.Side,
 		FilledPrice: decimal.Zero, FilledSize: decimal.Zero, Fee: decimal.Zero}
 	if res.ExecutedQty.IsZero() && (res.Status == "EXPIRED" || res.Status == "CANCELED" || res.Status == "REJECTED") {
 		return out, contract.Upstream(contract.ReasonInvalidOrder, "", res.Status,
@@ -130,7 +130,7 @@ var tradeWaits = []time.Duration{0, 100 * time.Millisecond, 400 * time.Milliseco
 // catch up, the size is executedQty and the price Query Order's avgPrice,
 // and the fee counts the trades seen.
 func (a *Adapter) fillOf(ctx context.Context, c connector.Credential, m connector.Market, res order) (connector.Execution, error) {
-	id := strconv.FormatInt(res.OrderID, 10)
+	id := strconv.FormatInt(int64(res.OrderID), 10)
 	var f connector.Execution
 	for _, d := range tradeWaits {
 		if d > 0 {
@@ -191,8 +191,11 @@ func (a *Adapter) placeAlgo(ctx context.Context, c connector.Credential, m conne
 	return res, err
 }
 
-// PlaceStopOrder implements connector.Adapter with a STOP_MARKET algo
-// order (fact sheet §0 #1); its id is algo-<algoId>.
+// PlaceStopOrder implements connector.Adapter with a conditional algo
+// order (fact sheet §0 #1); its id is algo-<algoId>. Binance ties the
+// direction to the type: STOP_MARKET fires against the side (a buy rising),
+// TAKE_PROFIT_MARKET with it, and either one already through its trigger
+// is -2021, so the type follows the trigger's side of the mark (DESIGN §13).
 func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.StopOrderResult, error) {
 	if err := checkClientID(o.ClientOrderID); err != nil {
 		return contract.StopOrderResult{}, err
@@ -200,12 +203,16 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 	if err := a.oneWay(ctx, c); err != nil {
 		return contract.StopOrderResult{}, err
 	}
-	res, err := a.placeAlgo(ctx, c, o.Market, o.Side, "STOP_MARKET", o.Size, o.TriggerPrice, o.ReduceOnly, o.ClientOrderID)
+	typ := "TAKE_PROFIT_MARKET"
+	if o.StopAgainstSide() {
+		typ = "STOP_MARKET"
+	}
+	res, err := a.placeAlgo(ctx, c, o.Market, o.Side, typ, o.Size, o.TriggerPrice, o.ReduceOnly, o.ClientOrderID)
 	if err != nil {
 		return contract.StopOrderResult{}, err
 	}
 	return contract.StopOrderResult{
-		OrderID:      algoOrderID(res.AlgoID),
+		OrderID:      algoOrderID(int64(res.AlgoID)),
 		Status:       algoStatusFromWire(res.AlgoStatus),
 		TriggerPrice: connector.OrDefault(res.TriggerPrice, o.TriggerPrice),
 	}, nil
@@ -294,9 +301,9 @@ func batchResult(o connector.OrderRequest, answers []batchAnswer, j int) contrac
 	}
 	if err := postOnlyExpired(o, ans.order); err != nil {
 		ce, _ := contract.AsError(err)
-		return contract.BatchOrderResult{OrderID: strconv.FormatInt(ans.OrderID, 10), Status: contract.StatusRejected, Error: ce}
+		return contract.BatchOrderResult{OrderID: strconv.FormatInt(int64(ans.OrderID), 10), Status: contract.StatusRejected, Error: ce}
 	}
-	return contract.BatchOrderResult{OrderID: strconv.FormatInt(ans.OrderID, 10), Status: statusFromWire(ans.Status)}
+	return contract.BatchOrderResult{OrderID: strconv.FormatInt(int64(ans.OrderID), 10), Status: statusFromWire(ans.Status, ans.ExecutedQty.IsPositive())}
 }
 
 // PlaceProtectionOrders implements connector.Adapter with two reduce-only
@@ -322,7 +329,7 @@ func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credent
 		if err != nil {
 			return res, err
 		}
-		res.TPOrderID = algoOrderID(tp.AlgoID)
+		res.TPOrderID = algoOrderID(int64(tp.AlgoID))
 	}
 	if p.StopLoss != nil {
 		sl, err := a.placeAlgo(ctx, c, p.Market, side, "STOP_MARKET", p.Size, *p.StopLoss, true, p.ClientOrderID+"-sl")
@@ -332,7 +339,7 @@ func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credent
 			}
 			return contract.ProtectionResult{}, err
 		}
-		res.SLOrderID = algoOrderID(sl.AlgoID)
+		res.SLOrderID = algoOrderID(int64(sl.AlgoID))
 	}
 	return res, nil
 }
@@ -365,7 +372,7 @@ func (a *Adapter) CancelOrder(ctx context.Context, c connector.Credential, id st
 			return err
 		}
 		for _, o := range open {
-			if o.OrderID == n {
+			if int64(o.OrderID) == n {
 				sym = o.Symbol
 			}
 		}

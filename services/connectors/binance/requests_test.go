@@ -61,7 +61,7 @@ var vectorOps = map[string]func(ctx context.Context, a *Adapter, c connector.Cre
 	},
 	"stop_market": func(ctx context.Context, a *Adapter, c connector.Credential, m connector.Market) error {
 		_, err := a.PlaceStopOrder(ctx, c, connector.OrderRequest{Market: m, Type: connector.Stop, Side: contract.Sell,
-			Size: decimal.RequireFromString("0.01"), TriggerPrice: decimal.RequireFromString("85000"), ReduceOnly: true, ClientOrderID: "pub-bin-4"})
+			Size: decimal.RequireFromString("0.01"), TriggerPrice: decimal.RequireFromString("85000"), Mark: decimal.RequireFromString("95000"), ReduceOnly: true, ClientOrderID: "pub-bin-4"})
 		return err
 	},
 	"cancel": func(ctx context.Context, a *Adapter, c connector.Credential, m connector.Market) error {

@@ -54,7 +54,7 @@ func (a *Adapter) BookSnapshot(ctx context.Context, env contract.Environment, na
 	if err := a.public(ctx, c, "/fapi/v1/depth", p, depthWeight(limit), &d); err != nil {
 		return connector.BookUpdate{}, err
 	}
-	return connector.BookUpdate{Snapshot: true, Depth: limit, Seq: d.LastUpdateID, Bids: levels(d.Bids, limit), Asks: levels(d.Asks, limit)}, nil
+	return connector.BookUpdate{Snapshot: true, Depth: limit, Seq: int64(d.LastUpdateID), Bids: levels(d.Bids, limit), Asks: levels(d.Asks, limit)}, nil
 }
 
 type frame struct {

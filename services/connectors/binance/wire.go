@@ -3,11 +3,14 @@ package binance
 import (
 	"encoding/json"
 
+	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/shopspring/decimal"
 )
 
 // Binance's JSON, as fapi sends it (fact sheet §3, §4). Decimals arrive as
-// strings; times are milliseconds.
+// strings; times are milliseconds. Ids and times go through the shared
+// lenient decoder: Binance-style APIs (Aster's docs) show them as strings
+// in some answers and numbers in others.
 
 type exchangeInfo struct {
 	RateLimits []rateLimit  `json:"rateLimits"`
@@ -44,8 +47,8 @@ type symbolFilter struct {
 }
 
 type depth struct {
-	LastUpdateID int64                `json:"lastUpdateId"`
-	T            int64                `json:"T"` // transaction time, ms
+	LastUpdateID connector.Int        `json:"lastUpdateId"`
+	T            connector.Int        `json:"T"` // transaction time, ms
 	Bids         [][2]decimal.Decimal `json:"bids"`
 	Asks         [][2]decimal.Decimal `json:"asks"`
 }
@@ -55,14 +58,14 @@ type premiumIndex struct {
 	MarkPrice       decimal.Decimal `json:"markPrice"`
 	IndexPrice      decimal.Decimal `json:"indexPrice"`
 	LastFundingRate decimal.Decimal `json:"lastFundingRate"`
-	NextFundingTime int64           `json:"nextFundingTime"`
-	Time            int64           `json:"time"`
+	NextFundingTime connector.Int   `json:"nextFundingTime"`
+	Time            connector.Int   `json:"time"`
 }
 
 type openInterest struct {
 	Symbol       string          `json:"symbol"`
 	OpenInterest decimal.Decimal `json:"openInterest"`
-	Time         int64           `json:"time"`
+	Time         connector.Int   `json:"time"`
 }
 
 // kline is one row of /fapi/v1/klines: [openTime, open, high, low, close,
@@ -105,7 +108,7 @@ type symbolConfig struct {
 // order is a regular order as New Order, Query Order, Cancel Order and
 // Current Open Orders return it.
 type order struct {
-	OrderID       int64           `json:"orderId"`
+	OrderID       connector.Int   `json:"orderId"`
 	Symbol        string          `json:"symbol"`
 	Status        string          `json:"status"`
 	ClientOrderID string          `json:"clientOrderId"`
@@ -118,13 +121,13 @@ type order struct {
 	Type          string          `json:"type"`
 	Side          string          `json:"side"`
 	ReduceOnly    bool            `json:"reduceOnly"`
-	Time          int64           `json:"time"`
-	UpdateTime    int64           `json:"updateTime"`
+	Time          connector.Int   `json:"time"`
+	UpdateTime    connector.Int   `json:"updateTime"`
 }
 
 // algoOrder is a conditional order of the algo service (fact sheet §0).
 type algoOrder struct {
-	AlgoID       int64           `json:"algoId"`
+	AlgoID       connector.Int   `json:"algoId"`
 	ClientAlgoID string          `json:"clientAlgoId"`
 	AlgoType     string          `json:"algoType"`
 	OrderType    string          `json:"orderType"`
@@ -136,20 +139,20 @@ type algoOrder struct {
 	Price        decimal.Decimal `json:"price"`
 	WorkingType  string          `json:"workingType"`
 	ReduceOnly   bool            `json:"reduceOnly"`
-	CreateTime   int64           `json:"createTime"`
+	CreateTime   connector.Int   `json:"createTime"`
 }
 
 type userTrade struct {
-	ID         int64           `json:"id"`
-	OrderID    int64           `json:"orderId"`
+	ID         connector.Int   `json:"id"`
+	OrderID    connector.Int   `json:"orderId"`
 	Symbol     string          `json:"symbol"`
 	Side       string          `json:"side"`
 	Price      decimal.Decimal `json:"price"`
 	Qty        decimal.Decimal `json:"qty"`
 	Commission decimal.Decimal `json:"commission"`
-	Time       int64           `json:"time"`
-	// RealizedPnl is what the trade closed, before fees; nil when absent.
-	RealizedPnl *decimal.Decimal `json:"realizedPnl"`
+	Time       connector.Int   `json:"time"`
+	// RealizedPnl is what the trade closed, before fees; Given false when absent.
+	RealizedPnl connector.Decimal `json:"realizedPnl"`
 }
 
 type leverageAnswer struct {

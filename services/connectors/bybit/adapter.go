@@ -380,16 +380,25 @@ func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *con
 // GetFills implements connector.Adapter, newest first. execType=Trade
 // leaves out the funding rows the execution list also carries.
 func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connector.Market, limit int) (contract.FillsResult, error) {
-	var ex executions
-	if err := a.get(ctx, c, "/v5/execution/list", symbolQuery(m).Add("execType", "Trade").Add("limit", strconv.Itoa(min(limit, 100))), &ex); err != nil {
-		return contract.FillsResult{}, err
-	}
-	out := make([]contract.Fill, 0, len(ex.List))
-	for _, e := range ex.List {
-		if e.ExecType != "Trade" { // the filter is the venue's; keep funding out whatever it sends
-			continue
+	out := []contract.Fill{}
+	// At most 100 rows a call; nextPageCursor reads on (execution page).
+	for cursor := ""; len(out) < limit; {
+		q := symbolQuery(m).Add("execType", "Trade").Add("limit", strconv.Itoa(min(limit-len(out), 100)))
+		if cursor != "" {
+			q = q.Add("cursor", cursor)
 		}
-		out = append(out, fillFromWire(e))
+		var ex executions
+		if err := a.get(ctx, c, "/v5/execution/list", q, &ex); err != nil {
+			return contract.FillsResult{}, err
+		}
+		for _, e := range ex.List {
+			if e.ExecType == "Trade" && len(out) < limit { // the filter is the venue's; keep funding out whatever it sends
+				out = append(out, fillFromWire(e))
+			}
+		}
+		if cursor = ex.NextPageCursor; cursor == "" || len(ex.List) == 0 {
+			break
+		}
 	}
 	return contract.FillsResult{Fills: out}, nil
 }

@@ -165,7 +165,7 @@ func TestTradingRoundTrip(t *testing.T) {
 		t.Fatalf("limit %+v, %v", lo, err)
 	}
 	so, err := f.a.PlaceStopOrder(ctx, f.cred, connector.OrderRequest{Market: m, Type: connector.Stop, Side: contract.Sell, Size: d("0.01"),
-		TriggerPrice: mark.MarkPrice.Mul(d("0.8")).Round(1), ReduceOnly: true, ClientOrderID: "stop-1"})
+		TriggerPrice: mark.MarkPrice.Mul(d("0.8")).Round(1), Mark: mark.MarkPrice, ReduceOnly: true, ClientOrderID: "stop-1"})
 	if err != nil || so.Status != contract.StatusPending {
 		t.Fatalf("stop %+v, %v", so, err)
 	}
@@ -392,27 +392,35 @@ func TestHedgeModeRefused(t *testing.T) {
 	}
 }
 
+// TestSetLeverageCrossMargin: Bybit's margin mode belongs to the whole
+// unified account (ISOLATED_MARGIN, REGULAR_MARGIN i.e. cross,
+// PORTFOLIO_MARGIN: https://bybit-exchange.github.io/docs/v5/account/set-margin-mode),
+// so setLeverage never switches it: in cross it sets the leverage, in
+// isolated or portfolio margin it refuses, saying what to change and where,
+// and the account's mode stays as it was.
 func TestSetLeverageCrossMargin(t *testing.T) {
 	f := newFixture(t, sim.Config{}, nil)
 	ctx := context.Background()
 	m := f.market(t, "BTCUSDT")
-	f.sim.SetMarginMode(testKey, "ISOLATED_MARGIN")
 	for range 2 { // the second time 110043 (not modified) is success
 		if lev, err := f.a.SetLeverage(ctx, f.cred, m, 20); err != nil || lev != 20 {
 			t.Fatalf("set leverage: %d, %v", lev, err)
 		}
 	}
-	if got := f.sim.MarginMode(testKey); got != "REGULAR_MARGIN" {
-		t.Fatalf("margin mode %s, want REGULAR_MARGIN (cross)", got)
+	for _, mode := range []string{"ISOLATED_MARGIN", "PORTFOLIO_MARGIN"} {
+		f.sim.SetMarginMode(testKey, mode)
+		_, err := f.a.SetLeverage(ctx, f.cred, m, 5)
+		ce, ok := contract.AsError(err)
+		if !ok || ce.Code != contract.CodeInvalidRequest || !strings.Contains(ce.Message, "account-wide") ||
+			!strings.Contains(ce.Message, mode) || !strings.Contains(ce.Message, "Cross Margin") {
+			t.Fatalf("setLeverage in %s: %v, want INVALID_REQUEST saying what to change", mode, err)
+		}
+		if got := f.sim.MarginMode(testKey); got != mode {
+			t.Fatalf("margin mode %s after a refused setLeverage, want %s unchanged", got, mode)
+		}
 	}
-	if n := f.sim.Hits(http.MethodPost, "/v5/account/set-margin-mode"); n != 1 {
-		t.Fatalf("set-margin-mode called %d times, want once (only when not cross)", n)
-	}
-	f.sim.SetMarginMode(testKey, "PORTFOLIO_MARGIN")
-	f.sim.FailNext(http.MethodPost, "/v5/account/set-margin-mode", sim.Failure{RetCode: 3400045, RetMsg: "Set margin mode failed"})
-	_, err := f.a.SetLeverage(ctx, f.cred, m, 5)
-	if ce, ok := contract.AsError(err); !ok || !strings.Contains(ce.Message, "account-wide") || !strings.Contains(ce.Message, "PORTFOLIO_MARGIN") {
-		t.Fatalf("refused switch: %v", err)
+	if n := f.sim.Hits(http.MethodPost, "/v5/account/set-margin-mode"); n != 0 {
+		t.Fatalf("set-margin-mode called %d times, want never", n)
 	}
 }
 

@@ -84,6 +84,23 @@ func statusFromWire(s string) string {
 // and then cancelled because it would have taken liquidity.
 const postOnlyTaken = "EC_PostOnlyWillTakeLiquidity"
 
+// venueCancelled reports an order Bybit accepted and then cancelled with
+// nothing filled for a reason of its own (rejectReason, e.g.
+// EC_PostOnlyWillTakeLiquidity, EC_NoImmediateQtyToFill, or one not known:
+// https://bybit-exchange.github.io/docs/v5/enum#rejectreason): a
+// rejection, as the placement's read-back reports it. EC_NoError and
+// EC_PerCancelRequest are the owner's cancel.
+func venueCancelled(o order) bool {
+	if o.OrderStatus != "Cancelled" || o.CumExecQty.D().IsPositive() {
+		return false
+	}
+	switch o.RejectReason {
+	case "", "EC_NoError", "EC_PerCancelRequest", "EC_CancelReplaceOrder":
+		return false
+	}
+	return true
+}
+
 func orderType(o order) string {
 	switch {
 	case !o.TriggerPrice.D().IsPositive():
@@ -202,10 +219,7 @@ func levels(in [][2]dec, n int) []contract.Level {
 	return out
 }
 
-func msToSeconds(ms string) int64 {
-	n, _ := strconv.ParseInt(ms, 10, 64)
-	return n / 1000
-}
+func msToSeconds(ms connector.Int) int64 { return int64(ms) / 1000 }
 
 // clientIDPattern is Bybit's rule for orderLinkId (create-order page: at
 // most 36 characters; letters, digits, - and _).

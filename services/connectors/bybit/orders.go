@@ -176,7 +176,7 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 		FilledPrice: zero, FilledSize: zero, Fee: zero}
 	ex, back, err := a.executed(ctx, c, o.Market, ack.OrderID)
 	if err != nil {
-		return out, nil // the order stands; a retry would place again
+		return contract.MarketOrderResult{}, connector.FillUnread("Bybit", ack.OrderID, err)
 	}
 	if !ex.Size.IsPositive() && (back.OrderStatus == "Cancelled" || back.OrderStatus == "Rejected") {
 		return out, contract.Upstream(contract.ReasonInvalidOrder, "", back.RejectReason,
@@ -223,11 +223,19 @@ func conditional(m connector.Market, side contract.Side, size, trigger decimal.D
 		ReduceOnly: reduceOnly, CloseOnTrigger: closing}
 }
 
-// stopDirection is where a stop waits: a sell stop fires as the price
-// falls to it, a buy stop as it rises. Choosing by side rather than by the
-// current price keeps a stop a stop: one already through its trigger is
-// refused by Bybit (110092/110093), not turned into a take-profit.
-func stopDirection(side contract.Side) int {
+// stopDirection is where a stop waits: Bybit takes triggerDirection as
+// given and refuses one the mark contradicts (110092/110093), so it comes
+// from the trigger's side of the mark at placement (DESIGN §13).
+func stopDirection(o connector.OrderRequest) int {
+	if o.StopRises() {
+		return rising
+	}
+	return falling
+}
+
+// protectionDirection is where a position's stop-loss waits: a sell
+// (closing a long) falls to it, a buy rises; its take-profit the other way.
+func protectionDirection(side contract.Side) int {
 	if side == contract.Sell {
 		return falling
 	}
@@ -243,7 +251,7 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 	if err := a.oneWay(ctx, c, o.Market); err != nil {
 		return contract.StopOrderResult{}, err
 	}
-	ack, err := a.place(ctx, c, o.Market, conditional(o.Market, o.Side, o.Size, o.TriggerPrice, stopDirection(o.Side), o.ReduceOnly, false, o.ClientOrderID))
+	ack, err := a.place(ctx, c, o.Market, conditional(o.Market, o.Side, o.Size, o.TriggerPrice, stopDirection(o), o.ReduceOnly, false, o.ClientOrderID))
 	if err != nil {
 		return contract.StopOrderResult{}, err
 	}
@@ -367,14 +375,14 @@ func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credent
 	var res contract.ProtectionResult
 	if p.TakeProfit != nil {
 		// A take-profit waits on the far side of a stop.
-		ack, err := a.place(ctx, c, p.Market, conditional(p.Market, side, p.Size, *p.TakeProfit, 3-stopDirection(side), true, true, p.ClientOrderID+"-tp"))
+		ack, err := a.place(ctx, c, p.Market, conditional(p.Market, side, p.Size, *p.TakeProfit, 3-protectionDirection(side), true, true, p.ClientOrderID+"-tp"))
 		if err != nil {
 			return res, err
 		}
 		res.TPOrderID = ack.OrderID
 	}
 	if p.StopLoss != nil {
-		ack, err := a.place(ctx, c, p.Market, conditional(p.Market, side, p.Size, *p.StopLoss, stopDirection(side), true, true, p.ClientOrderID+"-sl"))
+		ack, err := a.place(ctx, c, p.Market, conditional(p.Market, side, p.Size, *p.StopLoss, protectionDirection(side), true, true, p.ClientOrderID+"-sl"))
 		if err != nil {
 			if res.TPOrderID != "" {
 				_ = a.cancel(context.WithoutCancel(ctx), c, p.Market, res.TPOrderID)
@@ -493,8 +501,10 @@ func (a *Adapter) SetLeverage(ctx context.Context, c connector.Credential, m con
 	return leverage, nil
 }
 
-// crossMargin puts the account in cross margin (REGULAR_MARGIN) unless it
-// is already; a refusal says that the whole account switches and why not.
+// crossMargin checks that the account is in cross margin
+// (REGULAR_MARGIN). Bybit's margin mode is account-wide, so switching it
+// for one setLeverage would change every market's margin silently: an
+// account in another mode is refused, saying what to change and where.
 func (a *Adapter) crossMargin(ctx context.Context, c connector.Credential) error {
 	var info accountInfo
 	if err := a.get(ctx, c, "/v5/account/info", nil, &info); err != nil {
@@ -503,14 +513,10 @@ func (a *Adapter) crossMargin(ctx context.Context, c connector.Credential) error
 	if info.MarginMode == "REGULAR_MARGIN" || info.MarginMode == "" {
 		return nil
 	}
-	_, err := a.post(ctx, c, "/v5/account/set-margin-mode", marginModeBody{SetMarginMode: "REGULAR_MARGIN"}, nil)
-	if ce, ok := contract.AsError(err); ok {
-		ce.Message = "Bybit's margin mode is account-wide and the account is in " + info.MarginMode +
-			"; switching it to cross (REGULAR_MARGIN) for every market failed: " + ce.Message +
-			" (set Cross Margin in Bybit's unified account settings, or close what blocks it, and retry)"
-		return ce
-	}
-	return err
+	return contract.Errorf(contract.CodeInvalidRequest,
+		"Bybit's margin mode is account-wide and this unified account is in %s; setLeverage sets cross margin and "+
+			"will not switch every market of the account: set the margin mode to Cross Margin in Bybit "+
+			"(Unified Trading Account settings, or POST /v5/account/set-margin-mode REGULAR_MARGIN) and retry", info.MarginMode)
 }
 
 // FindOrder implements connector.Adapter by orderLinkId, open or closed.
@@ -523,7 +529,7 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, m conne
 		return connector.FoundOrder{}, false, err
 	}
 	out := connector.FoundOrder{Order: orderFromWire(o), AvgPrice: o.AvgPrice.D(), Fee: fee(o)}
-	if o.RejectReason == postOnlyTaken && o.OrderStatus == "Cancelled" && !o.CumExecQty.D().IsPositive() {
+	if venueCancelled(o) {
 		out.Status = contract.StatusRejected
 	}
 	return out, true, nil

@@ -144,7 +144,7 @@ type tickerDelta struct {
 	MarkPrice       decimal.NullDecimal `json:"markPrice"`
 	IndexPrice      decimal.NullDecimal `json:"indexPrice"`
 	FundingRate     decimal.NullDecimal `json:"fundingRate"`
-	NextFundingTime string              `json:"nextFundingTime"`
+	NextFundingTime connector.Int       `json:"nextFundingTime"`
 	OpenInterest    decimal.NullDecimal `json:"openInterest"`
 }
 

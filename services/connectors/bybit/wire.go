@@ -1,30 +1,16 @@
 package bybit
 
 import (
-	"github.com/shopspring/decimal"
+	"github.com/perpgate/perpgate/pkg/connector"
 )
 
 // Wire shapes of Bybit v5 answers (the `result` of each envelope), with
 // the doc page each comes from. Only the fields the adapter reads.
 
-// dec is a decimal string that Bybit may leave empty ("" reads as zero:
-// avgPrice of an unfilled order, leverage under portfolio margin).
-type dec decimal.Decimal
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (d *dec) UnmarshalJSON(b []byte) error {
-	if s := string(b); s == `""` || s == "null" {
-		*d = dec(decimal.Zero)
-		return nil
-	}
-	var x decimal.Decimal
-	err := x.UnmarshalJSON(b)
-	*d = dec(x)
-	return err
-}
-
-// D is the value as a decimal.
-func (d dec) D() decimal.Decimal { return decimal.Decimal(d) }
+// dec is a decimal Bybit sends as a string (sometimes "", read as zero:
+// avgPrice of an unfilled order, leverage under portfolio margin) or a
+// number: the shared lenient decoder.
+type dec = connector.Decimal
 
 // instrumentsPage is GET /v5/market/instruments-info (market/instrument).
 type instrumentsPage struct {
@@ -68,12 +54,12 @@ type tickers struct {
 }
 
 type ticker struct {
-	Symbol          string `json:"symbol"`
-	MarkPrice       dec    `json:"markPrice"`
-	IndexPrice      dec    `json:"indexPrice"`
-	FundingRate     dec    `json:"fundingRate"`
-	NextFundingTime string `json:"nextFundingTime"` // ms
-	OpenInterest    dec    `json:"openInterest"`
+	Symbol          string        `json:"symbol"`
+	MarkPrice       dec           `json:"markPrice"`
+	IndexPrice      dec           `json:"indexPrice"`
+	FundingRate     dec           `json:"fundingRate"`
+	NextFundingTime connector.Int `json:"nextFundingTime"` // ms
+	OpenInterest    dec           `json:"openInterest"`
 	// FundingIntervalHour is the hours the rate covers (market/tickers).
 	FundingIntervalHour string `json:"fundingIntervalHour"`
 }
@@ -145,7 +131,7 @@ type order struct {
 	StopOrderType string         `json:"stopOrderType"`
 	TriggerPrice  dec            `json:"triggerPrice"`
 	ReduceOnly    bool           `json:"reduceOnly"`
-	CreatedTime   string         `json:"createdTime"` // ms
+	CreatedTime   connector.Int  `json:"createdTime"` // ms
 }
 
 // executions is GET /v5/execution/list (order/execution).
@@ -155,16 +141,16 @@ type executions struct {
 }
 
 type execution struct {
-	Symbol      string `json:"symbol"`
-	OrderID     string `json:"orderId"`
-	OrderLinkID string `json:"orderLinkId"`
-	Side        string `json:"side"`
-	ExecID      string `json:"execId"`
-	ExecPrice   dec    `json:"execPrice"`
-	ExecQty     dec    `json:"execQty"`
-	ExecFee     dec    `json:"execFee"`
-	ExecType    string `json:"execType"`
-	ExecTime    string `json:"execTime"` // ms
+	Symbol      string        `json:"symbol"`
+	OrderID     string        `json:"orderId"`
+	OrderLinkID string        `json:"orderLinkId"`
+	Side        string        `json:"side"`
+	ExecID      string        `json:"execId"`
+	ExecPrice   dec           `json:"execPrice"`
+	ExecQty     dec           `json:"execQty"`
+	ExecFee     dec           `json:"execFee"`
+	ExecType    string        `json:"execType"`
+	ExecTime    connector.Int `json:"execTime"` // ms
 }
 
 // orderAck is POST /v5/order/create and /v5/order/cancel (order/create-order,
@@ -239,8 +225,4 @@ type leverageBody struct {
 	Symbol       string `json:"symbol"`
 	BuyLeverage  string `json:"buyLeverage"`
 	SellLeverage string `json:"sellLeverage"`
-}
-
-type marginModeBody struct {
-	SetMarginMode string `json:"setMarginMode"`
 }

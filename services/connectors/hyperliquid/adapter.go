@@ -579,9 +579,9 @@ func placed(st Status) (oid string, status string, err error) {
 	case st.Error != nil:
 		return "", contract.StatusRejected, venueError(*st.Error)
 	case st.Resting != nil:
-		return strconv.FormatUint(st.Resting.Oid, 10), contract.StatusOpen, nil
+		return strconv.FormatUint(uint64(st.Resting.Oid), 10), contract.StatusOpen, nil
 	case st.Filled != nil:
-		return strconv.FormatUint(st.Filled.Oid, 10), contract.StatusFilled, nil
+		return strconv.FormatUint(uint64(st.Filled.Oid), 10), contract.StatusFilled, nil
 	case st.Word == "waitingForFill" || st.Word == "waitingForTrigger":
 		return "", contract.StatusPending, nil
 	}
@@ -634,8 +634,8 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 	if err != nil {
 		return contract.MarketOrderResult{}, err
 	}
-	return contract.MarketOrderResult{OrderID: strconv.FormatUint(fill.Oid, 10), Market: o.Market.Canonical, Side: o.Side,
-		FilledPrice: dec(fill.AvgPx), FilledSize: dec(fill.TotalSz), Fee: a.orderFee(ctx, c, acct, fill.Oid)}, nil
+	return contract.MarketOrderResult{OrderID: strconv.FormatUint(uint64(fill.Oid), 10), Market: o.Market.Canonical, Side: o.Side,
+		FilledPrice: dec(fill.AvgPx), FilledSize: dec(fill.TotalSz), Fee: a.orderFee(ctx, c, acct, uint64(fill.Oid))}, nil
 }
 
 // ioc places an immediate-or-cancel order bounded by the slippage from mid.
@@ -679,7 +679,7 @@ func (a *Adapter) orderFee(ctx context.Context, c connector.Credential, acct *ac
 	}
 	fee := decimal.Zero
 	for _, f := range fs {
-		if f.Oid == oid {
+		if uint64(f.Oid) == oid {
 			fee = fee.Add(dec(f.Fee))
 		}
 	}
@@ -703,9 +703,9 @@ func triggerWire(info assetInfo, side contract.Side, size, trigger decimal.Decim
 }
 
 // PlaceStopOrder implements connector.Adapter: a market trigger order on
-// mark. It fires when mark reaches the trigger from where it is now: a
-// sell below mid (or a buy above) is a stop-loss ("sl"), the other side a
-// take-profit ("tp"), the venue's two trigger directions.
+// mark. It fires when mark reaches the trigger from the mark at placement
+// (DESIGN §13): a buy above it or a sell below is a stop-loss ("sl"), the
+// other way a take-profit ("tp"), the venue's two trigger directions.
 func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.StopOrderResult, error) {
 	acct, err := a.account(c)
 	if err != nil {
@@ -715,12 +715,8 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 	if err != nil {
 		return contract.StopOrderResult{}, err
 	}
-	mid, err := a.mid(ctx, c, o.Market.Native)
-	if err != nil {
-		return contract.StopOrderResult{}, err
-	}
 	tpsl := "tp"
-	if (o.Side == contract.Sell && o.TriggerPrice.LessThan(mid)) || (o.Side == contract.Buy && o.TriggerPrice.GreaterThan(mid)) {
+	if o.StopAgainstSide() {
 		tpsl = "sl"
 	}
 	w, trig := triggerWire(info, o.Side, o.Size, o.TriggerPrice, tpsl, o.ReduceOnly, Cloid(c.ID, o.ClientOrderID))
@@ -859,7 +855,7 @@ func (a *Adapter) oidByCloid(ctx context.Context, c connector.Credential, acct *
 		return "", contract.Upstream(contract.ReasonUnknown, "", st.Status,
 			"hyperliquid acknowledged protection leg %s but does not list it", cloid)
 	}
-	return strconv.FormatUint(st.Order.Order.Oid, 10), nil
+	return strconv.FormatUint(uint64(st.Order.Order.Oid), 10), nil
 }
 
 // CancelOrder implements connector.Adapter. orderId is the venue's oid, a
@@ -933,7 +929,7 @@ func (a *Adapter) CancelAllOrders(ctx context.Context, c connector.Credential, m
 	var cancels []CancelWire
 	for _, o := range os {
 		if o.Coin == m.Native {
-			cancels = append(cancels, CancelWire{Asset: info.index, Oid: o.Oid})
+			cancels = append(cancels, CancelWire{Asset: info.index, Oid: uint64(o.Oid)})
 		}
 	}
 	if len(cancels) == 0 {
@@ -1024,7 +1020,7 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, _ conne
 	}
 	o := orderFromWire(st.Order.Order)
 	o.ClientOrderID = clientOrderID
-	o.Status = statusFromOrderStatus(st.Order.Status, o.Status)
+	o.Status = statusFromOrderStatus(st.Order.Status, o.Status, o.FilledSize.IsPositive())
 	found := connector.FoundOrder{Order: o, AvgPrice: decimal.Zero, Fee: decimal.Zero}
 	if o.Status == contract.StatusFilled || o.FilledSize.IsPositive() {
 		var fs []UserFill
@@ -1049,7 +1045,9 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, _ conne
 // statusFromOrderStatus maps orderStatus's status: open, triggered, filled,
 // canceled and its *Canceled reasons, rejected and its *Rejected reasons
 // (https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/info-endpoint#query-order-status-by-oid-or-cloid).
-func statusFromOrderStatus(s, open string) string {
+// A status not on that list ended the order for a reason nobody told us:
+// with nothing filled it is REJECTED, with a part filled CANCELLED.
+func statusFromOrderStatus(s, open string, filled bool) string {
 	switch {
 	case s == "open":
 		return open // OPEN, or PENDING for a trigger order
@@ -1061,6 +1059,8 @@ func statusFromOrderStatus(s, open string) string {
 		return contract.StatusRejected
 	case strings.HasSuffix(strings.ToLower(s), "canceled"), s == "scheduledCancel":
 		return contract.StatusCancelled
+	case filled:
+		return contract.StatusCancelled
 	}
-	return contract.StatusUnknown
+	return contract.StatusRejected
 }

@@ -148,7 +148,7 @@ func orderFromWire(o FrontendOrder) contract.Order {
 		typ = strings.ToUpper(strings.ReplaceAll(o.OrderType, " ", "_"))
 	}
 	out := contract.Order{
-		ID:         strconv.FormatUint(o.Oid, 10),
+		ID:         strconv.FormatUint(uint64(o.Oid), 10),
 		Market:     o.Coin,
 		Side:       sideFromWire(o.Side),
 		Type:       typ,
@@ -156,7 +156,7 @@ func orderFromWire(o FrontendOrder) contract.Order {
 		Price:      dec(o.LimitPx),
 		FilledSize: dec(o.OrigSz).Sub(dec(o.Sz)),
 		Status:     contract.StatusOpen,
-		CreatedAt:  o.Timestamp / 1000,
+		CreatedAt:  int64(o.Timestamp / 1000),
 		ReduceOnly: o.ReduceOnly,
 	}
 	if o.IsTrigger {
@@ -189,16 +189,20 @@ func positionFromWire(p PositionWire) contract.Position {
 	}
 }
 
+// fillFromWire reads one fill. Its fee is fee alone: builderFee, when
+// present, is "amount paid to builder, also included in fee" (WsFill,
+// https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/websocket/subscriptions),
+// so adding it would count the builder's share twice.
 func fillFromWire(f UserFill) contract.Fill {
 	out := contract.Fill{
-		ID:        strconv.FormatUint(f.Tid, 10),
-		OrderID:   strconv.FormatUint(f.Oid, 10),
+		ID:        strconv.FormatUint(uint64(f.Tid), 10),
+		OrderID:   strconv.FormatUint(uint64(f.Oid), 10),
 		Market:    f.Coin,
 		Side:      sideFromWire(f.Side),
 		Size:      dec(f.Sz),
 		Price:     dec(f.Px),
 		Fee:       dec(f.Fee),
-		Timestamp: f.Time / 1000,
+		Timestamp: int64(f.Time) / 1000,
 	}
 	if f.ClosedPnl != "" { // closedPnl: what the fill closed, before fees
 		pnl := dec(f.ClosedPnl)

@@ -16,7 +16,7 @@ const fundingLookback = 7 * 24 * time.Hour
 
 // fundingEntry is one entry of the userFunding info request.
 type fundingEntry struct {
-	Time  int64 `json:"time"` // ms
+	Time  connector.Int `json:"time"` // ms
 	Delta struct {
 		Type        string `json:"type"`
 		Coin        string `json:"coin"`
@@ -52,7 +52,7 @@ func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential
 		}
 		fresh := []fundingEntry{}
 		for _, e := range page {
-			k := strconv.FormatInt(e.Time, 10) + " " + e.Delta.Coin
+			k := strconv.FormatInt(int64(e.Time), 10) + " " + e.Delta.Coin
 			if !seen[k] {
 				seen[k] = true
 				fresh = append(fresh, e)
@@ -61,7 +61,7 @@ func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential
 		if len(fresh) == 0 {
 			return nil, "", nil
 		}
-		return fresh, strconv.FormatInt(page[len(page)-1].Time, 10), nil
+		return fresh, strconv.FormatInt(int64(page[len(page)-1].Time), 10), nil
 	})
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential
 			continue
 		}
 		rate, size := dec(e.Delta.FundingRate), dec(e.Delta.Szi)
-		out = append(out, contract.FundingPayment{Market: e.Delta.Coin, Amount: dec(e.Delta.USDC), Rate: &rate, PositionSize: &size, Time: e.Time / 1000})
+		out = append(out, contract.FundingPayment{Market: e.Delta.Coin, Amount: dec(e.Delta.USDC), Rate: &rate, PositionSize: &size, Time: int64(e.Time) / 1000})
 	}
 	return out, nil
 }

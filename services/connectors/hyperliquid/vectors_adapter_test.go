@@ -124,6 +124,8 @@ func TestAdapterReproducesVectors(t *testing.T) {
 				o := connector.OrderRequest{Market: btc, Side: side, Size: size, Price: price, PostOnly: po, ReduceOnly: ro, ClientOrderID: cid}
 				if tp, ok := v.Inputs.Params["triggerPrice"].(float64); ok {
 					o.TriggerPrice, o.Price = decimal.NewFromFloat(tp), decimal.Zero
+					// ccxt's vector is a stop-loss: a sell below the mark.
+					o.Mark = o.TriggerPrice.Add(decimal.NewFromInt(1000))
 				}
 				return o
 			}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/perpgate/perpgate/pkg/connector"
 )
 
 // The L1 actions the connector signs. Field order is part of the signed
@@ -179,16 +181,16 @@ type Status struct {
 
 // RestingStatus is an order left on the book (or a trigger waiting).
 type RestingStatus struct {
-	Oid   uint64 `json:"oid"`
-	Cloid string `json:"cloid,omitempty"`
+	Oid   connector.Int `json:"oid"`
+	Cloid string        `json:"cloid,omitempty"`
 }
 
 // FilledStatus is an order that filled (an IOC possibly in part).
 type FilledStatus struct {
-	TotalSz string `json:"totalSz"`
-	AvgPx   string `json:"avgPx"`
-	Oid     uint64 `json:"oid"`
-	Cloid   string `json:"cloid,omitempty"`
+	TotalSz string        `json:"totalSz"`
+	AvgPx   string        `json:"avgPx"`
+	Oid     connector.Int `json:"oid"`
+	Cloid   string        `json:"cloid,omitempty"`
 }
 
 // UnmarshalJSON accepts a bare string or an object.
@@ -241,9 +243,9 @@ type AssetCtx struct {
 
 // L2Book is an order book snapshot: Levels[0] bids, Levels[1] asks.
 type L2Book struct {
-	Coin   string       `json:"coin"`
-	Time   int64        `json:"time"`
-	Levels [2][]L2Level `json:"levels"`
+	Coin   string        `json:"coin"`
+	Time   connector.Int `json:"time"`
+	Levels [2][]L2Level  `json:"levels"`
 }
 
 // L2Level is one aggregated book level.
@@ -273,7 +275,7 @@ type ClearinghouseState struct {
 	CrossMarginSummary MarginSummary   `json:"crossMarginSummary"`
 	Withdrawable       string          `json:"withdrawable"`
 	AssetPositions     []AssetPosition `json:"assetPositions"`
-	Time               int64           `json:"time"`
+	Time               connector.Int   `json:"time"`
 }
 
 // MarginSummary sums an account.
@@ -312,40 +314,40 @@ type Leverage struct {
 
 // FrontendOrder is one open order of frontendOpenOrders.
 type FrontendOrder struct {
-	Coin             string  `json:"coin"`
-	Side             string  `json:"side"` // B or A
-	LimitPx          string  `json:"limitPx"`
-	Sz               string  `json:"sz"` // remaining
-	Oid              uint64  `json:"oid"`
-	Timestamp        int64   `json:"timestamp"`
-	OrigSz           string  `json:"origSz"`
-	OrderType        string  `json:"orderType"`
-	IsTrigger        bool    `json:"isTrigger"`
-	TriggerPx        string  `json:"triggerPx"`
-	TriggerCondition string  `json:"triggerCondition"`
-	IsPositionTpsl   bool    `json:"isPositionTpsl"`
-	ReduceOnly       bool    `json:"reduceOnly"`
-	Tif              *string `json:"tif"`
-	Cloid            *string `json:"cloid"`
-	Children         []any   `json:"children"`
+	Coin             string        `json:"coin"`
+	Side             string        `json:"side"` // B or A
+	LimitPx          string        `json:"limitPx"`
+	Sz               string        `json:"sz"` // remaining
+	Oid              connector.Int `json:"oid"`
+	Timestamp        connector.Int `json:"timestamp"`
+	OrigSz           string        `json:"origSz"`
+	OrderType        string        `json:"orderType"`
+	IsTrigger        bool          `json:"isTrigger"`
+	TriggerPx        string        `json:"triggerPx"`
+	TriggerCondition string        `json:"triggerCondition"`
+	IsPositionTpsl   bool          `json:"isPositionTpsl"`
+	ReduceOnly       bool          `json:"reduceOnly"`
+	Tif              *string       `json:"tif"`
+	Cloid            *string       `json:"cloid"`
+	Children         []any         `json:"children"`
 }
 
 // UserFill is one fill of userFills.
 type UserFill struct {
-	Coin          string `json:"coin"`
-	Px            string `json:"px"`
-	Sz            string `json:"sz"`
-	Side          string `json:"side"`
-	Time          int64  `json:"time"`
-	StartPosition string `json:"startPosition"`
-	Dir           string `json:"dir"`
-	ClosedPnl     string `json:"closedPnl"`
-	Hash          string `json:"hash"`
-	Oid           uint64 `json:"oid"`
-	Crossed       bool   `json:"crossed"`
-	Fee           string `json:"fee"`
-	Tid           uint64 `json:"tid"`
-	FeeToken      string `json:"feeToken"`
+	Coin          string        `json:"coin"`
+	Px            string        `json:"px"`
+	Sz            string        `json:"sz"`
+	Side          string        `json:"side"`
+	Time          connector.Int `json:"time"`
+	StartPosition string        `json:"startPosition"`
+	Dir           string        `json:"dir"`
+	ClosedPnl     string        `json:"closedPnl"`
+	Hash          string        `json:"hash"`
+	Oid           connector.Int `json:"oid"`
+	Crossed       bool          `json:"crossed"`
+	Fee           string        `json:"fee"`
+	Tid           connector.Int `json:"tid"`
+	FeeToken      string        `json:"feeToken"`
 }
 
 // UserFees is the fee part of userFees; rates are fractions.

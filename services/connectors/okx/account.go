@@ -41,6 +41,10 @@ func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m conn
 // accountValue and freeCollateral are the USDT detail's eq and availEq,
 // the margin of USDT swaps (fact sheet §5; availBal when availEq is empty).
 func (a *Adapter) GetBalance(ctx context.Context, c connector.Credential) (contract.BalanceResult, error) {
+	cfg, err := a.config(ctx, c)
+	if err != nil {
+		return contract.BalanceResult{}, err
+	}
 	var bs []balance
 	if err := a.get(ctx, c, "/api/v5/account/balance", nil, rule{n: 10}, &bs); err != nil {
 		return contract.BalanceResult{}, err
@@ -49,8 +53,18 @@ func (a *Adapter) GetBalance(ctx context.Context, c connector.Credential) (contr
 	if len(bs) == 0 {
 		return res, nil
 	}
-	res.Equity, res.AccountValue = bs[0].TotalEq.Decimal, bs[0].TotalEq.Decimal
-	for _, d := range bs[0].Details {
+	b := bs[0]
+	res.Equity, res.AccountValue = b.TotalEq.Decimal, b.TotalEq.Decimal
+	if cfg.AcctLv == "3" || cfg.AcctLv == "4" {
+		// Multi-currency and portfolio margin pool every currency in USD:
+		// the account-level availEq, else adjEq less imr, is what it can use.
+		res.FreeCollateral = b.AvailEq.Decimal
+		if !b.AvailEq.Given {
+			res.FreeCollateral = b.AdjEq.Sub(b.Imr.Decimal)
+		}
+		return res, nil
+	}
+	for _, d := range b.Details {
 		if d.Ccy != quote {
 			continue
 		}
@@ -185,22 +199,32 @@ func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connec
 		return contract.FillsResult{}, err
 	}
 	out := []contract.Fill{}
-	for after := ""; len(out) < limit; {
-		q := params{}.Add("instType", "SWAP").Add("instId", m.Native).Add("limit", strconv.Itoa(min(limit-len(out), fillsPerCall)))
-		if after != "" {
-			q = q.Add("after", after)
+	after := ""
+	// /trade/fills holds the last 3 days; older fills are in
+	// /trade/fills-history (3 months), read on from the last billId.
+	for _, src := range []struct {
+		path string
+		rule rule
+	}{{"/api/v5/trade/fills", rule{n: 60}}, {"/api/v5/trade/fills-history", rule{n: 10}}} {
+		for len(out) < limit {
+			q := params{}.Add("instType", "SWAP").Add("instId", m.Native).Add("limit", strconv.Itoa(min(limit-len(out), fillsPerCall)))
+			if after != "" {
+				q = q.Add("after", after)
+			}
+			var page []fill
+			if err := a.get(ctx, c, src.path, q, src.rule, &page); err != nil {
+				return contract.FillsResult{}, err
+			}
+			for _, f := range page {
+				out = append(out, fillFromWire(f, im))
+			}
+			if len(page) > 0 {
+				after = string(page[len(page)-1].BillID)
+			}
+			if len(page) < fillsPerCall {
+				break
+			}
 		}
-		var page []fill
-		if err := a.get(ctx, c, "/api/v5/trade/fills", q, rule{n: 60}, &page); err != nil {
-			return contract.FillsResult{}, err
-		}
-		for _, f := range page {
-			out = append(out, fillFromWire(f, im))
-		}
-		if len(page) < fillsPerCall {
-			break
-		}
-		after = page[len(page)-1].BillID
 	}
 	return contract.FillsResult{Fills: out}, nil
 }
@@ -244,30 +268,36 @@ func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *
 // order where the contract speaks of one position per market. The
 // configuration is cached per credential for configTTL.
 func (a *Adapter) tradable(ctx context.Context, c connector.Credential) error {
-	k, err := credKeys(c)
+	cfg, err := a.config(ctx, c)
 	if err != nil {
 		return err
 	}
-	key := a.scope(c) + " " + k.apiKey
-	a.mu.Lock()
-	e, ok := a.configs[key]
-	a.mu.Unlock()
-	if !ok || a.c.now().Sub(e.at) >= configTTL {
-		if e.cfg, err = a.accountConfig(ctx, c, k); err != nil {
-			return err
-		}
-	}
 	switch {
-	case e.cfg.AcctLv == "1":
+	case cfg.AcctLv == "1":
 		return contract.Upstream(contract.ReasonPermissionDenied, "", "acctLv=1",
 			"the OKX account is in Spot mode (acctLv 1), which cannot trade perpetual swaps: switch the account mode to "+
 				"Futures mode (or Multi-currency margin) in OKX's trading settings (Settings > Account mode) and retry")
-	case e.cfg.PosMode == "long_short_mode":
+	case cfg.PosMode == "long_short_mode":
 		return contract.Upstream(contract.ReasonPermissionDenied, "", "posMode=long_short_mode",
 			"the OKX account is in long/short position mode; perpgate trades one position per market: switch the "+
 				"position mode to One-way (net_mode) in OKX's trading settings (no open orders or positions) and retry")
 	}
 	return nil
+}
+
+// config is the account's configuration, read at most once per configTTL.
+func (a *Adapter) config(ctx context.Context, c connector.Credential) (accountConfig, error) {
+	k, err := credKeys(c)
+	if err != nil {
+		return accountConfig{}, err
+	}
+	a.mu.Lock()
+	e, ok := a.configs[a.scope(c)+" "+k.apiKey]
+	a.mu.Unlock()
+	if ok && a.c.now().Sub(e.at) < configTTL {
+		return e.cfg, nil
+	}
+	return a.accountConfig(ctx, c, k)
 }
 
 // forgetConfig drops a cached account configuration after OKX said the

@@ -106,21 +106,7 @@ func sign(secret, ts, method, requestPath, body string) string {
 }
 
 // code is OKX's code or sCode: a string on the wire, tolerated as a number.
-type code string
-
-func (c *code) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*c = code(s)
-		return nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(b, &n); err != nil {
-		return err
-	}
-	*c = code(n.String())
-	return nil
-}
+type code = connector.Text
 
 // envelope is every OKX REST answer (fact sheet §3).
 type envelope struct {

@@ -84,20 +84,28 @@ func (im instMeta) base(contracts decimal.Decimal) decimal.Decimal { return cont
 // filled order still rests, so it is OPEN; filledSize shows the progress.
 // A post-only order OKX cancelled because it would have taken liquidity
 // (cancelSource 31) was never on the book: REJECTED.
-func statusFromWire(state, cancelSource string) string {
+//
+// Any other cancel with nothing filled that the owner did not ask for
+// (cancelSource other than 1, documented or new:
+// https://www.okx.com/docs-v5/en/#order-book-trading-trade-get-order-details)
+// is a refusal too: REJECTED.
+func statusFromWire(state, cancelSource string, filled bool) string {
 	switch state {
 	case "live", "partially_filled":
 		return contract.StatusOpen
 	case "filled":
 		return contract.StatusFilled
 	case "canceled", "mmp_canceled":
-		if cancelSource == cancelPostOnly {
+		if cancelSource == cancelPostOnly || (!filled && cancelSource != cancelByUser) {
 			return contract.StatusRejected
 		}
 		return contract.StatusCancelled
 	}
 	return state
 }
+
+// cancelByUser is the cancelSource of the owner's own cancel.
+const cancelByUser = "1"
 
 // cancelPostOnly is the cancelSource of a post-only order that would have
 // taken liquidity (fact sheet §3).
@@ -146,7 +154,7 @@ func orderFromWire(o order, im instMeta) contract.Order {
 		Size:          im.base(o.Sz.Decimal),
 		Price:         o.Px.Decimal,
 		FilledSize:    im.base(o.AccFillSz.Decimal),
-		Status:        statusFromWire(o.State, o.CancelSource),
+		Status:        statusFromWire(o.State, o.CancelSource, o.AccFillSz.IsPositive()),
 		CreatedAt:     int64(o.CTime) / 1000,
 		ReduceOnly:    bool(o.ReduceOnly),
 		ClientOrderID: o.ClOrdID,
@@ -216,8 +224,8 @@ func fillFromWire(f fill, im instMeta) contract.Fill {
 		t = f.TS
 	}
 	out := contract.Fill{
-		ID:        f.TradeID,
-		OrderID:   f.OrdID,
+		ID:        string(f.TradeID),
+		OrderID:   string(f.OrdID),
 		Market:    f.InstID,
 		Side:      sideFromWire(f.Side),
 		Size:      im.base(f.FillSz.Decimal),
@@ -225,8 +233,9 @@ func fillFromWire(f fill, im instMeta) contract.Fill {
 		Fee:       f.Fee.Neg(),
 		Timestamp: int64(t) / 1000,
 	}
-	if f.FillPnl != nil {
-		out.RealizedPnl = &f.FillPnl.Decimal
+	if f.FillPnl.Given {
+		pnl := f.FillPnl.D()
+		out.RealizedPnl = &pnl
 	}
 	return out
 }

@@ -101,18 +101,28 @@ func TestClOrdID(t *testing.T) {
 }
 
 func TestStatusFromWire(t *testing.T) {
-	tests := []struct{ state, source, want string }{
-		{"live", "", contract.StatusOpen},
-		{"partially_filled", "", contract.StatusOpen},
-		{"filled", "", contract.StatusFilled},
-		{"canceled", "", contract.StatusCancelled},
-		{"canceled", "1", contract.StatusCancelled},
-		{"canceled", "31", contract.StatusRejected},
-		{"mmp_canceled", "", contract.StatusCancelled},
+	tests := []struct {
+		state, source string
+		filled        bool
+		want          string
+	}{
+		{"live", "", false, contract.StatusOpen},
+		{"partially_filled", "", true, contract.StatusOpen},
+		{"filled", "", true, contract.StatusFilled},
+		{"canceled", "1", false, contract.StatusCancelled},
+		{"canceled", "1", true, contract.StatusCancelled},
+		{"canceled", "31", false, contract.StatusRejected},
+		// Cancelled by OKX itself with nothing filled, for a documented
+		// source (0 system, 14 IOC unfilled) or one not known: refused.
+		{"canceled", "0", false, contract.StatusRejected},
+		{"canceled", "14", false, contract.StatusRejected},
+		{"canceled", "", false, contract.StatusRejected},
+		{"canceled", "0", true, contract.StatusCancelled},
+		{"mmp_canceled", "", false, contract.StatusRejected},
 	}
 	for _, tt := range tests {
-		if got := statusFromWire(tt.state, tt.source); got != tt.want {
-			t.Errorf("statusFromWire(%s, %s) = %s, want %s", tt.state, tt.source, got, tt.want)
+		if got := statusFromWire(tt.state, tt.source, tt.filled); got != tt.want {
+			t.Errorf("statusFromWire(%s, %s, filled %v) = %s, want %s", tt.state, tt.source, tt.filled, got, tt.want)
 		}
 	}
 	for state, want := range map[string]string{"live": contract.StatusPending, "pause": contract.StatusPending,
@@ -127,11 +137,11 @@ func TestStatusFromWire(t *testing.T) {
 // and fee rates become basis points charged.
 func TestFeeSign(t *testing.T) {
 	im := instMeta{ctVal: d("0.01"), lotSz: d("1")}
-	f := fillFromWire(fill{TradeID: "1", FillSz: dec{d("2")}, FillPx: dec{d("95000")}, Fee: dec{d("-0.95")}, Side: "buy"}, im)
+	f := fillFromWire(fill{TradeID: "1", FillSz: dec{Decimal: d("2"), Given: true}, FillPx: dec{Decimal: d("95000"), Given: true}, Fee: dec{Decimal: d("-0.95"), Given: true}, Side: "buy"}, im)
 	if !f.Fee.Equal(d("0.95")) || !f.Size.Equal(d("0.02")) || f.Side != contract.Buy {
 		t.Errorf("fill %+v", f)
 	}
-	rebate := fillFromWire(fill{Fee: dec{d("0.1")}}, im)
+	rebate := fillFromWire(fill{Fee: dec{Decimal: d("0.1"), Given: true}}, im)
 	if !rebate.Fee.Equal(d("-0.1")) {
 		t.Errorf("a rebate is a negative fee, got %s", rebate.Fee)
 	}

@@ -13,11 +13,11 @@ const billsPerCall = 100
 
 // bill is one bill of GET /api/v5/account/bills-archive.
 type bill struct {
-	BillID string `json:"billId"`
-	InstID string `json:"instId"`
-	Type   string `json:"type"`
-	BalChg dec    `json:"balChg"` // signed: negative when paid
-	TS     ms     `json:"ts"`
+	BillID connector.Text `json:"billId"`
+	InstID string         `json:"instId"`
+	Type   string         `json:"type"`
+	BalChg dec            `json:"balChg"` // signed: negative when paid
+	TS     ms             `json:"ts"`
 }
 
 // GetFundingPayments implements connector.FundingPaymentsReader with GET
@@ -43,7 +43,7 @@ func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential
 		if len(page) == 0 {
 			return nil, "", nil
 		}
-		return page, page[len(page)-1].BillID, nil
+		return page, string(page[len(page)-1].BillID), nil
 	})
 	if err != nil {
 		return nil, err

@@ -131,7 +131,7 @@ func (a *Adapter) postOnlyOutcome(ctx context.Context, c connector.Credential, i
 			return "", err
 		}
 		if o.State != "live" {
-			return statusFromWire(o.State, o.CancelSource), nil
+			return statusFromWire(o.State, o.CancelSource, o.AccFillSz.IsPositive()), nil
 		}
 	}
 	return contract.StatusOpen, nil
@@ -228,7 +228,7 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 		FilledPrice: decimal.Zero, FilledSize: decimal.Zero, Fee: decimal.Zero}
 	e, od, err := a.executed(ctx, c, o.Market.Native, res.OrdID)
 	if err != nil {
-		return out, nil // the order stands: a retry would place again
+		return contract.MarketOrderResult{}, connector.FillUnread("OKX", res.OrdID, err)
 	}
 	if e.size.IsZero() && (od.State == "canceled" || od.State == "mmp_canceled") {
 		return out, contract.Upstream(contract.ReasonInvalidOrder, "", "state=canceled cancelSource="+od.CancelSource,
@@ -386,7 +386,7 @@ func (a *Adapter) batchPostOnly(ctx context.Context, c connector.Credential, ord
 				out[i].Status, out[i].Error = contract.StatusRejected, ce
 				continue
 			}
-			out[i].Status = statusFromWire(o.State, o.CancelSource)
+			out[i].Status = statusFromWire(o.State, o.CancelSource, o.AccFillSz.IsPositive())
 		}
 	}
 	return nil

@@ -2,45 +2,20 @@ package okx
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 
-	"github.com/shopspring/decimal"
+	"github.com/perpgate/perpgate/pkg/connector"
 )
 
 // OKX's JSON, as v5 sends it (fact sheet §3-§5): every number is a string,
 // an absent value is often "" rather than missing, times are milliseconds.
 
-// dec is a decimal string that may be "" (zero).
-type dec struct{ decimal.Decimal }
-
-func (d *dec) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(b), `"`)
-	if s == "" || s == "null" {
-		d.Decimal = decimal.Zero
-		return nil
-	}
-	v, err := decimal.NewFromString(s)
-	if err != nil {
-		return err
-	}
-	d.Decimal = v
-	return nil
-}
-
-// ms is a millisecond time string that may be "".
-type ms int64
-
-func (t *ms) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(b), `"`)
-	if s == "" || s == "null" {
-		*t = 0
-		return nil
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	*t = ms(n)
-	return err
-}
+// dec and ms are the shared lenient decoders: a decimal and a
+// millisecond time OKX sends as a string ("" read as zero) or a number.
+type (
+	dec = connector.Decimal
+	ms  = connector.Int
+)
 
 // flag is a boolean OKX sends as "true"/"false" or as a JSON bool.
 type flag bool
@@ -117,6 +92,8 @@ type tradeFee struct {
 type balance struct {
 	TotalEq dec `json:"totalEq"`
 	AdjEq   dec `json:"adjEq"`
+	AvailEq dec `json:"availEq"` // account level, multi-currency and portfolio margin
+	Imr     dec `json:"imr"`
 	Details []struct {
 		Ccy      string `json:"ccy"`
 		Eq       dec    `json:"eq"`
@@ -179,18 +156,18 @@ type algoOrder struct {
 }
 
 type fill struct {
-	InstID   string `json:"instId"`
-	TradeID  string `json:"tradeId"`
-	OrdID    string `json:"ordId"`
-	BillID   string `json:"billId"`
-	Side     string `json:"side"`
-	FillSz   dec    `json:"fillSz"`
-	FillPx   dec    `json:"fillPx"`
-	Fee      dec    `json:"fee"`
-	FeeCcy   string `json:"feeCcy"`
-	TS       ms     `json:"ts"`
-	FillTime ms     `json:"fillTime"`
-	FillPnl  *dec   `json:"fillPnl"` // nil when OKX leaves it out
+	InstID   string         `json:"instId"`
+	TradeID  connector.Text `json:"tradeId"`
+	OrdID    connector.Text `json:"ordId"`
+	BillID   connector.Text `json:"billId"`
+	Side     string         `json:"side"`
+	FillSz   dec            `json:"fillSz"`
+	FillPx   dec            `json:"fillPx"`
+	Fee      dec            `json:"fee"`
+	FeeCcy   string         `json:"feeCcy"`
+	TS       ms             `json:"ts"`
+	FillTime ms             `json:"fillTime"`
+	FillPnl  dec            `json:"fillPnl"` // Given false when OKX leaves it out
 }
 
 // placed is one slot of a placement answer (order, batch, algo).

@@ -240,9 +240,15 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 		FilledPrice: placed.AvgFillPrice, FilledSize: placed.FilledSize, Fee: placed.Fee}, nil
 }
 
-// PlaceStopOrder implements connector.Adapter.
+// PlaceStopOrder implements connector.Adapter. The engine's STOP_MARKET
+// fires against the side (a buy rising) and TAKE_PROFIT_MARKET with it, so
+// the type follows the trigger's side of the mark (DESIGN §13).
 func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.StopOrderResult, error) {
-	placed, err := a.place(ctx, c, o, "STOP_MARKET")
+	typ := "TAKE_PROFIT_MARKET"
+	if o.StopAgainstSide() {
+		typ = "STOP_MARKET"
+	}
+	placed, err := a.place(ctx, c, o, typ)
 	if err != nil {
 		return contract.StopOrderResult{}, err
 	}

@@ -34,8 +34,11 @@ func mapError(err error) error {
 		return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "",
 			"the paper venue is not reachable")
 	}
-	if ve.Kind == venue.KindUnknownMarket {
+	switch ve.Kind {
+	case venue.KindUnknownMarket:
 		return contract.Errorf(contract.CodeUnknownMarket, "%s", ve.Message)
+	case venue.KindTooLarge: // the request asks for too much: no outage
+		return contract.Errorf(contract.CodeInvalidRequest, "%s", ve.Message)
 	}
 	reason, ok := reasons[ve.Kind]
 	if !ok {

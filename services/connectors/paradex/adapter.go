@@ -118,7 +118,9 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 		}
 		out = append(out, m)
 		periods[r.Symbol] = r.FundingPeriodHours.D()
-		fees[r.Symbol] = [2]decimal.Decimal{r.FeeConfig.APIFee.MakerFee.Fee.D(), r.FeeConfig.APIFee.TakerFee.Fee.D()}
+		if api := r.FeeConfig.APIFee; api.MakerFee.Fee.Given && api.TakerFee.Fee.Given {
+			fees[r.Symbol] = [2]decimal.Decimal{api.MakerFee.Fee.D(), api.TakerFee.Fee.D()}
+		}
 	}
 	base := a.base(c)
 	a.mu.Lock()
@@ -300,8 +302,9 @@ func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m conn
 	a.mu.Lock()
 	f, ok := a.fees[a.base(c)][m.Native]
 	a.mu.Unlock()
-	if !ok {
-		return contract.FeeInfoResult{}, contract.Upstream(contract.ReasonUnknown, "", "", "Paradex lists no %s", m.Native)
+	if !ok { // a fee Paradex does not state is not reported as 0
+		return contract.FeeInfoResult{}, contract.Upstream(contract.ReasonUnknown, "", "",
+			"Paradex lists %s without a fee_config, so its fee is unknown; see Paradex's fee schedule", m.Native)
 	}
 	return contract.FeeInfoResult{MakerFee: bps(f[0]), TakerFee: bps(f[1])}, nil
 }
@@ -359,7 +362,31 @@ func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *c
 		}
 		out = append(out, positionFromWire(p, marks[p.Market]))
 	}
+	a.fillLeverage(ctx, c, out)
 	return contract.PositionsResult{Positions: out}, nil
+}
+
+// fillLeverage gives positions Paradex answered without a leverage the
+// leverage of their market's margin config; one it cannot derive stays
+// zero, which the contract leaves out (DESIGN §13), never reported as 0.
+func (a *Adapter) fillLeverage(ctx context.Context, c connector.Credential, ps []contract.Position) {
+	var byMarket map[string]decimal.Decimal
+	for i := range ps {
+		if ps[i].Leverage.IsPositive() {
+			continue
+		}
+		if byMarket == nil {
+			byMarket = map[string]decimal.Decimal{}
+			var r marginConfigs
+			if err := a.private(ctx, c, http.MethodGet, "/account/margin", nil, nil, &r); err != nil {
+				return
+			}
+			for _, cfg := range r.Configs {
+				byMarket[cfg.Market] = cfg.Leverage.D()
+			}
+		}
+		ps[i].Leverage = byMarket[ps[i].Market]
+	}
 }
 
 // GetOrders implements connector.Adapter: GET /orders lists the open

@@ -58,6 +58,9 @@ func marketFromWire(r marketResp) (connector.Market, bool) {
 		// Reduce-only orders under min_notional are taken only when they
 		// close the whole position, so the runtime may not rely on it.
 		ReduceOnlyBelowMinNotional: false,
+		// Paradex values an order at the mark price
+		// (https://docs.paradex.trade/trading/placing-orders).
+		MinNotionalAtMark: true,
 	}
 	if imf := r.Delta1CrossMarginParams.IMFBase.D(); imf.IsPositive() {
 		m.MaxLeverage = int(decimal.NewFromInt(1).Div(imf).IntPart())
@@ -91,7 +94,11 @@ func NextFundingTime(now time.Time) int64 {
 
 // statusFromWire maps an order's status and cancel_reason to ours. NEW
 // (accepted, before risk checks) counts as OPEN; a closed order with
-// nothing left is FILLED whatever the reason (an IOC remainder).
+// nothing left is FILLED whatever the reason (an IOC remainder). One
+// closed with nothing filled is CANCELLED only for a reason that is not a
+// refusal (the owner's cancel, an IOC that found nothing): any other
+// reason, known (ORDER_SIZE_BELOW_MIN, NOT_ENOUGH_MARGIN, ...) or not, or
+// none, is REJECTED, as refused reports it after placing.
 func statusFromWire(o orderResp) string {
 	switch o.Status {
 	case "NEW", "OPEN":
@@ -103,26 +110,20 @@ func statusFromWire(o orderResp) string {
 		switch {
 		case o.CancelReason == "" && o.RemainingSize.D().IsZero():
 			return contract.StatusFilled
-		case filled.IsPositive() && !o.RemainingSize.D().IsPositive():
+		case filled.IsPositive() && (!o.RemainingSize.D().IsPositive() || o.CancelReason == "REMAINING_IOC_CANCEL"):
 			return contract.StatusFilled
-		case rejectedReason(o.CancelReason):
-			return contract.StatusRejected
-		case filled.IsPositive() && o.CancelReason == "REMAINING_IOC_CANCEL":
-			return contract.StatusFilled
+		case filled.IsPositive() || !rejectedReason(o.CancelReason):
+			return contract.StatusCancelled
 		}
-		return contract.StatusCancelled
+		return contract.StatusRejected
 	}
 	return o.Status
 }
 
-// rejectedReason: closed by Paradex's risk checks or the post-only rule
-// rather than by the owner (ccxt treats the margin ones as rejected).
+// rejectedReason: an unfilled order closed for any reason but the
+// owner's cancel or an IOC's empty remainder was refused by the venue.
 func rejectedReason(r string) bool {
-	switch r {
-	case "NOT_ENOUGH_MARGIN", "ORDER_EXCEEDS_POSITION_LIMIT", "POST_ONLY_WOULD_CROSS", "REDUCE_ONLY_WOULD_INCREASE":
-		return true
-	}
-	return false
+	return r != "USER_CANCELED" && r != "REMAINING_IOC_CANCEL"
 }
 
 func sideFromWire(s string) contract.Side {
@@ -158,11 +159,11 @@ func orderFromWire(o orderResp) contract.Order {
 		Price:         o.Price.D(),
 		FilledSize:    o.Size.D().Sub(o.RemainingSize.D()),
 		Status:        statusFromWire(o),
-		CreatedAt:     o.CreatedAt / 1000,
+		CreatedAt:     int64(o.CreatedAt / 1000),
 		ReduceOnly:    hasFlag(o.Flags, "REDUCE_ONLY"),
 		ClientOrderID: o.ClientID,
 	}
-	if out.FilledSize.IsNegative() || o.RemainingSize == "" {
+	if out.FilledSize.IsNegative() || !o.RemainingSize.Given {
 		out.FilledSize = decimal.Zero
 	}
 	if t := o.TriggerPrice.D(); t.IsPositive() {
@@ -199,9 +200,9 @@ func fillFromWire(f fillResp) contract.Fill {
 		Size:      f.Size.D(),
 		Price:     f.Price.D(),
 		Fee:       f.Fee.D(),
-		Timestamp: f.CreatedAt / 1000,
+		Timestamp: int64(f.CreatedAt / 1000),
 	}
-	if f.RealizedPnl != "" {
+	if f.RealizedPnl.Given {
 		pnl := f.RealizedPnl.D()
 		out.RealizedPnl = &pnl
 	}

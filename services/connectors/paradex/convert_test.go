@@ -48,7 +48,7 @@ func TestMultipliersBothWays(t *testing.T) {
 		{"mSATS-USD-PERP", "1000000SATS-USD-PERP", "SATS", 1_000_000, []string{"1000000SATS", "1MSATS", "1000000SATS-USD-PERP"}},
 	} {
 		t.Run(tt.native, func(t *testing.T) {
-			m, ok := marketFromWire(marketResp{Symbol: tt.native, AssetKind: "PERP", PriceTickSize: "0.1", OrderSizeIncrement: "1"})
+			m, ok := marketFromWire(marketResp{Symbol: tt.native, AssetKind: "PERP", PriceTickSize: dv("0.1"), OrderSizeIncrement: dv("1")})
 			if !ok || m.Canonical != tt.canonical || m.Base != tt.base || m.Multiplier != tt.mult || m.Native != tt.native {
 				t.Fatalf("%s read as %+v", tt.native, m)
 			}
@@ -60,7 +60,7 @@ func TestMultipliersBothWays(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := marketFromWire(marketResp{Symbol: "BTC-USD-96000-C", AssetKind: "PERP_OPTION", PriceTickSize: "0.1", OrderSizeIncrement: "1"}); ok {
+	if _, ok := marketFromWire(marketResp{Symbol: "BTC-USD-96000-C", AssetKind: "PERP_OPTION", PriceTickSize: dv("0.1"), OrderSizeIncrement: dv("1")}); ok {
 		t.Error("an option is listed")
 	}
 }
@@ -70,14 +70,21 @@ func TestStatusFromWire(t *testing.T) {
 		o    orderResp
 		want string
 	}{
-		{orderResp{Status: "NEW", Size: "1", RemainingSize: "1"}, contract.StatusOpen},
-		{orderResp{Status: "OPEN", Size: "1", RemainingSize: "0.4"}, contract.StatusOpen},
-		{orderResp{Status: "UNTRIGGERED", Size: "1", RemainingSize: "1"}, contract.StatusPending},
-		{orderResp{Status: "CLOSED", Size: "1", RemainingSize: "0"}, contract.StatusFilled},
-		{orderResp{Status: "CLOSED", Size: "1", RemainingSize: "0.5", CancelReason: "REMAINING_IOC_CANCEL"}, contract.StatusFilled},
-		{orderResp{Status: "CLOSED", Size: "1", RemainingSize: "1", CancelReason: "USER_CANCELED"}, contract.StatusCancelled},
-		{orderResp{Status: "CLOSED", Size: "1", RemainingSize: "1", CancelReason: "NOT_ENOUGH_MARGIN"}, contract.StatusRejected},
-		{orderResp{Status: "CLOSED", Size: "1", RemainingSize: "1", CancelReason: "POST_ONLY_WOULD_CROSS"}, contract.StatusRejected},
+		{orderResp{Status: "NEW", Size: dv("1"), RemainingSize: dv("1")}, contract.StatusOpen},
+		{orderResp{Status: "OPEN", Size: dv("1"), RemainingSize: dv("0.4")}, contract.StatusOpen},
+		{orderResp{Status: "UNTRIGGERED", Size: dv("1"), RemainingSize: dv("1")}, contract.StatusPending},
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("0")}, contract.StatusFilled},
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("0.5"), CancelReason: "REMAINING_IOC_CANCEL"}, contract.StatusFilled},
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: "USER_CANCELED"}, contract.StatusCancelled},
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: "NOT_ENOUGH_MARGIN"}, contract.StatusRejected},
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: "POST_ONLY_WOULD_CROSS"}, contract.StatusRejected},
+		// Recorded live (issue 28): closed by the venue with nothing filled.
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: "ORDER_SIZE_BELOW_MIN"}, contract.StatusRejected},
+		// A reason not known, or none, with nothing filled is a rejection.
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: "SOMETHING_NEW"}, contract.StatusRejected},
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1")}, contract.StatusRejected},
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: "REMAINING_IOC_CANCEL"}, contract.StatusCancelled},
+		{orderResp{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("0.5"), CancelReason: "USER_CANCELED"}, contract.StatusCancelled},
 	} {
 		if got := statusFromWire(tt.o); got != tt.want {
 			t.Errorf("%+v: %s, want %s", tt.o, got, tt.want)
@@ -104,4 +111,13 @@ func TestFundingConvention(t *testing.T) {
 	if got := NextFundingTime(now.Truncate(time.Hour)); got != time.Date(2026, 3, 4, 6, 0, 0, 0, time.UTC).Unix() {
 		t.Errorf("on the hour: next funding %d, want the following hour", got)
 	}
+}
+
+// dv is a wire decimal as Paradex sends it ("" is one it left out).
+func dv(s string) dec {
+	var v dec
+	if err := v.UnmarshalJSON([]byte(`"` + s + `"`)); err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -68,14 +68,14 @@ func TestAsyncCancelReasons(t *testing.T) {
 		{"", contract.ReasonInvalidOrder},
 	} {
 		t.Run(tt.reason, func(t *testing.T) {
-			err := refused(orderResp{ID: "1", Status: "CLOSED", Size: "1", RemainingSize: "1", CancelReason: tt.reason})
+			err := refused(orderResp{ID: "1", Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: tt.reason})
 			wantReason(t, err, tt.want)
 		})
 	}
 	for _, o := range []orderResp{
-		{Status: "OPEN", Size: "1", RemainingSize: "1"},
-		{Status: "CLOSED", Size: "1", RemainingSize: "0.5", CancelReason: "NOT_ENOUGH_MARGIN"},
-		{Status: "CLOSED", Size: "1", RemainingSize: "1", CancelReason: "USER_CANCELED"},
+		{Status: "OPEN", Size: dv("1"), RemainingSize: dv("1")},
+		{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("0.5"), CancelReason: "NOT_ENOUGH_MARGIN"},
+		{Status: "CLOSED", Size: dv("1"), RemainingSize: dv("1"), CancelReason: "USER_CANCELED"},
 	} {
 		if err := refused(o); err != nil {
 			t.Errorf("%+v: %v", o, err)

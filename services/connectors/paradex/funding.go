@@ -16,9 +16,9 @@ const fundingPage = 5000
 
 // fundingPayment is one entry of GET /funding/payments.
 type fundingPayment struct {
-	Market    string `json:"market"`
-	Payment   dec    `json:"payment"` // signed: negative when paid
-	CreatedAt int64  `json:"created_at"`
+	Market    string        `json:"market"`
+	Payment   dec           `json:"payment"` // signed: negative when paid
+	CreatedAt connector.Int `json:"created_at"`
 }
 
 // GetFundingPayments implements connector.FundingPaymentsReader with GET
@@ -51,7 +51,7 @@ func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential
 			return nil, err
 		}
 		for _, r := range rows {
-			out = append(out, contract.FundingPayment{Market: r.Market, Amount: r.Payment.D(), Time: r.CreatedAt / 1000})
+			out = append(out, contract.FundingPayment{Market: r.Market, Amount: r.Payment.D(), Time: int64(r.CreatedAt) / 1000})
 		}
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package paradex
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -188,7 +189,7 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 	out := contract.MarketOrderResult{OrderID: ack.ID, Market: o.Market.Native, Side: o.Side, FilledPrice: decimal.Zero, FilledSize: decimal.Zero, Fee: decimal.Zero}
 	ex, back, err := a.executed(ctx, c, o.Market, ack)
 	if err != nil {
-		return out, nil // the order stands; a retry would place again
+		return contract.MarketOrderResult{}, connector.FillUnread("Paradex", ack.ID, err)
 	}
 	if err := refused(back); err != nil {
 		return out, err
@@ -202,11 +203,14 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 func (a *Adapter) executed(ctx context.Context, c connector.Credential, m connector.Market, ack orderResp) (connector.Execution, orderResp, error) {
 	back, err := a.settled(ctx, c, ack, closed)
 	total := connector.NewExecution()
+	if err == nil && !closed(back) {
+		err = fmt.Errorf("still %s after the read-back", back.Status)
+	}
 	if err != nil {
 		return total, back, err
 	}
 	filled := back.Size.D().Sub(back.RemainingSize.D())
-	if back.RemainingSize == "" || !filled.IsPositive() {
+	if !back.RemainingSize.Given || !filled.IsPositive() {
 		return total, back, nil
 	}
 	fee := decimal.Zero

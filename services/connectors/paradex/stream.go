@@ -167,13 +167,9 @@ type bookEntry struct {
 	Size  dec    `json:"size"`
 }
 
-// nullDec is v, invalid when empty or malformed.
+// nullDec is v, invalid when empty.
 func nullDec(v dec) decimal.NullDecimal {
-	d, err := decimal.NewFromString(string(v))
-	if err != nil {
-		return decimal.NullDecimal{}
-	}
-	return decimal.NullDecimal{Decimal: d, Valid: true}
+	return decimal.NullDecimal{Decimal: v.Decimal, Valid: v.Given}
 }
 
 func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {

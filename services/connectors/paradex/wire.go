@@ -1,41 +1,13 @@
 package paradex
 
 import (
-	"encoding/json"
-
-	"github.com/shopspring/decimal"
+	"github.com/perpgate/perpgate/pkg/connector"
 )
 
-// dec is a decimal as Paradex writes it: a string, sometimes empty.
-type dec string
-
-// UnmarshalJSON takes a string or a JSON number (some fields, such as
-// funding_period_hours, are numbers), never through float64.
-func (d *dec) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*d = dec(s)
-		return nil
-	}
-	if string(b) == "null" {
-		*d = ""
-		return nil
-	}
-	*d = dec(b)
-	return nil
-}
-
-// D is the value, zero when empty or malformed.
-func (d dec) D() decimal.Decimal {
-	v, err := decimal.NewFromString(string(d))
-	if err != nil {
-		return decimal.Zero
-	}
-	return v
-}
+// dec is a decimal as Paradex writes it: a string, sometimes empty (not
+// Given), or a number (funding_period_hours, margin leverage): the shared
+// lenient decoder.
+type dec = connector.Decimal
 
 // list is every list answer: {"results":[...]} with optional cursors.
 type list[T any] struct {
@@ -81,12 +53,12 @@ type marketResp struct {
 
 // summaryResp is one row of GET /markets/summary.
 type summaryResp struct {
-	Symbol          string `json:"symbol"`
-	MarkPrice       dec    `json:"mark_price"`
-	UnderlyingPrice dec    `json:"underlying_price"`
-	FundingRate     dec    `json:"funding_rate"`
-	OpenInterest    dec    `json:"open_interest"`
-	CreatedAt       int64  `json:"created_at"`
+	Symbol          string        `json:"symbol"`
+	MarkPrice       dec           `json:"mark_price"`
+	UnderlyingPrice dec           `json:"underlying_price"`
+	FundingRate     dec           `json:"funding_rate"`
+	OpenInterest    dec           `json:"open_interest"`
+	CreatedAt       connector.Int `json:"created_at"`
 }
 
 // bookResp is GET /orderbook/{market}: levels are [price, size] strings.
@@ -118,36 +90,36 @@ type positionResp struct {
 
 // orderResp is OpenAPI responses.OrderResp. id is a 28-digit string.
 type orderResp struct {
-	ID            string   `json:"id"`
-	ClientID      string   `json:"client_id"`
-	Market        string   `json:"market"`
-	Side          string   `json:"side"`
-	Type          string   `json:"type"`
-	Size          dec      `json:"size"`
-	RemainingSize dec      `json:"remaining_size"`
-	Price         dec      `json:"price"`
-	TriggerPrice  dec      `json:"trigger_price"`
-	Status        string   `json:"status"`
-	CreatedAt     int64    `json:"created_at"`
-	Flags         []string `json:"flags"`
-	Instruction   string   `json:"instruction"`
-	AvgFillPrice  dec      `json:"avg_fill_price"`
-	CancelReason  string   `json:"cancel_reason"`
+	ID            string        `json:"id"`
+	ClientID      string        `json:"client_id"`
+	Market        string        `json:"market"`
+	Side          string        `json:"side"`
+	Type          string        `json:"type"`
+	Size          dec           `json:"size"`
+	RemainingSize dec           `json:"remaining_size"`
+	Price         dec           `json:"price"`
+	TriggerPrice  dec           `json:"trigger_price"`
+	Status        string        `json:"status"`
+	CreatedAt     connector.Int `json:"created_at"`
+	Flags         []string      `json:"flags"`
+	Instruction   string        `json:"instruction"`
+	AvgFillPrice  dec           `json:"avg_fill_price"`
+	CancelReason  string        `json:"cancel_reason"`
 }
 
 // fillResp is one row of GET /fills.
 type fillResp struct {
-	ID        string `json:"id"`
-	OrderID   string `json:"order_id"`
-	ClientID  string `json:"client_id"`
-	Market    string `json:"market"`
-	Side      string `json:"side"`
-	Size      dec    `json:"size"`
-	Price     dec    `json:"price"`
-	Fee       dec    `json:"fee"`
-	Liquidity string `json:"liquidity"`
-	FillType  string `json:"fill_type"`
-	CreatedAt int64  `json:"created_at"`
+	ID        string        `json:"id"`
+	OrderID   string        `json:"order_id"`
+	ClientID  string        `json:"client_id"`
+	Market    string        `json:"market"`
+	Side      string        `json:"side"`
+	Size      dec           `json:"size"`
+	Price     dec           `json:"price"`
+	Fee       dec           `json:"fee"`
+	Liquidity string        `json:"liquidity"`
+	FillType  string        `json:"fill_type"`
+	CreatedAt connector.Int `json:"created_at"`
 	// RealizedPnl is what the fill closed; empty when Paradex leaves it out.
 	RealizedPnl dec `json:"realized_pnl"`
 }
@@ -156,6 +128,15 @@ type fillResp struct {
 type batchResp struct {
 	Orders []orderResp `json:"orders"`
 	Errors []*apiError `json:"errors"`
+}
+
+// marginConfigs is GET /account/margin: the account's per-market margin
+// settings.
+type marginConfigs struct {
+	Configs []struct {
+		Market   string `json:"market"`
+		Leverage dec    `json:"leverage"`
+	} `json:"configs"`
 }
 
 // marginBody is POST /account/margin/{market}.

@@ -331,6 +331,12 @@ func truncate(s string) string {
 	return s
 }
 
+// outageTeller is a Backend that can tell an outage of its store: Outage
+// returns the SERVICE_UNAVAILABLE to answer, or nil.
+type outageTeller interface {
+	Outage(err error) *contract.Error
+}
+
 // handleError answers every failure with the JSON envelope. Contract
 // errors travel as they are; echo's routing errors become NOT_FOUND,
 // METHOD_NOT_ALLOWED or PAYLOAD_TOO_LARGE; anything else is logged and
@@ -340,6 +346,13 @@ func (h *handler) handleError(err error, c echo.Context) {
 		return
 	}
 	ce, ok := contract.AsError(err)
+	if o, isTeller := h.backend.(outageTeller); !ok && isTeller {
+		if oce := o.Outage(err); oce != nil {
+			h.log.WarnContext(c.Request().Context(), "dependency unavailable", "dependency", "postgres",
+				"method", c.Request().Method, "path", c.Path(), "err", err)
+			ce, ok = oce, true
+		}
+	}
 	if !ok {
 		var he *echo.HTTPError
 		switch {
@@ -356,6 +369,9 @@ func (h *handler) handleError(err error, c echo.Context) {
 	}
 	if ce.Code == contract.CodeAdminUnauthorized {
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="perpgate-admin"`)
+	}
+	if ce.RetryAfterSeconds > 0 {
+		c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(ce.RetryAfterSeconds))
 	}
 	if c.Request().Method == http.MethodHead {
 		err = c.NoContent(ce.Status())

@@ -864,15 +864,25 @@ func (s *Server) executions(q *req) (any, *apiErr) {
 	rows = append(rows, s.funding[q.key]...)
 	s.mu.Unlock()
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].ExecTime > rows[j].ExecTime })
-	out := []execution{}
+	var match []execution
 	for _, r := range rows {
-		if (sym != "" && r.Symbol != sym) || (id != "" && r.OrderID != id) || (typ != "" && r.ExecType != typ) {
-			continue
+		if (sym == "" || r.Symbol == sym) && (id == "" || r.OrderID == id) && (typ == "" || r.ExecType == typ) {
+			match = append(match, r)
 		}
-		if len(out) == limit {
-			break
-		}
-		out = append(out, r)
 	}
-	return map[string]any{"category": "linear", "list": out, "nextPageCursor": ""}, nil
+	// A page holds at most limit (100) rows; nextPageCursor, opaque to the
+	// client, reads on (execution page: "cursor", "nextPageCursor").
+	from := 0
+	if c := q.get("cursor"); c != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(c, "page-"))
+		if err != nil || n < 0 || !strings.HasPrefix(c, "page-") {
+			return nil, errf(10001, "params error: cursor invalid")
+		}
+		from = min(n, len(match))
+	}
+	out, next := append([]execution{}, match[from:min(from+limit, len(match))]...), ""
+	if from+limit < len(match) {
+		next = "page-" + strconv.Itoa(from+limit)
+	}
+	return map[string]any{"category": "linear", "list": out, "nextPageCursor": next}, nil
 }

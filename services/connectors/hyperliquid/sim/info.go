@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/paper"
 	hl "github.com/perpgate/perpgate/services/connectors/hyperliquid"
 	"github.com/shopspring/decimal"
@@ -155,7 +156,7 @@ func (s *Sim) book(coin string) *hl.L2Book {
 		}
 		return out
 	}
-	return &hl.L2Book{Coin: coin, Time: b.Time.UnixMilli(), Levels: [2][]hl.L2Level{side(b.Bids), side(b.Asks)}}
+	return &hl.L2Book{Coin: coin, Time: connector.Int(b.Time.UnixMilli()), Levels: [2][]hl.L2Level{side(b.Bids), side(b.Asks)}}
 }
 
 func (s *Sim) candles(coin, interval string, start, end int64) []hl.CandleWire {
@@ -178,7 +179,7 @@ func (s *Sim) candles(coin, interval string, start, end int64) []hl.CandleWire {
 }
 
 func (s *Sim) clearinghouse(user string) hl.ClearinghouseState {
-	st := hl.ClearinghouseState{AssetPositions: []hl.AssetPosition{}, Time: s.now().UnixMilli(), Withdrawable: "0",
+	st := hl.ClearinghouseState{AssetPositions: []hl.AssetPosition{}, Time: connector.Int(s.now().UnixMilli()), Withdrawable: "0",
 		MarginSummary: hl.MarginSummary{AccountValue: "0", TotalNtlPos: "0", TotalRawUsd: "0", TotalMarginUsed: "0"}}
 	b, err := s.eng.Balance(user)
 	if err != nil {
@@ -222,8 +223,8 @@ func (s *Sim) frontend(o paper.Order) hl.FrontendOrder {
 	if o.Side == paper.Buy {
 		side = "B"
 	}
-	f := hl.FrontendOrder{Coin: o.Market, Side: side, LimitPx: ex.limitPx, Sz: num(o.Size.Sub(o.FilledSize)), Oid: oid,
-		Timestamp: o.CreatedAt.UnixMilli(), OrigSz: num(o.Size), OrderType: frontendTypes[o.Type],
+	f := hl.FrontendOrder{Coin: o.Market, Side: side, LimitPx: ex.limitPx, Sz: num(o.Size.Sub(o.FilledSize)), Oid: connector.Int(oid),
+		Timestamp: connector.Int(o.CreatedAt.UnixMilli()), OrigSz: num(o.Size), OrderType: frontendTypes[o.Type],
 		IsTrigger: o.Type != paper.Limit && o.Type != paper.Market, TriggerPx: "0", TriggerCondition: "N/A",
 		IsPositionTpsl: ex.positionTpsl, ReduceOnly: o.ReduceOnly, Children: []any{}}
 	if f.LimitPx == "" {
@@ -265,9 +266,9 @@ func (s *Sim) fills(user string, byTime bool, start int64, end *int64) []hl.User
 		}
 		tid, _ := strconv.ParseUint(f.ID, 10, 64)
 		oid, _ := strconv.ParseUint(f.OrderID, 10, 64)
-		out = append(out, hl.UserFill{Coin: f.Market, Px: num(f.Price), Sz: num(f.Size), Side: side, Time: t,
+		out = append(out, hl.UserFill{Coin: f.Market, Px: num(f.Price), Sz: num(f.Size), Side: side, Time: connector.Int(t),
 			StartPosition: "0", Dir: dir, ClosedPnl: num(f.RealizedPnL), Hash: "0x" + strings.Repeat("0", 64),
-			Oid: oid, Crossed: f.Liquidity == paper.Taker, Fee: num(f.Fee), Tid: tid, FeeToken: "USDC"})
+			Oid: connector.Int(oid), Crossed: f.Liquidity == paper.Taker, Fee: num(f.Fee), Tid: connector.Int(tid), FeeToken: "USDC"})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/shopspring/decimal"
@@ -36,7 +37,13 @@ func (s *Server) balance(q *req) (any, *apiErr) {
 	if s.mode(q.key).acctLv == "1" {
 		usdt["availEq"] = ""
 	}
-	return []map[string]any{{"totalEq": b.Equity.String(), "adjEq": "", "imr": b.PositionMargin.String(), "mmr": "0",
+	// adjEq and the account-level availEq are given in multi-currency and
+	// portfolio margin only (get-balance page).
+	adjEq, availEq := "", ""
+	if lv := s.mode(q.key).acctLv; lv == "3" || lv == "4" {
+		adjEq, availEq = b.Equity.String(), b.FreeCollateral.String()
+	}
+	return []map[string]any{{"totalEq": b.Equity.String(), "adjEq": adjEq, "availEq": availEq, "imr": b.PositionMargin.String(), "mmr": "0",
 		"upl": b.UnrealizedPnL.String(), "uTime": ms(q.now), "details": []any{usdt}}}, nil
 }
 
@@ -110,7 +117,20 @@ func (s *Server) setLeverage(q *req) (any, *apiErr) {
 
 // https://www.okx.com/docs-v5/en/#order-book-trading-trade-get-transaction-details-last-3-days
 // Newest first; after = billId: older fills than that one.
-func (s *Server) fills(q *req) (any, *apiErr) {
+// fills is GET /trade/fills, the last 3 days
+// (https://www.okx.com/docs-v5/en/#order-book-trading-trade-get-transaction-details-last-3-days),
+// and fillsHistory GET /trade/fills-history, the last 3 months
+// (https://www.okx.com/docs-v5/en/#order-book-trading-trade-get-transaction-details-last-3-months).
+func (s *Server) fills(q *req) (any, *apiErr) { return s.fillsWithin(q, 3*24*time.Hour) }
+
+func (s *Server) fillsHistory(q *req) (any, *apiErr) {
+	if q.get("instType") == "" {
+		return nil, badParam("instType")
+	}
+	return s.fillsWithin(q, 90*24*time.Hour)
+}
+
+func (s *Server) fillsWithin(q *req, window time.Duration) (any, *apiErr) {
 	want := q.get("instId")
 	if want != "" {
 		if _, e := s.inst(want); e != nil {
@@ -141,7 +161,7 @@ func (s *Server) fills(q *req) (any, *apiErr) {
 	for _, f := range fs {
 		id := okxID(f.ID, fillOffset)
 		n, _ := strconv.ParseInt(id, 10, 64)
-		if (after > 0 && n >= after) || (wantOrd != "" && f.OrderID != wantOrd) || len(out) == limit {
+		if (after > 0 && n >= after) || (wantOrd != "" && f.OrderID != wantOrd) || len(out) == limit || q.now.Sub(f.Time) > window {
 			continue
 		}
 		in := s.insts[f.Market]

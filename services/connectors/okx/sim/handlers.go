@@ -28,6 +28,7 @@ func (s *Server) table() map[string]route {
 		"POST /api/v5/account/set-leverage":      sig(s.setLeverage),
 		"GET /api/v5/account/leverage-info":      sig(s.leverageInfo),
 		"GET /api/v5/trade/fills":                sig(s.fills),
+		"GET /api/v5/trade/fills-history":        sig(s.fillsHistory),
 		"GET /api/v5/account/bills":              sig(s.bills(7 * 24 * time.Hour)),
 		"GET /api/v5/account/bills-archive":      sig(s.bills(90 * 24 * time.Hour)),
 		"GET /api/v5/trade/order":                sig(s.orderDetails),

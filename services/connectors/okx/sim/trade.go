@@ -91,11 +91,20 @@ func wireOrder(o paper.Order, in Instrument, ordType string) map[string]string {
 			ordType = "post_only"
 		}
 	}
+	// cancelSource: 1 the owner's cancel, 0 one by the system
+	// (https://www.okx.com/docs-v5/en/#order-book-trading-trade-get-order-details).
+	source := ""
+	if state == "canceled" {
+		source = "1"
+		if o.Reason != "" {
+			source = "0"
+		}
+	}
 	return map[string]string{"instType": "SWAP", "instId": o.Market, "ordId": okxID(o.ID, ordOffset), "clOrdId": o.ClientOrderID,
 		"tag": "", "px": px, "sz": contracts(o.Size, in).String(), "ordType": ordType, "side": strings.ToLower(string(o.Side)),
 		"posSide": "net", "tdMode": "cross", "accFillSz": contracts(o.FilledSize, in).String(), "fillPx": avg, "avgPx": avg,
 		"state": state, "lever": "20", "fee": o.Fee.Neg().String(), "feeCcy": "USDT", "reduceOnly": strconv.FormatBool(o.ReduceOnly),
-		"cancelSource": "", "cTime": ms(o.CreatedAt), "uTime": ms(o.UpdatedAt)}
+		"cancelSource": source, "cTime": ms(o.CreatedAt), "uTime": ms(o.UpdatedAt)}
 }
 
 // lookupOrder finds an order by ordId or clOrdId, the paper engine's or a

@@ -213,6 +213,9 @@ func query(kv ...any) url.Values {
 	return q
 }
 
+// maxAnswer bounds how much of a venue answer is read.
+const maxAnswer = 64 << 20
+
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, body, out any) error {
 	u := c.base + path
 	if len(q) > 0 {
@@ -239,9 +242,15 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 		return fmt.Errorf("paper venue %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		return fmt.Errorf("paper venue %s %s: read: %w", method, path, err)
+	}
+	if len(data) > maxAnswer {
+		// Not an outage: the request asks for too much.
+		return &Error{Kind: KindTooLarge, Status: resp.StatusCode, Message: fmt.Sprintf(
+			"the paper venue's answer to %s %s is larger than the %d MiB the gateway reads: ask for less (name a market)",
+			method, path, maxAnswer>>20)}
 	}
 	if resp.StatusCode >= 300 {
 		var eb ErrorBody

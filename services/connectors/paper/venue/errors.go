@@ -19,6 +19,7 @@ const (
 	KindBadRequest         = "BAD_REQUEST"
 	KindNotFound           = "NOT_FOUND" // no such route
 	KindInternal           = "INTERNAL"  // a venue fault, or an error body the client could not read
+	KindTooLarge           = "TOO_LARGE" // the client's own: an answer larger than it reads
 )
 
 // kinds maps engine errors to wire kinds and statuses, first match wins.

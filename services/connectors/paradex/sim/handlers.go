@@ -164,10 +164,10 @@ func (s *Server) markets(q *req) (int, any, *apiErr) {
 		lev := s.spec(m.Symbol).MaxLeverage
 		imf := decimal.NewFromInt(1).DivRound(decimal.NewFromInt(int64(max(lev, 1))), 8)
 		base, _, _ := strings.Cut(m.Symbol, "-")
-		rows = append(rows, map[string]any{
+		row := map[string]any{
 			"symbol": m.Symbol, "base_currency": base, "quote_currency": "USD", "settlement_currency": "USDC", "asset_kind": "PERP",
 			"market_kind": "cross", "price_tick_size": m.TickSize.String(), "order_size_increment": m.LotSize.String(),
-			"min_notional": m.MinNotional.String(), "max_order_size": "100000000", "position_limit": "100000000", "max_open_orders": 150,
+			"min_notional": s.spec(m.Symbol).MinNotional.String(), "max_order_size": "100000000", "position_limit": "100000000", "max_open_orders": 150,
 			"funding_period_hours": s.cfg.FundingPeriodHours, "max_funding_rate": "0.05", "price_bands_width": "0.05",
 			"max_slippage": "0.05", "open_at": 1700000000000, "expiry_at": 0, "tags": []string{},
 			"delta1_cross_margin_params": map[string]string{"imf_base": imf.String(), "imf_factor": "0", "imf_shift": "0", "mmf_factor": "0.5"},
@@ -175,7 +175,11 @@ func (s *Server) markets(q *req) (int, any, *apiErr) {
 				"api_fee":         map[string]any{"maker_fee": map[string]string{"fee": rate(fees.MakerBps)}, "taker_fee": map[string]string{"fee": rate(fees.TakerBps)}},
 				"interactive_fee": map[string]any{"maker_fee": map[string]string{"fee": "0"}, "taker_fee": map[string]string{"fee": "0"}},
 			},
-		})
+		}
+		if s.cfg.NoFeeConfig[m.Symbol] {
+			delete(row, "fee_config")
+		}
+		rows = append(rows, row)
 	}
 	if q.get("market") == "" {
 		rows = append(rows, map[string]any{"symbol": "BTC-USD-96000-C", "base_currency": "BTC", "quote_currency": "USD",
@@ -345,6 +349,9 @@ func (s *Server) positions(q *req) (int, any, *apiErr) {
 				"average_entry_price_usd": p.EntryPrice.String(), "unrealized_pnl": p.UnrealizedPnL.String(),
 				"unrealized_funding_pnl": "0", "cost": p.EntryPrice.Mul(size).String(), "leverage": strconv.Itoa(p.Leverage),
 				"liquidation_price": "", "status": "OPEN", "created_at": q.now.UnixMilli(), "last_updated_at": q.now.UnixMilli()})
+			if s.cfg.NoPositionLeverage {
+				delete(rows[len(rows)-1], "leverage")
+			}
 		}
 	}
 	return ok(results(rows))

@@ -41,6 +41,37 @@ var orderTypes = map[string]paper.OrderType{
 	"STOP_LOSS_MARKET": paper.StopMarket, "TAKE_PROFIT_MARKET": paper.TakeProfitMarket,
 }
 
+// errBelowMin is an order worth less than the market's min_notional.
+var errBelowMin = errors.New("order value below min_notional")
+
+// belowMin judges the minimum order value as Paradex does: size times the
+// mark price, whatever the limit price; a reduce-only order is exempt
+// (https://docs.paradex.trade/trading/placing-orders, "Minimum Order
+// Value"). Paradex closes such an order with ORDER_SIZE_BELOW_MIN
+// (recorded, issue 28).
+func (s *Server) belowMin(r paper.OrderRequest) error {
+	p, err := s.eng.MarkPrice(r.Market)
+	if err != nil || r.ReduceOnly {
+		return nil
+	}
+	if r.Size.Mul(p.Mark).LessThan(s.spec(r.Market).MinNotional) {
+		return errBelowMin
+	}
+	return nil
+}
+
+// stopType is the paper trigger of a STOP_MARKET order: Paradex fires it
+// when the mark reaches trigger_price from where the mark is at placement,
+// for either side (recorded answers, issue 28), so one against the side (a
+// buy above the mark) is the engine's stop, the other its take-profit.
+func (s *Server) stopType(r paper.OrderRequest) paper.OrderType {
+	p, err := s.eng.MarkPrice(r.Market)
+	if err != nil || r.TriggerPrice.GreaterThan(p.Mark) == (r.Side == paper.Buy) {
+		return paper.StopMarket
+	}
+	return paper.TakeProfitMarket
+}
+
 // validate checks an order as Paradex does before answering 201: shape,
 // market rules and the Stark signature over the Order message.
 func (s *Server) validate(q *req, b stark.OrderRequest) *apiErr {
@@ -180,7 +211,14 @@ func (s *Server) process(o *order) {
 	if b.TriggerPrice != "" {
 		r.TriggerPrice, _ = decimal.NewFromString(b.TriggerPrice)
 	}
-	po, err := s.eng.PlaceOrder(o.Account, r)
+	if b.Type == "STOP_MARKET" {
+		r.Type = s.stopType(r)
+	}
+	var po paper.Order
+	err := s.belowMin(r)
+	if err == nil {
+		po, err = s.eng.PlaceOrder(o.Account, r)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o.intake = false
@@ -191,6 +229,8 @@ func (s *Server) process(o *order) {
 		o.frozen, o.Reason = true, "NOT_ENOUGH_MARGIN"
 	case errors.Is(err, paper.ErrReduceOnly):
 		o.frozen, o.Reason = true, "REDUCE_ONLY_WOULD_INCREASE"
+	case errors.Is(err, errBelowMin):
+		o.frozen, o.Reason = true, "ORDER_SIZE_BELOW_MIN"
 	case err != nil:
 		o.frozen, o.Reason = true, "ORDER_REJECTED"
 	default:

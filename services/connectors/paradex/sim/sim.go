@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -59,6 +60,11 @@ type Config struct {
 	// StreamPingEvery is how often the websocket pings (protocol level);
 	// default 55 s, as Paradex.
 	StreamPingEvery time.Duration
+	// NoFeeConfig lists markets answered without fee_config, and
+	// NoPositionLeverage leaves leverage out of positions, as recorded
+	// live (issue 28).
+	NoFeeConfig        map[string]bool
+	NoPositionLeverage bool
 }
 
 // DefaultMarkets are BTC-USD-PERP, ETH-USD-PERP and the multiplier
@@ -107,6 +113,17 @@ type Server struct {
 	hub hub // public websocket (stream.go)
 }
 
+// engineMarkets are the markets without their minimum notional: Paradex
+// values an order at the mark price, not at its limit price as the paper
+// engine would, so the simulator judges it itself (belowMin).
+func engineMarkets(specs []paper.MarketSpec) []paper.MarketSpec {
+	out := slices.Clone(specs)
+	for i := range out {
+		out[i].MinNotional = decimal.Zero
+	}
+	return out
+}
+
 // New returns a simulator with cfg's defaults filled in; it panics on an
 // invalid address or key in cfg.Accounts (AddAccount returns the error).
 func New(cfg Config) *Server {
@@ -131,7 +148,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		Book:     simkit.New[*big.Int, Failure](nil),
 		cfg:      cfg,
-		eng:      paper.New(paper.Config{Seed: cfg.Seed, Now: cfg.Now, Markets: cfg.Markets, MaxLeverage: 50, DefaultLeverage: 10, TakerFeeBps: decimal.RequireFromString("3"), MakerFeeBps: decimal.RequireFromString("0.5")}),
+		eng:      paper.New(paper.Config{Seed: cfg.Seed, Now: cfg.Now, Markets: engineMarkets(cfg.Markets), MaxLeverage: 50, DefaultLeverage: 10, TakerFeeBps: decimal.RequireFromString("3"), MakerFeeBps: decimal.RequireFromString("0.5")}),
 		secret:   []byte(fmt.Sprintf("paradex-sim-%d", time.Now().UnixNano())),
 		orders:   map[string]*order{},
 		byPaper:  map[string]string{},

@@ -68,9 +68,10 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer shutdown(context.WithoutCancel(ctx))
+	policy := health.WatchRedisPolicy(ctx, rdb, log)
 	srv, err := edge.New(cfg, edge.Deps{NATS: nc, Limiter: ratelimit.NewPipelined(ratelimit.NewRedis(rdb, cfg.SubjectPrefix+":rl", nil)),
 		Logger: log, Metrics: telemetry.NewMetrics(),
-		Checks: map[string]health.Check{"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() }}})
+		Checks: map[string]health.Check{"redis": policy.Check}, StoreGuard: policy.Err})
 	if err != nil {
 		return err
 	}
