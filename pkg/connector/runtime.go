@@ -410,6 +410,9 @@ func (r *Runtime) Handle(ctx context.Context, req contract.ConnectorRequest) (an
 	if !ok {
 		return nil, contract.Errorf(contract.CodeUnknownOperation, "unknown operation %q", req.Operation)
 	}
+	if op.Name == contract.OpGetCapabilities {
+		return capabilities(r.adapter), nil // the venue's, whatever the credential
+	}
 	cred, err := r.secrets.get(ctx, req.Credential.ID)
 	if err != nil {
 		return nil, err

@@ -24,6 +24,10 @@ func OpenAPI(version string) ([]byte, error) {
 		props["operation"] = map[string]any{"const": op.Name}
 		req["required"] = append([]string{"operation"}, req["required"].([]string)...)
 		req["description"] = op.Summary + " Minimum tier: " + string(op.MinTier) + "."
+		if op.Extension {
+			req["x-perpgate-extension"] = true
+			req["description"] = "Extension operation (beyond the 20 of the contract). " + req["description"].(string)
+		}
 		schemas[name+"Request"] = req
 		schemas[name+"Response"] = withSuccess(op.OutputSchema())
 		requests = append(requests, ref(name+"Request"))

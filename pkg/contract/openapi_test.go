@@ -54,6 +54,10 @@ func TestInputSchemaMatchesDecoder(t *testing.T) {
 				}
 			}
 			req := s["required"].([]string)
+			if op.ByExchange {
+				// credentialId or exchange: neither is required alone.
+				req = append([]string{"credentialId"}, req...)
+			}
 			if req[0] != "credentialId" || s["additionalProperties"] != false {
 				t.Errorf("schema: required %v additionalProperties %v", req, s["additionalProperties"])
 			}
@@ -121,8 +125,11 @@ func TestOpenAPIDocument(t *testing.T) {
 		for _, r := range req["required"].([]any) {
 			required[r.(string)] = true
 		}
-		if !required["operation"] || !required["credentialId"] {
-			t.Errorf("%s: operation and credentialId are not required: %v", op.Name, req["required"])
+		if !required["operation"] || required["credentialId"] == op.ByExchange {
+			t.Errorf("%s: operation and (unless it may name an exchange instead) credentialId are not required: %v", op.Name, req["required"])
+		}
+		if ext, _ := req["x-perpgate-extension"].(bool); ext != op.Extension {
+			t.Errorf("%s: x-perpgate-extension %v, want %v", op.Name, ext, op.Extension)
 		}
 		for _, f := range SpecOf(op.Params).Fields {
 			if f.Required != required[f.Name] {

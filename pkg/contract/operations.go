@@ -24,10 +24,14 @@ type Operation struct {
 	Tool     string // snake_case MCP tool name
 	Group    Group
 	MinTier  Tier
-	ReadOnly bool   // no side effects upstream
-	Summary  string // one paragraph for humans and agents
-	Params   reflect.Type
-	Result   reflect.Type
+	ReadOnly bool // no side effects upstream
+	// Extension marks an operation beyond SPEC's 20 (DESIGN §13).
+	Extension bool
+	// ByExchange: credentialId may be replaced by `exchange` (no credential).
+	ByExchange bool
+	Summary    string // one paragraph for humans and agents
+	Params     reflect.Type
+	Result     reflect.Type
 }
 
 // Places reports whether the operation creates orders (idempotency and
@@ -72,8 +76,11 @@ const (
 	OpSetLeverage           = "setLeverage"
 )
 
-// Operations is the table of the 20 operations, in SPEC §4 order.
-var Operations = []*Operation{
+// Operations is the table: the 20 operations in SPEC §4 order, then the
+// extension operations.
+var Operations = append(specOperations, extensionOperations...)
+
+var specOperations = []*Operation{
 	op[OrderbookParams, OrderbookResult](OpGetOrderbook, "get_orderbook", GroupMarket,
 		"Read the order book of a market: bids and asks as [price, size] pairs of decimal strings, best first, prices in quote currency and sizes in base-asset units; depth is levels per side. Read-only."),
 	op[MarketParams, MarkPriceResult](OpGetMarkPrice, "get_mark_price", GroupMarket,

@@ -7,8 +7,16 @@ import (
 )
 
 func TestOperationTable(t *testing.T) {
-	if len(Operations) != 20 {
-		t.Fatalf("want 20 operations, got %d", len(Operations))
+	if n := len(SpecOperations()); n != 20 {
+		t.Fatalf("want SPEC's 20 operations, got %d", n)
+	}
+	for i, op := range Operations {
+		if op.Extension != (i >= 20) {
+			t.Errorf("%s: extension %v at row %d; SPEC's 20 come first, extensions after", op.Name, op.Extension, i)
+		}
+		if op.ByExchange && !op.ReadOnly {
+			t.Errorf("%s: only reads may go without a credential", op.Name)
+		}
 	}
 	snake := regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
 	groups := map[Group]int{}
@@ -35,6 +43,11 @@ func TestOperationTable(t *testing.T) {
 		}
 	}
 	want := map[Group]int{GroupMarket: 6, GroupAccount: 5, GroupPlacement: 5, GroupManage: 4}
+	for _, op := range Operations {
+		if op.Extension {
+			want[op.Group]++
+		}
+	}
 	for g, n := range want {
 		if groups[g] != n {
 			t.Errorf("group %s has %d operations, want %d", g, groups[g], n)

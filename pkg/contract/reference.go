@@ -46,14 +46,29 @@ var Examples = []Example{
 	{OpGetFills, `"market":"BTC-USD-PERP","limit":10`, ""},
 	{OpCancelAllOrders, `"market":"BTC-USD-PERP"`, "Cancels the stop and protection orders too."},
 	{OpCloseAllPositions, `"market":"BTC-USD-PERP"`, ""},
+	{Operation: OpGetCapabilities, Note: "What the credential's exchange does natively, emulates or cannot do, and its venue facts."},
+	{Operation: OpGetCapabilities, Params: `"exchange":"binance"`,
+		Note: "By exchange: no credential needed (the key's allowedExchanges still applies). Answers `{\"exchange\":\"binance\",\"operations\":{\"getFills\":\"native\",\"closeAllPositions\":\"emulated\",...},\"features\":{\"maxBatchSize\":5,\"triggerPriceType\":\"mark\",...}}`."},
+	{Operation: OpGetFundingPayments, Params: `"market":"BTC-USD-PERP","limit":10`,
+		Note: "Answers `{\"payments\":[{\"market\":\"BTC-USD-PERP\",\"amount\":\"-0.42\",\"rate\":\"0.0001\",\"positionSize\":\"0.01\",\"time\":1767225600}]}`, newest first; empty until a position has been held over a funding time."},
 }
 
 // Body returns the example's request body with credentialId set to cred.
 func (e Example) Body(cred string) string {
+	if e.NoCredential() {
+		return fmt.Sprintf(`{"operation":%q,%s}`, e.Operation, e.Params)
+	}
 	if e.Params == "" {
 		return fmt.Sprintf(`{"operation":%q,"credentialId":%q}`, e.Operation, cred)
 	}
 	return fmt.Sprintf(`{"operation":%q,"credentialId":%q,%s}`, e.Operation, cred, e.Params)
+}
+
+// NoCredential reports whether the example names an exchange instead of a
+// credential (getCapabilities by exchange).
+func (e Example) NoCredential() bool {
+	op, ok := Lookup(e.Operation)
+	return ok && op.ByExchange && strings.Contains(e.Params, `"exchange":`)
 }
 
 // errorsOf lists the codes an operation adds to those every call may get.
@@ -74,7 +89,7 @@ func Reference() []byte {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# API reference\n\n")
 	w("<!-- Generated from the operation table (pkg/contract) by `make docs`; do not edit by hand. -->\n\n")
-	w("Every call is `POST /v1` with a JSON object: `operation` names one of the 20 operations below, ")
+	w("Every call is `POST /v1` with a JSON object: `operation` names one of the operations below (the 20 of the contract, then the extension operations), ")
 	w("`credentialId` the exchange credential to act with, and the operation's parameters sit beside them. ")
 	w("Send the API key as `X-API-Key: <key>` or `Authorization: Bearer <key>`. ")
 	w("A success answers `{\"success\":true, ...result fields}`; a failure answers ")
@@ -111,7 +126,14 @@ func writeOperation(b *bytes.Buffer, op *Operation) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("## %s\n\n", op.Name)
 	w("MCP tool `%s` · %s group · %s tier or above\n\n%s\n\n", op.Tool, op.Group, op.MinTier, op.Summary)
-	w("**Parameters** (besides `operation` and `credentialId`)\n\n")
+	if op.Extension {
+		w("*Extension operation*: beyond the 20 operations of the contract; OpenAPI marks it `x-perpgate-extension: true`.\n\n")
+	}
+	if op.ByExchange {
+		w("**Parameters** (besides `operation`; give `credentialId` or `exchange`, not both)\n\n")
+	} else {
+		w("**Parameters** (besides `operation` and `credentialId`)\n\n")
+	}
 	spec := SpecOf(op.Params)
 	if len(spec.Fields) == 0 {
 		w("None.\n\n")

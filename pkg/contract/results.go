@@ -161,6 +161,9 @@ type Fill struct {
 	Price     decimal.Decimal `json:"price"`
 	Fee       decimal.Decimal `json:"fee"`
 	Timestamp int64           `json:"timestamp"`
+	// RealizedPnl is the profit or loss this fill closed, before fees, in
+	// quote currency; nil (absent) where the venue does not say.
+	RealizedPnl *decimal.Decimal `json:"realizedPnl,omitempty"`
 }
 
 // FillsResult is getFills' result.

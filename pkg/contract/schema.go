@@ -29,6 +29,10 @@ func (o *Operation) InputSchema() map[string]any {
 		"type": "string", "format": "uuid", "pattern": uuidPattern,
 		"description": "UUID of the exchange credential to act with; its exchange and network (mainnet or testnet) decide where the call goes.",
 	}
+	if o.ByExchange {
+		s["description"] = "Give credentialId or exchange, not both."
+		return s
+	}
 	s["required"] = append([]string{"credentialId"}, s["required"].([]string)...)
 	return s
 }
@@ -150,6 +154,7 @@ var (
 	sideType         = reflect.TypeFor[Side]()
 	positionSideType = reflect.TypeFor[PositionSide]()
 	exchangeType     = reflect.TypeFor[Exchange]()
+	supportType      = reflect.TypeFor[Support]()
 )
 
 // typeSchema describes how a result type marshals.
@@ -170,6 +175,8 @@ func typeSchema(t reflect.Type) map[string]any {
 		return map[string]any{"type": "string", "enum": []string{string(Buy), string(Sell)}}
 	case t == positionSideType:
 		return map[string]any{"type": "string", "enum": []string{string(Long), string(Short)}}
+	case t == supportType:
+		return map[string]any{"type": "string", "enum": []string{string(Native), string(Emulated), string(Unsupported)}}
 	case t == exchangeType:
 		xs := make([]string, 0, len(Exchanges))
 		for _, x := range Exchanges {
@@ -188,6 +195,8 @@ func typeSchema(t reflect.Type) map[string]any {
 		return map[string]any{"type": "integer"}
 	case reflect.Slice:
 		return map[string]any{"type": "array", "items": typeSchema(t.Elem())}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": typeSchema(t.Elem())}
 	case reflect.Struct:
 		props := map[string]any{}
 		required := []string{}

@@ -28,6 +28,7 @@ type account struct {
 	orders    map[string]*order // every remembered order by id
 	orderLog  []*order          // same, oldest first
 	fills     []Fill            // oldest first
+	fundings  []FundingPayment  // oldest first
 }
 
 // position keeps a signed size and the absolute cost basis (Σ size·price

@@ -23,8 +23,9 @@ import (
 // mcpMinTier is the tier MCP access needs (SPEC §5 tiers table).
 const mcpMinTier = contract.TierBuilder
 
-// keySource tells a tool handler which API key the call came with.
-type keySource func(req *mcp.CallToolRequest) string
+// keySource tells a tool or resource handler which API key the call came
+// with, from the request's extra (its HTTP header; nil without one).
+type keySource func(extra *mcp.RequestExtra) string
 
 // newMCPServer builds an MCP server whose tools are generated from the
 // operation table.
@@ -41,6 +42,7 @@ func (s *Server) newMCPServer(keyOf keySource) *mcp.Server {
 	for _, op := range contract.Operations {
 		srv.AddTool(toolOf(op), s.toolHandler(op, keyOf))
 	}
+	s.addCapabilitiesResource(srv, keyOf)
 	return srv
 }
 
@@ -75,6 +77,10 @@ func toolTitle(op *contract.Operation) string {
 }
 
 func toolArgsNote(op *contract.Operation) string {
+	if op.ByExchange {
+		return "Pass credentialId, the UUID of an exchange credential, or exchange alone (no credential needed); this is the " +
+			op.Name + " operation of POST /v1."
+	}
 	return "Every call needs credentialId, the UUID of the exchange credential to act with; this is the " +
 		op.Name + " operation of POST /v1."
 }
@@ -88,7 +94,7 @@ func (s *Server) toolHandler(op *contract.Operation, keyOf keySource) mcp.ToolHa
 		defer cancel()
 		rid := uuid.NewString()
 		ctx = telemetry.WithRequestID(ctx, rid)
-		result, ce := s.callTool(ctx, rid, keyOf(req), op, req.Params.Arguments)
+		result, ce := s.callTool(ctx, rid, keyOf(req.Extra), op, req.Params.Arguments)
 		s.log.Info("tool call done", "request_id", rid, "operation", op.Name, "code", codeOf(ce))
 		if ce != nil {
 			return toolError(ce), nil
@@ -165,11 +171,11 @@ func toolError(ce *contract.Error) *mcp.CallToolResult {
 // before any MCP message is read; tool calls check the key again, so a
 // revocation stops an open session at its next call.
 func (s *Server) mountMCP(e *echo.Echo) {
-	shared := s.newMCPServer(func(req *mcp.CallToolRequest) string {
-		if req.Extra == nil {
+	shared := s.newMCPServer(func(extra *mcp.RequestExtra) string {
+		if extra == nil {
 			return ""
 		}
-		return apiKeyOf(&http.Request{Header: req.Extra.Header})
+		return apiKeyOf(&http.Request{Header: extra.Header})
 	})
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return shared },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: MaxBody})

@@ -83,7 +83,7 @@ func (h *sseSessions) open(c echo.Context) error {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("Connection", "keep-alive")
-	ss, err := h.srv.newMCPServer(func(*mcp.CallToolRequest) string { return rawKey }).Connect(ctx, sess.transport, nil)
+	ss, err := h.srv.newMCPServer(func(*mcp.RequestExtra) string { return rawKey }).Connect(ctx, sess.transport, nil)
 	if err != nil {
 		return h.srv.fail(c, h.srv.internal(ctx, "open MCP SSE session", err))
 	}

@@ -92,7 +92,7 @@ func (s *Server) execute(ctx context.Context, requestID string, key contract.Key
 		return nil, "", contract.Errorf(contract.CodeKeyReadOnly,
 			"API key %s is read-only (guard readOnly): it may not call %s; use a key without that guard", key.Display, op.Name)
 	}
-	cred, ce := s.credential(ctx, key, fields)
+	cred, ce := s.target(ctx, key, op, fields)
 	if ce != nil {
 		return nil, "", ce
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -35,6 +36,7 @@ type Config struct {
 	RedisURL    string             // PERPGATE_REDIS_URL; empty uses the in-process limiter and idempotency store
 	DatabaseURL string             // PERPGATE_DATABASE_URL; empty uses the file store in DataDir
 	PaperSeed   int64              // PERPGATE_PAPER_SEED: seed of the paper price walk
+	PaperNow    func() time.Time   // the paper venue's clock (tests); nil: time.Now
 	Hyperliquid hyperliquid.Config // PERPGATE_HYPERLIQUID_*
 	Edge        edge.Config
 	Log         telemetry.LogConfig

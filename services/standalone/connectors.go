@@ -31,7 +31,7 @@ func (g *Gateway) adapters(rdb *redis.Client) ([]connector.Adapter, error) {
 		return nil, err
 	}
 	g.onClose(journal.Close)
-	if g.paper, err = paper.Reopen(paper.Config{Seed: g.cfg.PaperSeed}, journal, records); err != nil {
+	if g.paper, err = paper.Reopen(paper.Config{Seed: g.cfg.PaperSeed, Now: g.cfg.PaperNow}, journal, records); err != nil {
 		return nil, err
 	}
 	client := venue.NewClient("http://paper-venue.internal", venue.InProcessClient(venue.NewHandler(g.paper)))

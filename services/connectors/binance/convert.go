@@ -200,7 +200,7 @@ func positionFromWire(p positionRisk, leverage int) contract.Position {
 }
 
 func fillFromWire(t userTrade) contract.Fill {
-	return contract.Fill{
+	out := contract.Fill{
 		ID:        strconv.FormatInt(int64(t.ID), 10),
 		OrderID:   strconv.FormatInt(int64(t.OrderID), 10),
 		Market:    t.Symbol,
@@ -210,6 +210,11 @@ func fillFromWire(t userTrade) contract.Fill {
 		Fee:       t.Commission,
 		Timestamp: int64(t.Time / 1000),
 	}
+	if t.RealizedPnl.Given {
+		pnl := t.RealizedPnl.D()
+		out.RealizedPnl = &pnl
+	}
+	return out
 }
 
 // candleFromWire reads one kline row.

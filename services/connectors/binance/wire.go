@@ -151,6 +151,8 @@ type userTrade struct {
 	Qty        decimal.Decimal `json:"qty"`
 	Commission decimal.Decimal `json:"commission"`
 	Time       connector.Int   `json:"time"`
+	// RealizedPnl is what the trade closed, before fees; Given false when absent.
+	RealizedPnl connector.Decimal `json:"realizedPnl"`
 }
 
 type leverageAnswer struct {

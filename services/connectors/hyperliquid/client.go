@@ -26,7 +26,7 @@ var infoWeights = map[string]int{
 
 // extraItems estimates the items a listing read returns, for its extra
 // weight (+1 per 20 fills, +1 per 60 candles).
-var extraItems = map[string]int{"userFills": 2000 / 20, "candleSnapshot": 500 / 60}
+var extraItems = map[string]int{"userFills": 2000 / 20, "candleSnapshot": 500 / 60, "userFunding": 500 / 20}
 
 func infoWeight(typ string) int {
 	w, ok := infoWeights[typ]

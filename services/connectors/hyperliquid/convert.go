@@ -194,7 +194,7 @@ func positionFromWire(p PositionWire) contract.Position {
 // https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/websocket/subscriptions),
 // so adding it would count the builder's share twice.
 func fillFromWire(f UserFill) contract.Fill {
-	return contract.Fill{
+	out := contract.Fill{
 		ID:        strconv.FormatUint(uint64(f.Tid), 10),
 		OrderID:   strconv.FormatUint(uint64(f.Oid), 10),
 		Market:    f.Coin,
@@ -204,4 +204,9 @@ func fillFromWire(f UserFill) contract.Fill {
 		Fee:       dec(f.Fee),
 		Timestamp: int64(f.Time) / 1000,
 	}
+	if f.ClosedPnl != "" { // closedPnl: what the fill closed, before fees
+		pnl := dec(f.ClosedPnl)
+		out.RealizedPnl = &pnl
+	}
+	return out
 }

@@ -223,7 +223,7 @@ func fillFromWire(f fill, im instMeta) contract.Fill {
 	if t == 0 {
 		t = f.TS
 	}
-	return contract.Fill{
+	out := contract.Fill{
 		ID:        string(f.TradeID),
 		OrderID:   string(f.OrdID),
 		Market:    f.InstID,
@@ -233,6 +233,11 @@ func fillFromWire(f fill, im instMeta) contract.Fill {
 		Fee:       f.Fee.Neg(),
 		Timestamp: int64(t) / 1000,
 	}
+	if f.FillPnl.Given {
+		pnl := f.FillPnl.D()
+		out.RealizedPnl = &pnl
+	}
+	return out
 }
 
 // candlesFromWire reads candle rows, oldest first: OKX answers newest

@@ -167,6 +167,7 @@ type fill struct {
 	FeeCcy   string         `json:"feeCcy"`
 	TS       ms             `json:"ts"`
 	FillTime ms             `json:"fillTime"`
+	FillPnl  dec            `json:"fillPnl"` // Given false when OKX leaves it out
 }
 
 // placed is one slot of a placement answer (order, batch, algo).

@@ -193,7 +193,7 @@ func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connec
 	out := make([]contract.Fill, len(fs))
 	for i, f := range fs {
 		out[i] = contract.Fill{ID: f.ID, OrderID: f.OrderID, Market: f.Market, Side: contract.Side(f.Side),
-			Size: f.Size, Price: f.Price, Fee: f.Fee, Timestamp: f.Timestamp}
+			Size: f.Size, Price: f.Price, Fee: f.Fee, Timestamp: f.Timestamp, RealizedPnl: &f.RealizedPnl}
 	}
 	return contract.FillsResult{Fills: out}, nil
 }

@@ -192,7 +192,7 @@ func positionFromWire(p positionResp, mark decimal.Decimal) contract.Position {
 }
 
 func fillFromWire(f fillResp) contract.Fill {
-	return contract.Fill{
+	out := contract.Fill{
 		ID:        f.ID,
 		OrderID:   f.OrderID,
 		Market:    f.Market,
@@ -202,6 +202,11 @@ func fillFromWire(f fillResp) contract.Fill {
 		Fee:       f.Fee.D(),
 		Timestamp: int64(f.CreatedAt / 1000),
 	}
+	if f.RealizedPnl.Given {
+		pnl := f.RealizedPnl.D()
+		out.RealizedPnl = &pnl
+	}
+	return out
 }
 
 func levels(in [][2]dec, n int) []contract.Level {

@@ -120,6 +120,8 @@ type fillResp struct {
 	Liquidity string        `json:"liquidity"`
 	FillType  string        `json:"fill_type"`
 	CreatedAt connector.Int `json:"created_at"`
+	// RealizedPnl is what the fill closed; empty when Paradex leaves it out.
+	RealizedPnl dec `json:"realized_pnl"`
 }
 
 // batchResp is POST /orders/batch's 201 answer.

@@ -52,6 +52,7 @@ func (s *Server) table() map[string]route {
 			}, nil
 		}),
 		"GET /fapi/v1/userTrades":        sig(w(5), s.userTrades),
+		"GET /fapi/v1/income":            sig(w(30), s.income),
 		"GET /fapi/v1/openOrders":        sig(bySymbol(1, 40), s.openOrders),
 		"GET /fapi/v1/order":             sig(w(1), s.queryOrder),
 		"POST /fapi/v1/order":            sig(w(0), s.newOrder),

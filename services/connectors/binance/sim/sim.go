@@ -47,6 +47,9 @@ type Config struct {
 	// FundingHours are the symbols listed by fundingInfo with an adjusted
 	// funding interval in hours; the rest are on the default 8 hours.
 	FundingHours map[string]int
+	// PageCap caps every history page the sim answers (income), so tests
+	// can make the connector page; 0: the documented limits.
+	PageCap int
 }
 
 // DefaultMarkets are BTCUSDT, ETHUSDT and the multiplier listing

@@ -31,6 +31,7 @@ func (s *Server) table() map[string]route {
 		"GET /v5/order/realtime":           sig(func(q *req) (any, *apiErr) { return s.listOrders(q, true) }),
 		"GET /v5/order/history":            sig(func(q *req) (any, *apiErr) { return s.listOrders(q, false) }),
 		"GET /v5/execution/list":           sig(s.executions),
+		"GET /v5/account/transaction-log":  sig(s.transactionLog),
 		"POST /v5/order/create":            sig(s.create),
 		"POST /v5/order/create-batch":      sig(s.createBatch),
 		"POST /v5/order/cancel":            sig(s.cancel),

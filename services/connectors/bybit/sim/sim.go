@@ -50,6 +50,9 @@ type Config struct {
 	Quota map[string]int
 	// MaxMarketQty is lotSizeFilter.maxMktOrderQty by symbol; default 1000000.
 	MaxMarketQty map[string]decimal.Decimal
+	// PageCap caps every history page the sim answers (transaction log),
+	// so tests can make the connector page; 0: the documented limits.
+	PageCap int
 }
 
 // DefaultMarkets are BTCUSDT, ETHUSDT and the multiplier listing

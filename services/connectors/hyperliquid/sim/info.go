@@ -84,6 +84,8 @@ func (s *Sim) serveInfo(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, out)
 	case "userFills", "userFillsByTime":
 		writeJSON(w, s.fills(user, req.Type == "userFillsByTime", req.StartTime, req.EndTime))
+	case "userFunding":
+		writeJSON(w, s.userFunding(user, req.StartTime, req.EndTime))
 	case "userFees":
 		f := s.eng.Fees()
 		writeJSON(w, map[string]any{

@@ -56,6 +56,9 @@ type Config struct {
 	// get min(cap + 100 000, 2 × cap). Past it an address may send one
 	// action every 10 s.
 	RequestCap int
+	// PageCap caps every history page the sim answers (userFunding), so
+	// tests can make the connector page; 0: the documented 500.
+	PageCap int
 }
 
 // Action is one /exchange action the simulator accepted: who signed it,
@@ -89,6 +92,7 @@ type Sim struct {
 	signers  map[string]map[uint64]struct{} // for tests: nonces accepted per signer
 	budgets  map[string]*budget             // per user address and class
 	reqCap   int
+	pageCap  int
 	requests atomic.Int64 // requests received on both paths, for tests
 	actionRq atomic.Int64 // requests received on /exchange
 }
@@ -153,7 +157,8 @@ func New(cfg Config) *Sim {
 	return &Sim{eng: eng, now: cfg.Now, assets: cfg.Assets,
 		users: map[string]bool{}, agents: map[string]agent{}, vaults: map[string]string{},
 		nonces: map[string][]uint64{}, cloids: map[string]map[string]string{}, extra: map[string]orderExtra{},
-		signers: map[string]map[uint64]struct{}{}, budgets: map[string]*budget{}, reqCap: cfg.RequestCap}
+		signers: map[string]map[uint64]struct{}{}, budgets: map[string]*budget{}, reqCap: cfg.RequestCap,
+		pageCap: cfg.PageCap}
 }
 
 // Engine exposes the paper engine, so tests can move prices.

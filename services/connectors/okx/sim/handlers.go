@@ -29,6 +29,8 @@ func (s *Server) table() map[string]route {
 		"GET /api/v5/account/leverage-info":      sig(s.leverageInfo),
 		"GET /api/v5/trade/fills":                sig(s.fills),
 		"GET /api/v5/trade/fills-history":        sig(s.fillsHistory),
+		"GET /api/v5/account/bills":              sig(s.bills(7 * 24 * time.Hour)),
+		"GET /api/v5/account/bills-archive":      sig(s.bills(90 * 24 * time.Hour)),
 		"GET /api/v5/trade/order":                sig(s.orderDetails),
 		"GET /api/v5/trade/orders-pending":       sig(s.ordersPending),
 		"POST /api/v5/trade/order":               sig(s.placeOrder),

@@ -72,6 +72,9 @@ type Config struct {
 	Seed        int64            // price walk seed
 	Instruments []Instrument     // default DefaultInstruments()
 	Keys        map[string]Key   // API key → secret, passphrase, environment
+	// PageCap caps every history page the sim answers (bills), so tests
+	// can make the connector page; 0: the documented limits.
+	PageCap int
 }
 
 // Failure is an answer the next matching request gets instead of being

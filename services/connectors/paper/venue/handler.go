@@ -57,6 +57,7 @@ func newHandler(e *paper.Engine, log *slog.Logger) http.Handler {
 	route("GET /v1/accounts/{account}/orders/{id}", h.order)
 	route("DELETE /v1/accounts/{account}/orders/{id}", h.cancelOrder)
 	route("GET /v1/accounts/{account}/fills", h.fills)
+	route("GET /v1/accounts/{account}/funding", h.fundingPayments)
 	route("GET /v1/accounts/{account}/leverage/{market}", h.leverage)
 	route("PUT /v1/accounts/{account}/leverage/{market}", h.setLeverage)
 	mux.HandleFunc("GET /v1/stream", func(w http.ResponseWriter, r *http.Request) { serveStream(e, w, r) })

@@ -91,6 +91,7 @@ func (s *Server) routes() *http.ServeMux {
 	add("GET /v1/balance", true, s.balance)
 	add("GET /v1/positions", true, s.positions)
 	add("GET /v1/fills", true, s.fills)
+	add("GET /v1/funding/payments", true, s.fundingPayments)
 	add("GET /v1/orders", true, s.openOrders)
 	add("GET /v1/orders-history", true, s.ordersHistory)
 	add("GET /v1/orders/{id}", true, s.getOrder)

@@ -49,6 +49,9 @@ type Config struct {
 	TokenTTL time.Duration // JWT lifetime; default 5 minutes
 	// FundingPeriodHours is funding_period_hours of every market; default 8.
 	FundingPeriodHours int
+	// PageCap caps every history page the sim answers (funding payments),
+	// so tests can make the connector page; 0: the documented limits.
+	PageCap int
 	// Quota is requests per minute by class: "public" (per IP), "auth"
 	// (per IP), "read" (private GETs per account), "orders" (private
 	// POST/DELETE per account). Defaults from the rate-limits page: 1500,

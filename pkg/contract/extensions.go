@@ -1,0 +1,102 @@
+package contract
+
+import (
+	"slices"
+
+	"github.com/shopspring/decimal"
+)
+
+// Extension operations (DESIGN §13): beyond SPEC's 20, served by the same
+// endpoint, marked `Extension` in the table, `x-perpgate-extension: true` in
+// OpenAPI. Reads are open to every tier, writes to Builder and up.
+
+// Extension operation names.
+const (
+	OpGetCapabilities    = "getCapabilities"
+	OpGetFundingPayments = "getFundingPayments"
+)
+
+// NoCredential is the credential id of a connector request that names an
+// exchange instead of a credential (an operation with ByExchange): the
+// connector answers it from the venue's adapter alone.
+const NoCredential = "-"
+
+// ext is the row of an extension operation; byExchange marks one that
+// takes `exchange` instead of credentialId.
+func ext[P, R any](name, tool string, g Group, byExchange bool, summary string) *Operation {
+	o := op[P, R](name, tool, g, summary)
+	o.Extension, o.ByExchange = true, byExchange
+	return o
+}
+
+// extensionOperations are appended to Operations, after SPEC's 20.
+var extensionOperations = []*Operation{
+	ext[CapabilitiesParams, CapabilitiesResult](OpGetCapabilities, "get_capabilities", GroupMarket, true,
+		"Describe what an exchange does: per operation native (the venue does it), emulated (the gateway builds it from other calls) or unsupported, and the venue facts a program needs (batch size, trigger price type, funding interval, amendable fields, fills history). Pass credentialId, or exchange alone (no credential needed). Read-only."),
+	ext[FundingPaymentsParams, FundingPaymentsResult](OpGetFundingPayments, "get_funding_payments", GroupAccount, false,
+		"List the account's funding payments, newest first: amount in quote currency (negative when the account paid), the rate and position size when the venue says, and a Unix-seconds time; optionally for one market and since a time. Read-only."),
+}
+
+// SpecOperations returns the 20 operations of SPEC §4, without extensions.
+func SpecOperations() []*Operation {
+	return slices.DeleteFunc(slices.Clone(Operations), func(o *Operation) bool { return o.Extension })
+}
+
+// CapabilitiesParams are getCapabilities' parameters (besides credentialId).
+type CapabilitiesParams struct {
+	Exchange Exchange `json:"exchange,omitempty" op:"enum=hyperliquid|paradex|binance|bybit|okx|paper" desc:"The exchange to describe when no credentialId is given; needs no credential."`
+}
+
+// Support says how an exchange serves an operation.
+type Support string
+
+// Support levels.
+const (
+	Native      Support = "native"      // the venue does it
+	Emulated    Support = "emulated"    // the gateway builds it from other venue calls
+	Unsupported Support = "unsupported" // the venue cannot do it; calls fail
+)
+
+// Valid reports whether s is one of the three levels.
+func (s Support) Valid() bool { return s == Native || s == Emulated || s == Unsupported }
+
+// Features are the venue facts of getCapabilities (DESIGN §13).
+type Features struct {
+	MaxBatchSize         int      `json:"maxBatchSize"`
+	LinkedProtection     bool     `json:"linkedProtection"`
+	TriggerPriceType     string   `json:"triggerPriceType"` // mark, last or index
+	MinNotionalPrice     string   `json:"minNotionalPrice"` // limit or mark
+	FundingIntervalHours int      `json:"fundingIntervalHours"`
+	Amendable            []string `json:"amendable"`
+	DeadManSwitch        Support  `json:"deadManSwitch"` // native or emulated
+	FillsHistoryDays     int      `json:"fillsHistoryDays"`
+	OpenInterest         bool     `json:"openInterest"`
+}
+
+// CapabilitiesResult is getCapabilities' result.
+type CapabilitiesResult struct {
+	Exchange   Exchange           `json:"exchange"`
+	Operations map[string]Support `json:"operations"`
+	Features   Features           `json:"features"`
+}
+
+// FundingPaymentsParams are getFundingPayments' parameters.
+type FundingPaymentsParams struct {
+	Market string `json:"market,omitempty" op:"market" desc:"Only this market; all markets when absent."`
+	Since  int    `json:"since,omitempty" op:"min=0" desc:"Only payments at or after this Unix time in seconds."`
+	Limit  int    `json:"limit" op:"min=1,max=1000,default=100" desc:"Number of payments, newest first."`
+}
+
+// FundingPayment is one funding payment of the account.
+type FundingPayment struct {
+	Market       string           `json:"market"`
+	Amount       decimal.Decimal  `json:"amount"` // quote currency; negative when paid
+	Rate         *decimal.Decimal `json:"rate,omitempty"`
+	PositionSize *decimal.Decimal `json:"positionSize,omitempty"` // signed, base asset
+	Time         int64            `json:"time"`
+}
+
+// FundingPaymentsResult is getFundingPayments' result.
+type FundingPaymentsResult struct {
+	Payments []FundingPayment `json:"payments"`
+}
