@@ -258,5 +258,6 @@ func (e *Engine) applyFunding(m *market, t int64) {
 		pay := p.size.Mul(m.mark).Mul(rate)
 		a.wallet = a.wallet.Sub(pay)
 		a.funding = a.funding.Add(pay)
+		e.emitFunding(a, FundingPayment{Market: m.spec.Symbol, Amount: pay.Neg(), Rate: rate, PositionSize: p.size}, t)
 	}
 }
