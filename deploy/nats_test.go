@@ -70,7 +70,7 @@ func TestNATSPermissions(t *testing.T) {
 		"PERPGATE_ADMIN_TOKEN": adminToken,
 		"PERPGATE_MASTER_KEY":  base64.StdEncoding.EncodeToString(masterKey),
 	}))
-	venueProc := testenv.Start(t, "paper-venue", filepath.Join(bins, "paper-venue"), env("", map[string]string{
+	venueProc := testenv.Start(t, "paper-venue", filepath.Join(bins, "paper-venue"), env("paper-venue", map[string]string{
 		"PERPGATE_PAPER_VENUE_ADDR": "127.0.0.1:0",
 	}))
 	edgeProc := testenv.Start(t, "edge", filepath.Join(bins, "edge"), env("edge", map[string]string{

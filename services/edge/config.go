@@ -9,6 +9,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/events"
 )
 
 // Config configures the edge service.
@@ -30,20 +31,31 @@ type Config struct {
 	// who sell different plans: PERPGATE_TIER_LIMITS_FREE|BUILDER|PRO as
 	// "perMinute/perDay", e.g. "30/5000".
 	TierLimits map[contract.Tier]contract.TierLimits
+	// EventRetention (PERPGATE_EVENTS_RETENTION) and JetStreamReplicas
+	// (PERPGATE_JETSTREAM_REPLICAS) shape the account event stream.
+	EventRetention    time.Duration
+	JetStreamReplicas int
+}
+
+// Events is the account event stream's configuration.
+func (c Config) Events() events.Config {
+	return events.Config{Subjects: contract.NewSubjects(c.SubjectPrefix), Retention: c.EventRetention, Replicas: c.JetStreamReplicas}
 }
 
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
 	return Config{
-		ListenAddr:     ":8080",
-		HealthAddr:     ":8082",
-		NATSURL:        "nats://127.0.0.1:4222",
-		RedisURL:       "redis://127.0.0.1:6379/0",
-		SubjectPrefix:  "perpgate",
-		RequestTimeout: 10 * time.Second,
-		ShutdownGrace:  15 * time.Second,
-		CacheTTL:       time.Minute,
-		Audit:          true,
+		ListenAddr:        ":8080",
+		HealthAddr:        ":8082",
+		NATSURL:           "nats://127.0.0.1:4222",
+		RedisURL:          "redis://127.0.0.1:6379/0",
+		SubjectPrefix:     "perpgate",
+		RequestTimeout:    10 * time.Second,
+		ShutdownGrace:     15 * time.Second,
+		CacheTTL:          time.Minute,
+		Audit:             true,
+		EventRetention:    events.DefaultRetention,
+		JetStreamReplicas: 1,
 		TierLimits: map[contract.Tier]contract.TierLimits{
 			contract.TierFree:    contract.TierFree.Limits(),
 			contract.TierBuilder: contract.TierBuilder.Limits(),
@@ -126,6 +138,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 			c.TierLimits[tier] = l
 		}
 	}
+	ev, err := events.LoadConfig(lookup, contract.Subjects{})
+	errs = append(errs, err)
+	c.EventRetention, c.JetStreamReplicas = ev.Retention, ev.Replicas
 	errs = append(errs, c.Validate())
 	return c, errors.Join(errs...)
 }

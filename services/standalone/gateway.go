@@ -223,7 +223,7 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 		}
 		g.onClose(rt.Stop)
 	}
-	return nil
+	return g.startPaperEvents(connect)
 }
 
 // ledger is the daily-notional ledger every exchange's runtime shares, so
