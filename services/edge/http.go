@@ -67,6 +67,7 @@ func (s *Server) routes() *echo.Echo {
 	e.HTTPErrorHandler = s.errorHandler
 	e.Use(s.stamp)
 	e.Any("/v1", s.handleV1)
+	e.Any(eventsPath, s.handleEvents)
 	ops := echo.WrapHandler(health.PublicHandler(s.checks))
 	e.GET("/healthz", ops)
 	e.GET("/readyz", ops)
@@ -202,8 +203,11 @@ func (s *Server) fail(c echo.Context, ce *contract.Error) error {
 	switch ce.Code {
 	case contract.CodeMethodNotAllowed:
 		h.Set("Allow", http.MethodPost)
-		if c.Path() == "/openapi.json" {
+		switch c.Path() {
+		case "/openapi.json":
 			h.Set("Allow", "GET, HEAD")
+		case eventsPath, wsPath:
+			h.Set("Allow", http.MethodGet)
 		}
 	case contract.CodeRateLimited, contract.CodeServiceUnavailable:
 		h.Set("Retry-After", strconv.Itoa(max(ce.RetryAfterSeconds, 1)))

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/events"
 	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
 	"github.com/perpgate/perpgate/pkg/telemetry"
@@ -43,6 +44,8 @@ type Server struct {
 	checks   map[string]health.Check
 	usage    *usageCounter
 	audit    *auditor // nil when Config.Audit is off
+	eventLog *events.Reader
+	streams  *openStreams
 
 	mu     sync.Mutex
 	http   *http.Server
@@ -80,6 +83,13 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.checks[name] = c
 	}
 	s.dir = newDirectory(s.nc, s.subjects, cfg.CacheTTL, now)
+	s.streams = newOpenStreams()
+	s.dir.observe = s.streams.onChange
+	reader, err := events.NewReader(s.nc, cfg.Events())
+	if err != nil {
+		return nil, fmt.Errorf("edge: %w", err)
+	}
+	s.eventLog = reader
 	s.usage = newUsageCounter()
 	if cfg.Audit {
 		a, err := newAuditor(s.nc, s.subjects)

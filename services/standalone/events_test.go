@@ -1,0 +1,368 @@
+package standalone
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/keys"
+	"github.com/shopspring/decimal"
+)
+
+// sseStream is an open GET /v1/events, read line by line in the background.
+type sseStream struct {
+	t        *testing.T
+	resp     *http.Response
+	events   chan contract.Event
+	comments chan string
+	closed   chan struct{} // the server ended the stream
+	cancel   context.CancelFunc
+}
+
+// openSSE opens /v1/events with query q, the key in X-API-Key (or, when
+// inQuery, as api_key) and any extra headers; it fails the test unless
+// the answer is a 200 event stream.
+func (g *testGateway) openSSE(key string, q url.Values, hdr map[string]string) *sseStream {
+	g.t.Helper()
+	s, r := g.trySSE(key, q, hdr)
+	if s == nil {
+		g.t.Fatalf("GET /v1/events?%s: %d %s", q.Encode(), r.status, r.raw)
+	}
+	return s
+}
+
+// trySSE opens /v1/events; when it is refused it returns the JSON answer.
+func (g *testGateway) trySSE(key string, q url.Values, hdr map[string]string) (*sseStream, response) {
+	g.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.URL()+"/v1/events?"+q.Encode(), nil)
+	if key != "" {
+		req.Header.Set("X-API-Key", key)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		g.t.Fatalf("GET /v1/events: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer cancel()
+		defer resp.Body.Close()
+		var r response
+		r.status, r.header = resp.StatusCode, resp.Header
+		dec := json.NewDecoder(resp.Body)
+		if err := dec.Decode(&r.body); err != nil {
+			g.t.Fatalf("GET /v1/events: %d answer is not JSON: %v", resp.StatusCode, err)
+		}
+		r.raw, _ = json.Marshal(r.body)
+		return nil, r
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		g.t.Fatalf("Content-Type = %q, want text/event-stream", ct)
+	}
+	s := &sseStream{t: g.t, resp: resp, events: make(chan contract.Event, 1000), comments: make(chan string, 100),
+		closed: make(chan struct{}), cancel: cancel}
+	go s.read()
+	g.t.Cleanup(s.close)
+	return s, response{status: resp.StatusCode, header: resp.Header}
+}
+
+func (s *sseStream) read() {
+	defer close(s.closed)
+	sc := bufio.NewScanner(s.resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var id string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, ":"):
+			s.comments <- line
+		case strings.HasPrefix(line, "id: "):
+			id = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "data: "):
+			var ev contract.Event
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev); err != nil {
+				s.t.Errorf("event data is not an event: %q", line)
+				continue
+			}
+			if ev.ID != id {
+				s.t.Errorf("SSE id %q differs from the event's id %q", id, ev.ID)
+			}
+			s.events <- ev
+		}
+	}
+}
+
+func (s *sseStream) close() {
+	s.cancel()
+	s.resp.Body.Close()
+}
+
+// next returns the next event, failing the test after wait.
+func (s *sseStream) next(wait time.Duration) contract.Event {
+	s.t.Helper()
+	select {
+	case ev := <-s.events:
+		return ev
+	case <-time.After(wait):
+		s.t.Fatalf("no event within %s", wait)
+	}
+	return contract.Event{}
+}
+
+// none fails the test if an event arrives within wait.
+func (s *sseStream) none(wait time.Duration) {
+	s.t.Helper()
+	select {
+	case ev := <-s.events:
+		s.t.Fatalf("unexpected event %s %s", ev.Type, ev.Data)
+	case <-time.After(wait):
+	}
+}
+
+// expect reads one event per wanted line "type" or "type field=value ...".
+func (s *sseStream) expect(want ...string) []contract.Event {
+	s.t.Helper()
+	var got []contract.Event
+	for _, w := range want {
+		ev := s.next(5 * time.Second)
+		got = append(got, ev)
+		parts := strings.Fields(w)
+		if string(ev.Type) != parts[0] {
+			s.t.Fatalf("event %d is %s %s, want %s", len(got), ev.Type, ev.Data, w)
+		}
+		var data map[string]any
+		_ = json.Unmarshal(ev.Data, &data)
+		for _, kv := range parts[1:] {
+			k, v, _ := strings.Cut(kv, "=")
+			if fmt.Sprint(data[k]) != v {
+				s.t.Fatalf("event %d %s: %s = %v, want %s (data %s)", len(got), ev.Type, k, data[k], v, ev.Data)
+			}
+		}
+	}
+	return got
+}
+
+func eventData(t *testing.T, ev contract.Event) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(ev.Data, &m); err != nil {
+		t.Fatalf("event data %s: %v", ev.Data, err)
+	}
+	return m
+}
+
+func credQuery(cred string, kv ...string) url.Values {
+	q := url.Values{"credentialId": {cred}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	return q
+}
+
+// richPaper is a gateway serving paper only, with a paper credential rich
+// enough to take several book levels at once, and BTC's mark and tick.
+func richPaper(t *testing.T, mutate ...func(*Config)) (*testGateway, string, decimal.Decimal, decimal.Decimal) {
+	g := startGateway(t, append([]func(*Config){func(c *Config) { c.Exchanges = []contract.Exchange{contract.Paper} }}, mutate...)...)
+	cred := g.newCredential(g.Bootstrap().AccountID, contract.Paper, contract.Testnet, `{"startingBalance":"100000000"}`)
+	g.setMark("BTC-USD-PERP", "50000")
+	g.setMark("ETH-USD-PERP", "3000")
+	m, err := g.PaperEngine().Market("BTC-USD-PERP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, cred, m.MarkPrice, m.TickSize
+}
+
+func TestEventsSSEFollowAnOrderThroughPartialFillFillAndCancel(t *testing.T) {
+	g, cred, mark, tick := richPaper(t)
+	key := g.Bootstrap().APIKey
+	s := g.openSSE(key, credQuery(cred), nil)
+
+	price := mark.Add(tick.Mul(decimal.NewFromInt(2)))
+	placed := g.call(key, map[string]any{"operation": "placeLimitOrder", "credentialId": cred, "market": "BTC", "side": "BUY",
+		"size": "20", "price": price.String(), "clientOrderId": "ev-partial-1"})
+	if placed.status != http.StatusOK {
+		t.Fatalf("place: %d %s", placed.status, placed.raw)
+	}
+	id := placed.body["orderId"].(string)
+	evs := s.expect(
+		"order orderId="+id+" status=OPEN filledSize=0 clientOrderId=ev-partial-1 market=BTC-USD-PERP side=BUY type=LIMIT size=20",
+		"fill orderId="+id+" liquidity=TAKER feeAsset=USD clientOrderId=ev-partial-1",
+		"position market=BTC-USD-PERP side=LONG", "balance asset=USD",
+		"fill orderId="+id+" liquidity=TAKER", "position side=LONG", "balance",
+		"order orderId="+id+" status=OPEN")
+	partial := eventData(t, evs[len(evs)-1])
+	if filled := dec(t, partial["filledSize"]); !filled.IsPositive() || !filled.LessThan(decimal.NewFromInt(20)) {
+		t.Fatalf("after the taker fills the order is filled %s of 20, want a part", filled)
+	}
+	fill := eventData(t, evs[1])
+	requireFields(t, "fill event", fill, map[string]kind{"fillId": str, "orderId": str, "market": str, "side": str,
+		"size": decStr, "price": decStr, "fee": decStr, "feeAsset": str, "liquidity": str, "timestamp": unixSec})
+	if !dec(t, fill["fee"]).IsPositive() {
+		t.Errorf("fill fee = %v, want the taker fee", fill["fee"])
+	}
+	for _, ev := range evs {
+		if ev.CredentialID != cred || ev.Exchange != contract.Paper || ev.Source != contract.SourceStream || ev.Time == 0 || ev.ReceivedAt == 0 || ev.ID == "" {
+			t.Fatalf("event envelope %+v lacks a documented field", ev)
+		}
+	}
+
+	// The mark falls through the limit: the rest fills as maker.
+	g.setMark("BTC-USD-PERP", mark.Sub(tick.Mul(decimal.NewFromInt(10))).String())
+	s.expect("fill orderId="+id+" liquidity=MAKER", "position side=LONG size=20", "balance", "order orderId="+id+" status=FILLED filledSize=20")
+
+	far := g.call(key, map[string]any{"operation": "placeLimitOrder", "credentialId": cred, "market": "BTC", "side": "SELL", "size": "1", "price": "90000"})
+	farID := far.body["orderId"].(string)
+	if r := g.call(key, map[string]any{"operation": "cancelOrder", "credentialId": cred, "market": "BTC", "orderId": farID}); r.status != http.StatusOK {
+		t.Fatalf("cancel: %d %s", r.status, r.raw)
+	}
+	s.expect("order orderId="+farID+" status=OPEN", "order orderId="+farID+" status=CANCELLED")
+}
+
+func TestEventsSSEResumeDeliversExactlyTheMissedEvents(t *testing.T) {
+	g, cred, _, _ := richPaper(t)
+	key := g.Bootstrap().APIKey
+	place := func(price string) string {
+		r := g.call(key, map[string]any{"operation": "placeLimitOrder", "credentialId": cred, "market": "BTC", "side": "BUY", "size": "0.01", "price": price})
+		if r.status != http.StatusOK {
+			t.Fatalf("place: %d %s", r.status, r.raw)
+		}
+		return r.body["orderId"].(string)
+	}
+	s := g.openSSE(key, credQuery(cred), nil)
+	first := place("40000")
+	last := s.expect("order orderId=" + first + " status=OPEN")[0]
+	s.close()
+
+	// Three events while the client is away.
+	second := place("40001")
+	g.call(key, map[string]any{"operation": "cancelOrder", "credentialId": cred, "market": "BTC", "orderId": second})
+	third := place("40002")
+
+	back := g.openSSE(key, credQuery(cred), map[string]string{"Last-Event-ID": last.ID})
+	back.expect("order orderId="+second+" status=OPEN", "order orderId="+second+" status=CANCELLED", "order orderId="+third+" status=OPEN")
+	back.none(500 * time.Millisecond)
+
+	// after= does the same, and the api_key query parameter carries the key.
+	q := credQuery(cred, "after", last.ID, "api_key", key)
+	again := g.openSSE("", q, nil)
+	again.expect("order orderId="+second+" status=OPEN", "order orderId="+second+" status=CANCELLED", "order orderId="+third+" status=OPEN")
+
+	// A resume point the stream no longer has starts with reset.
+	reset := g.openSSE(key, credQuery(cred, "after", "999999999"), nil)
+	r := reset.expect("reset")[0]
+	if string(r.Data) != "{}" || r.ID == "" {
+		t.Fatalf("reset event = %+v, want data {} and a resume id", r)
+	}
+	fourth := place("40003")
+	reset.expect("order orderId=" + fourth + " status=OPEN")
+}
+
+func TestEventsSSEScopesAsV1(t *testing.T) {
+	g, cred, _, _ := richPaper(t)
+	acct := g.Bootstrap().AccountID
+	key := g.Bootstrap().APIKey
+
+	// Errors before the stream are /v1's JSON envelope with a request id.
+	for _, c := range []struct {
+		name, key string
+		q         url.Values
+		status    int
+		code      contract.Code
+	}{
+		{"no key", "", credQuery(cred), 401, contract.CodeMissingAPIKey},
+		{"no credential", key, url.Values{}, 400, contract.CodeInvalidRequest},
+		{"unknown credential", key, credQuery("0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11"), 404, contract.CodeCredentialNotFound},
+		{"bad type", key, credQuery(cred, "types", "order,trades"), 400, contract.CodeInvalidRequest},
+		{"bad resume id", key, credQuery(cred, "after", "yesterday"), 400, contract.CodeInvalidRequest},
+	} {
+		s, r := g.trySSE(c.key, c.q, nil)
+		if s != nil {
+			t.Fatalf("%s: the stream opened", c.name)
+		}
+		if r.status != c.status || r.code() != string(c.code) || r.body["success"] != false || r.header.Get("X-Request-Id") == "" ||
+			!strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s: %d %s (request id %q), want %d %s in the JSON envelope", c.name, r.status, r.raw, r.header.Get("X-Request-Id"), c.status, c.code)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, g.URL()+"/v1/events", nil)
+	if r := g.do(req); r.status != 405 || r.header.Get("Allow") != "GET" {
+		t.Errorf("POST /v1/events: %d Allow %q, want 405 Allow GET", r.status, r.header.Get("Allow"))
+	}
+
+	// A key without the credential gets exactly /v1's error.
+	other := g.newKey(acct, keys.KeyRequest{Env: contract.KeyEnvTest, AllowedCredentials: []string{g.Bootstrap().CredentialID}})
+	v1 := g.call(other, map[string]any{"operation": "getBalance", "credentialId": cred})
+	_, sse := g.trySSE(other, credQuery(cred), nil)
+	if sse.status != v1.status || sse.code() != v1.code() || sse.body["error"] != v1.body["error"] {
+		t.Errorf("SSE refused %d %s, /v1 %d %s: want the same", sse.status, sse.raw, v1.status, v1.raw)
+	}
+	live := g.newKey(acct, keys.KeyRequest{Env: contract.KeyEnvLive})
+	if _, r := g.trySSE(live, credQuery(cred), nil); r.code() != string(contract.CodeEnvironmentMismatch) {
+		t.Errorf("live key on a testnet credential: %d %s", r.status, r.raw)
+	}
+
+	// A key limited to BTC sees BTC's events and none of ETH's.
+	btcOnly := g.newKey(acct, keys.KeyRequest{Env: contract.KeyEnvTest, Guards: contract.Guards{AllowedMarkets: []string{"BTC"}}})
+	limited := g.openSSE(btcOnly, credQuery(cred, "types", "order"), nil)
+	filtered := g.openSSE(key, credQuery(cred, "types", "order", "markets", "ETH"), nil)
+	eth := g.call(key, map[string]any{"operation": "placeLimitOrder", "credentialId": cred, "market": "ETH", "side": "BUY", "size": "1", "price": "2000"})
+	btc := g.call(key, map[string]any{"operation": "placeLimitOrder", "credentialId": cred, "market": "BTC", "side": "BUY", "size": "0.01", "price": "40000"})
+	limited.expect("order market=BTC-USD-PERP orderId=" + btc.body["orderId"].(string))
+	limited.none(300 * time.Millisecond)
+	filtered.expect("order market=ETH-USD-PERP orderId=" + eth.body["orderId"].(string))
+	filtered.none(300 * time.Millisecond)
+}
+
+func TestEventsSSERevokedKeyClosesAndStreamsAreCappedByTier(t *testing.T) {
+	g, cred, _, _ := richPaper(t)
+	acct := g.Bootstrap().AccountID
+	k, err := g.Keys().CreateKey(context.Background(), acct, keys.KeyRequest{Env: contract.KeyEnvTest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.openSSE(k.Key.Reveal(), credQuery(cred), nil)
+	start := time.Now()
+	if _, err := g.Keys().RevokeKey(context.Background(), k.Info.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.closed:
+		t.Logf("stream closed %s after the revocation", time.Since(start))
+	case <-time.After(time.Second):
+		t.Fatal("the revoked key's stream is still open after 1 s")
+	}
+	if _, r := g.trySSE(k.Key.Reveal(), credQuery(cred), nil); r.code() != string(contract.CodeKeyRevoked) {
+		t.Fatalf("revoked key reopening: %d %s", r.status, r.raw)
+	}
+
+	// A free account's key holds two streams; the third is refused naming the cap.
+	free := g.newAccount(contract.TierFree)
+	freeCred := g.newCredential(free, contract.Paper, contract.Testnet, `{}`)
+	fk := g.newKey(free, keys.KeyRequest{Env: contract.KeyEnvTest})
+	a := g.openSSE(fk, credQuery(freeCred), nil)
+	g.openSSE(fk, credQuery(freeCred), nil)
+	_, r := g.trySSE(fk, credQuery(freeCred), nil)
+	if r.status != http.StatusTooManyRequests || r.code() != string(contract.CodeRateLimited) || !strings.Contains(r.body["error"].(string), "2") ||
+		r.header.Get("Retry-After") == "" {
+		t.Fatalf("third stream of a free key: %d %s, want 429 RATE_LIMITED naming the cap of 2", r.status, r.raw)
+	}
+	a.close()
+	checkFor(t, 2*time.Second, 50*time.Millisecond, func() error {
+		s, r := g.trySSE(fk, credQuery(freeCred), nil)
+		if s == nil {
+			return fmt.Errorf("after closing one: %d %s", r.status, r.raw)
+		}
+		return nil
+	})
+}
