@@ -35,6 +35,9 @@ type Config struct {
 	// (PERPGATE_JETSTREAM_REPLICAS) shape the account event stream.
 	EventRetention    time.Duration
 	JetStreamReplicas int
+	// EventKeepAlive is how often an idle SSE stream gets a comment line,
+	// so proxies do not close it (15 s; tests shorten it).
+	EventKeepAlive time.Duration
 }
 
 // Events is the account event stream's configuration.
@@ -56,6 +59,7 @@ func DefaultConfig() Config {
 		Audit:             true,
 		EventRetention:    events.DefaultRetention,
 		JetStreamReplicas: 1,
+		EventKeepAlive:    15 * time.Second,
 		TierLimits: map[contract.Tier]contract.TierLimits{
 			contract.TierFree:    contract.TierFree.Limits(),
 			contract.TierBuilder: contract.TierBuilder.Limits(),
@@ -156,6 +160,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownGrace <= 0 {
 		errs = append(errs, errors.New("PERPGATE_SHUTDOWN_GRACE must be positive"))
+	}
+	if c.EventKeepAlive <= 0 {
+		errs = append(errs, errors.New("the event stream keep-alive interval must be positive"))
 	}
 	if c.CacheTTL <= 0 {
 		errs = append(errs, errors.New("PERPGATE_EDGE_CACHE_TTL must be positive"))

@@ -28,10 +28,6 @@ const (
 	wsPath     = "/v1/ws"
 )
 
-// keepAliveEvery is how often an idle SSE stream gets a comment line, so
-// proxies do not close it.
-const keepAliveEvery = 15 * time.Second
-
 // eventsScope is the operation a key's allowedOperations must list for
 // the key to read account events: the same data getEvents returns.
 const eventsScope = "getEvents"
@@ -329,7 +325,7 @@ func (s *Server) serveSSE(c echo.Context, ctx context.Context, sub *subscription
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
-		t := time.NewTicker(keepAliveEvery)
+		t := time.NewTicker(s.cfg.EventKeepAlive)
 		defer t.Stop()
 		for {
 			select {

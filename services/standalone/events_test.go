@@ -230,7 +230,7 @@ func TestEventsSSEFollowAnOrderThroughPartialFillFillAndCancel(t *testing.T) {
 }
 
 func TestEventsSSEResumeDeliversExactlyTheMissedEvents(t *testing.T) {
-	g, cred, _, _ := richPaper(t)
+	g, cred, _, _ := richPaper(t, func(c *Config) { c.Edge.EventKeepAlive = 200 * time.Millisecond })
 	key := g.Bootstrap().APIKey
 	place := func(price string) string {
 		r := g.call(key, map[string]any{"operation": "placeLimitOrder", "credentialId": cred, "market": "BTC", "side": "BUY", "size": "0.01", "price": price})
@@ -240,6 +240,14 @@ func TestEventsSSEResumeDeliversExactlyTheMissedEvents(t *testing.T) {
 		return r.body["orderId"].(string)
 	}
 	s := g.openSSE(key, credQuery(cred), nil)
+	select { // an idle stream gets its keep-alive comment
+	case c := <-s.comments:
+		if c != ": keep-alive" {
+			t.Errorf("comment %q", c)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("no keep-alive comment on an idle stream")
+	}
 	first := place("40000")
 	last := s.expect("order orderId=" + first + " status=OPEN")[0]
 	s.close()
