@@ -152,6 +152,37 @@ type ErrorEvent struct {
 	Message string `json:"message"`
 }
 
+// WaitForOrderParams are waitForOrder's parameters.
+type WaitForOrderParams struct {
+	OrderID        string `json:"orderId,omitempty" op:"maxlen=128" desc:"The exchange order id; give this or clientOrderId."`
+	ClientOrderID  string `json:"clientOrderId,omitempty" op:"clientid" desc:"Your client order id; give this or orderId."`
+	Until          string `json:"until" op:"required,enum=filled|done|change" desc:"filled: fully filled; done: filled, cancelled or rejected; change: any change after the call."`
+	TimeoutSeconds int    `json:"timeoutSeconds" op:"required,min=1,max=60" desc:"How long to wait at most, in seconds."`
+}
+
+// WaitForOrderResult is waitForOrder's result.
+type WaitForOrderResult struct {
+	Order   *OrderEvent `json:"order"`
+	Reached bool        `json:"reached"`
+}
+
+// MaxEventsPage is the most events getEvents returns at once.
+const MaxEventsPage = 500
+
+// GetEventsParams are getEvents' parameters.
+type GetEventsParams struct {
+	After string `json:"after,omitempty" op:"maxlen=32" desc:"The id of the last event you have; from the oldest kept when absent."`
+	Types string `json:"types,omitempty" op:"maxlen=80" desc:"Only these event types, comma-separated: order, fill, position, balance, funding, error."`
+	Limit int    `json:"limit" op:"min=1,max=500,default=100" desc:"Most events to return."`
+}
+
+// GetEventsResult is getEvents' result: the events oldest first, and the
+// id to pass as after next time.
+type GetEventsResult struct {
+	Events []Event `json:"events"`
+	Next   string  `json:"next"`
+}
+
 // MaxOpenEventStreams caps the event streams (SSE and WebSocket
 // subscriptions) a key may hold open at once, by tier.
 func (t Tier) MaxOpenEventStreams() int {

@@ -28,6 +28,12 @@ type Operation struct {
 	Summary  string // one paragraph for humans and agents
 	Params   reflect.Type
 	Result   reflect.Type
+	// Extension marks an operation beyond SPEC's 20 (OpenAPI
+	// x-perpgate-extension: true).
+	Extension bool
+	// AtEdge marks an operation the edge serves itself from the account
+	// event stream; connectors have no endpoint for it.
+	AtEdge bool
 }
 
 // Places reports whether the operation creates orders (idempotency and
@@ -70,7 +76,17 @@ const (
 	OpCancelAllOrders       = "cancelAllOrders"
 	OpCloseAllPositions     = "closeAllPositions"
 	OpSetLeverage           = "setLeverage"
+	OpWaitForOrder          = "waitForOrder"
+	OpGetEvents             = "getEvents"
 )
+
+// eventOp is an extension operation the edge answers from the account
+// event stream.
+func eventOp[P, R any](name, tool, summary string) *Operation {
+	o := op[P, R](name, tool, GroupAccount, summary)
+	o.Extension, o.AtEdge = true, true
+	return o
+}
 
 // Operations is the table of the 20 operations, in SPEC §4 order.
 var Operations = []*Operation{
@@ -114,6 +130,10 @@ var Operations = []*Operation{
 		"Close the open position on a market with reduce-only market orders; returns the closed size in base-asset units and the average close price in quote currency. Destructive: on mainnet credentials this moves real money and realizes the profit or loss."),
 	op[LeverageParams, LeverageResult](OpSetLeverage, "set_leverage", GroupManage,
 		"Set the cross-margin leverage multiplier of a market for this account (5 means 5x). Higher leverage raises liquidation risk: on mainnet credentials that is real money."),
+	eventOp[WaitForOrderParams, WaitForOrderResult](OpWaitForOrder, "wait_for_order",
+		"Wait until an order (by orderId or clientOrderId) is filled (until=filled), is final: filled, cancelled or rejected (until=done), or changes at all (until=change), for at most timeoutSeconds (1-60); returns the order as last known and reached=true when the condition was met, reached=false on timeout. Use it instead of polling get_orders. Read-only."),
+	eventOp[GetEventsParams, GetEventsResult](OpGetEvents, "get_events",
+		"Read the credential's account events (order, fill, position, balance, funding) after the event id `after`, oldest first, at most limit (1-500); pass the returned `next` as `after` to read on. A first event of type reset means `after` is older than the retention: take a snapshot with get_orders and get_positions. Read-only."),
 }
 
 var byName = func() map[string]*Operation {

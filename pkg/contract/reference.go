@@ -46,6 +46,8 @@ var Examples = []Example{
 	{OpGetFills, `"market":"BTC-USD-PERP","limit":10`, ""},
 	{OpCancelAllOrders, `"market":"BTC-USD-PERP"`, "Cancels the stop and protection orders too."},
 	{OpCloseAllPositions, `"market":"BTC-USD-PERP"`, ""},
+	{OpGetEvents, `"types":"order,fill","limit":5`, "The oldest kept order and fill events; pass `next` as `after` to read on."},
+	{OpWaitForOrder, `"orderId":"$ORDER_ID","until":"done","timeoutSeconds":5`, "The order cancelled above is final already, so this answers at once with `reached:true`; for a resting order it waits up to timeoutSeconds."},
 }
 
 // Body returns the example's request body with credentialId set to cred.
@@ -74,7 +76,7 @@ func Reference() []byte {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# API reference\n\n")
 	w("<!-- Generated from the operation table (pkg/contract) by `make docs`; do not edit by hand. -->\n\n")
-	w("Every call is `POST /v1` with a JSON object: `operation` names one of the 20 operations below, ")
+	w("Every call is `POST /v1` with a JSON object: `operation` names one of the operations below (SPEC's 20 and the extensions), ")
 	w("`credentialId` the exchange credential to act with, and the operation's parameters sit beside them. ")
 	w("Send the API key as `X-API-Key: <key>` or `Authorization: Bearer <key>`. ")
 	w("A success answers `{\"success\":true, ...result fields}`; a failure answers ")
@@ -89,7 +91,7 @@ func Reference() []byte {
 	w("```sh\nexport PG=http://localhost:8080 KEY=$(jq -r .apiKey .perpgate/bootstrap.json) CRED=$(jq -r .credentialId .perpgate/bootstrap.json)\n")
 	w("v1() { curl -s \"$PG/v1\" -H \"X-API-Key: $KEY\" -H 'Content-Type: application/json' -d \"${1//\\$CRED/$CRED}\"; echo; }\n")
 	w("v1 '%s'\n```\n\n", Examples[0].Body("$CRED"))
-	w("`$ORDER_ID` in the cancelOrder example stands for the `orderId` the resting limit order answered.\n\n")
+	w("`$ORDER_ID` in the cancelOrder and waitForOrder examples stands for the `orderId` the resting limit order answered.\n\n")
 
 	w("## Operations\n\n| operation | MCP tool | minimum tier | |\n|---|---|---|---|\n")
 	for _, op := range Operations {
@@ -110,7 +112,11 @@ func Reference() []byte {
 func writeOperation(b *bytes.Buffer, op *Operation) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("## %s\n\n", op.Name)
-	w("MCP tool `%s` · %s group · %s tier or above\n\n%s\n\n", op.Tool, op.Group, op.MinTier, op.Summary)
+	ext := ""
+	if op.Extension {
+		ext = " · extension (beyond the core 20)"
+	}
+	w("MCP tool `%s` · %s group · %s tier or above%s\n\n%s\n\n", op.Tool, op.Group, op.MinTier, ext, op.Summary)
 	w("**Parameters** (besides `operation` and `credentialId`)\n\n")
 	spec := SpecOf(op.Params)
 	if len(spec.Fields) == 0 {

@@ -117,6 +117,10 @@ func (s *Server) execute(ctx context.Context, requestID string, key contract.Key
 			return nil, cred.Exchange, ce
 		}
 	}
+	if op.AtEdge {
+		result, ce := s.serveAtEdge(ctx, key, cred, op, params)
+		return result, cred.Exchange, ce
+	}
 	var result json.RawMessage
 	if err := bus.RequestConnector(ctx, s.nc, s.subjects.Operation(cred.Exchange, op), req, &result); err != nil {
 		return nil, cred.Exchange, s.routeError(ctx, op, cred.Exchange, clientID, err)

@@ -374,3 +374,115 @@ func TestEventsSSERevokedKeyClosesAndStreamsAreCappedByTier(t *testing.T) {
 		return nil
 	})
 }
+
+func TestEventOperationsWaitForOrderOverMCPOutlastsTheRequestTimeout(t *testing.T) {
+	g, cred, mark, tick := richPaper(t, func(c *Config) { c.Edge.RequestTimeout = time.Second })
+	key := g.Bootstrap().APIKey
+	c := mustConnectMCP(t, g, "streamable", key)
+	below := mark.Sub(tick.Mul(decimal.NewFromInt(20)))
+	placed := c.ok("place_limit_order", map[string]any{"credentialId": cred, "market": "BTC", "side": "BUY", "size": "0.01",
+		"price": below.String(), "clientOrderId": "wait-1"})
+	id := placed["orderId"].(string)
+
+	// Nothing happens for 2 s: the wait times out after its own 2 s, not the edge's 1 s.
+	start := time.Now()
+	res := c.ok("wait_for_order", map[string]any{"credentialId": cred, "orderId": id, "until": "filled", "timeoutSeconds": 2})
+	if took := time.Since(start); res["reached"] != false || took < 2*time.Second {
+		t.Fatalf("a wait on a resting order answered %v after %s, want reached:false after 2 s", res, took)
+	}
+	if o := res["order"].(map[string]any); o["status"] != "OPEN" || o["orderId"] != id {
+		t.Fatalf("order as last known = %v, want OPEN %s", o, id)
+	}
+
+	// The mark crosses the limit 2.5 s into a wait: it answers on the fill.
+	go func() {
+		time.Sleep(2500 * time.Millisecond)
+		g.setMark("BTC-USD-PERP", below.Sub(tick.Mul(decimal.NewFromInt(5))).String())
+	}()
+	start = time.Now()
+	res = c.ok("wait_for_order", map[string]any{"credentialId": cred, "clientOrderId": "wait-1", "until": "filled", "timeoutSeconds": 10})
+	took := time.Since(start)
+	o := res["order"].(map[string]any)
+	if res["reached"] != true || o["status"] != "FILLED" || o["filledSize"] != "0.01" || took < 2*time.Second || took > 5*time.Second {
+		t.Fatalf("wait for the fill answered %v after %s, want reached FILLED about 2.5 s in", res, took)
+	}
+	t.Logf("wait_for_order answered %s after the call, the request timeout being 1 s", took)
+
+	// Already final: done answers at once; change waits for a change.
+	res = c.ok("wait_for_order", map[string]any{"credentialId": cred, "orderId": id, "until": "done", "timeoutSeconds": 5})
+	if res["reached"] != true {
+		t.Fatalf("done on a filled order: %v", res)
+	}
+}
+
+func TestEventOperationsOverV1(t *testing.T) {
+	g, cred, _, _ := richPaper(t)
+	key := g.Bootstrap().APIKey
+	call := func(body map[string]any) response {
+		t.Helper()
+		body["credentialId"] = cred
+		return g.call(key, body)
+	}
+	var ids []string
+	for _, p := range []string{"40000", "40001", "40002"} {
+		r := call(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": p})
+		ids = append(ids, r.body["orderId"].(string))
+	}
+	call(map[string]any{"operation": "cancelOrder", "market": "BTC", "orderId": ids[0]})
+	call(map[string]any{"operation": "placeMarketOrder", "market": "ETH", "side": "BUY", "size": "0.1"})
+
+	r := call(map[string]any{"operation": "getEvents", "types": "order", "limit": 2})
+	evs := objects(t, r.body["events"])
+	if r.status != 200 || len(evs) != 2 || evs[0]["type"] != "order" || r.body["next"] != evs[1]["id"] {
+		t.Fatalf("first page: %d %s", r.status, r.raw)
+	}
+	r = call(map[string]any{"operation": "getEvents", "types": "order", "after": r.body["next"]})
+	rest := objects(t, r.body["events"])
+	// Orders 3 OPEN, 1 CANCELLED, ETH OPEN and ETH FILLED.
+	if len(rest) != 4 || eventData(t, contract.Event{Data: mustRaw(rest[1]["data"])})["status"] != "CANCELLED" {
+		t.Fatalf("second page: %s", r.raw)
+	}
+	last := r.body["next"]
+	if r = call(map[string]any{"operation": "getEvents", "after": last}); len(objects(t, r.body["events"])) != 0 || r.body["next"] != last {
+		t.Fatalf("reading past the end: %s", r.raw)
+	}
+	r = call(map[string]any{"operation": "getEvents", "types": "fill,position"})
+	for _, ev := range objects(t, r.body["events"]) {
+		if ev["type"] != "fill" && ev["type"] != "position" {
+			t.Fatalf("types=fill,position gave a %v event", ev["type"])
+		}
+	}
+	if r = call(map[string]any{"operation": "getEvents", "after": "99999999"}); objects(t, r.body["events"])[0]["type"] != "reset" {
+		t.Fatalf("an id past the stream: %s, want a reset first", r.raw)
+	}
+
+	// waitForOrder: an order already final answers at once.
+	start := time.Now()
+	r = call(map[string]any{"operation": "waitForOrder", "orderId": ids[0], "until": "done", "timeoutSeconds": 30})
+	if r.body["reached"] != true || time.Since(start) > 2*time.Second {
+		t.Fatalf("waitForOrder on a cancelled order: %s after %s", r.raw, time.Since(start))
+	}
+	for _, c := range []struct {
+		body   map[string]any
+		status int
+		code   contract.Code
+	}{
+		{map[string]any{"operation": "waitForOrder", "until": "done", "timeoutSeconds": 1}, 400, contract.CodeInvalidRequest},
+		{map[string]any{"operation": "waitForOrder", "orderId": "1", "clientOrderId": "x", "until": "done", "timeoutSeconds": 1}, 400, contract.CodeInvalidRequest},
+		{map[string]any{"operation": "waitForOrder", "orderId": "1", "until": "done", "timeoutSeconds": 61}, 400, contract.CodeInvalidRequest},
+		{map[string]any{"operation": "waitForOrder", "orderId": "1", "until": "soon", "timeoutSeconds": 1}, 400, contract.CodeInvalidRequest},
+		{map[string]any{"operation": "waitForOrder", "orderId": "777", "until": "done", "timeoutSeconds": 1}, 502, contract.CodeExchangeError},
+		{map[string]any{"operation": "getEvents", "limit": 501}, 400, contract.CodeInvalidRequest},
+		{map[string]any{"operation": "getEvents", "types": "trades"}, 400, contract.CodeInvalidRequest},
+		{map[string]any{"operation": "getEvents", "after": "x1"}, 400, contract.CodeInvalidRequest},
+	} {
+		if r := call(c.body); r.status != c.status || r.code() != string(c.code) {
+			t.Errorf("%v: %d %s, want %d %s", c.body, r.status, r.raw, c.status, c.code)
+		}
+	}
+}
+
+func mustRaw(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}

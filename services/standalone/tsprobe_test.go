@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/perpgate/perpgate/pkg/contract"
 )
 
 // tsSDKVersion is the @modelcontextprotocol/sdk the probe runs.
@@ -52,7 +54,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		DryRun     bool   `json:"dryRun"`
 		TakeProfit string `json:"takeProfit"`
 	}
-	if err := json.Unmarshal(out, &seen); err != nil || seen.Tools != 20 || seen.Bids == 0 || !seen.DryRun || seen.TakeProfit != "63000" {
+	if err := json.Unmarshal(out, &seen); err != nil || seen.Tools != len(contract.Operations) || seen.Bids == 0 || !seen.DryRun || seen.TakeProfit != "63000" {
 		t.Fatalf("TypeScript MCP client saw %s (%v)", out, err)
 	}
 }
