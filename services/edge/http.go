@@ -68,6 +68,7 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(s.stamp)
 	e.Any("/v1", s.handleV1)
 	e.Any(eventsPath, s.handleEvents)
+	e.Any(wsPath, s.handleWS)
 	ops := echo.WrapHandler(health.PublicHandler(s.checks))
 	e.GET("/healthz", ops)
 	e.GET("/readyz", ops)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/shopspring/decimal"
@@ -485,4 +486,172 @@ func TestEventOperationsOverV1(t *testing.T) {
 func mustRaw(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// wsClient is a GET /v1/ws connection reading server messages in the
+// background.
+type wsClient struct {
+	t      *testing.T
+	conn   *websocket.Conn
+	msgs   chan map[string]any
+	closed chan struct{}
+}
+
+func (g *testGateway) dialWS(key string) *wsClient {
+	g.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, resp, err := websocket.Dial(ctx, strings.Replace(g.URL(), "http://", "ws://", 1)+"/v1/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"X-API-Key": {key}}})
+	if err != nil {
+		g.t.Fatalf("dial /v1/ws: %v (%v)", err, resp)
+	}
+	c := &wsClient{t: g.t, conn: conn, msgs: make(chan map[string]any, 1000), closed: make(chan struct{})}
+	go func() {
+		defer close(c.closed)
+		for {
+			_, data, err := conn.Read(context.Background())
+			if err != nil {
+				return
+			}
+			var m map[string]any
+			if json.Unmarshal(data, &m) != nil {
+				g.t.Errorf("server message is not JSON: %q", data)
+			}
+			c.msgs <- m
+		}
+	}()
+	g.t.Cleanup(func() { conn.CloseNow() })
+	return c
+}
+
+func (c *wsClient) send(m map[string]any) {
+	c.t.Helper()
+	b, _ := json.Marshal(m)
+	if err := c.conn.Write(context.Background(), websocket.MessageText, b); err != nil {
+		c.t.Fatalf("ws write: %v", err)
+	}
+}
+
+func (c *wsClient) next() map[string]any {
+	c.t.Helper()
+	select {
+	case m := <-c.msgs:
+		return m
+	case <-time.After(5 * time.Second):
+		c.t.Fatal("no WebSocket message within 5 s")
+	}
+	return nil
+}
+
+// expect reads one message per wanted "op" or "event type k=v ..." line.
+func (c *wsClient) expect(want ...string) []map[string]any {
+	c.t.Helper()
+	var got []map[string]any
+	for _, w := range want {
+		m := c.next()
+		got = append(got, m)
+		parts := strings.Fields(w)
+		if m["op"] != parts[0] {
+			c.t.Fatalf("message %v, want %s", m, w)
+		}
+		fields := m
+		if parts[0] == "event" {
+			ev := m["event"].(map[string]any)
+			if ev["type"] != parts[1] {
+				c.t.Fatalf("event %v, want %s", ev, w)
+			}
+			fields = ev["data"].(map[string]any)
+			for k, v := range ev {
+				if k != "data" {
+					fields["@"+k] = v
+				}
+			}
+			parts = parts[1:]
+		}
+		for _, kv := range parts[1:] {
+			k, v, _ := strings.Cut(kv, "=")
+			if fmt.Sprint(fields[k]) != v {
+				c.t.Fatalf("message %v: %s = %v, want %s", m, k, fields[k], v)
+			}
+		}
+	}
+	return got
+}
+
+func (c *wsClient) none(wait time.Duration) {
+	c.t.Helper()
+	select {
+	case m := <-c.msgs:
+		c.t.Fatalf("unexpected message %v", m)
+	case <-time.After(wait):
+	}
+}
+
+func TestEventsWebSocketCarriesSeveralCredentials(t *testing.T) {
+	g, credA, _, _ := richPaper(t)
+	acct := g.Bootstrap().AccountID
+	credB := g.newCredential(acct, contract.Paper, contract.Testnet, `{"startingBalance":"100000"}`)
+	k, err := g.Keys().CreateKey(context.Background(), acct, keys.KeyRequest{Env: contract.KeyEnvTest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := k.Key.Reveal()
+	place := func(cred string, body map[string]any) string {
+		t.Helper()
+		body["credentialId"] = cred
+		r := g.call(key, body)
+		if r.status != http.StatusOK {
+			t.Fatalf("%v: %d %s", body, r.status, r.raw)
+		}
+		return r.body["orderId"].(string)
+	}
+
+	// Refused before the upgrade: the JSON envelope.
+	req, _ := http.NewRequest(http.MethodGet, g.URL()+"/v1/ws", nil)
+	if r := g.do(req); r.status != 401 || r.code() != string(contract.CodeMissingAPIKey) || r.header.Get("X-Request-Id") == "" {
+		t.Fatalf("GET /v1/ws without a key: %d %s", r.status, r.raw)
+	}
+
+	ws := g.dialWS(key)
+	ws.send(map[string]any{"op": "subscribe", "credentialId": credA, "types": []string{"order"}})
+	ws.send(map[string]any{"op": "subscribe", "credentialId": credB})
+	ws.expect("subscribed credentialId="+credA, "subscribed credentialId="+credB)
+	a := place(credA, map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": "40000"})
+	ws.expect("event order orderId=" + a + " status=OPEN @credentialId=" + credA + " @source=stream")
+	b := place(credB, map[string]any{"operation": "placeMarketOrder", "market": "ETH", "side": "BUY", "size": "0.1"})
+	got := ws.expect("event order orderId="+b+" status=OPEN @credentialId="+credB, "event fill orderId="+b+" feeAsset=USD",
+		"event position side=LONG", "event balance", "event order orderId="+b+" status=FILLED")
+	if fee := got[1]["event"].(map[string]any)["data"].(map[string]any)["fee"]; fee == "0" || fee == nil {
+		t.Errorf("fill fee = %v", fee)
+	}
+
+	// Errors are messages; the socket stays.
+	ws.send(map[string]any{"op": "subscribe", "credentialId": "0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11"})
+	ws.expect("error code=CREDENTIAL_NOT_FOUND")
+	ws.send(map[string]any{"op": "dance"})
+	ws.expect("error code=INVALID_REQUEST")
+
+	// Unsubscribed: A's events stop; resubscribing with after gets exactly the missed ones.
+	last := got[4]["event"].(map[string]any)["id"].(string)
+	ws.send(map[string]any{"op": "unsubscribe", "credentialId": credA})
+	ws.send(map[string]any{"op": "unsubscribe", "credentialId": credB})
+	time.Sleep(100 * time.Millisecond)
+	a2 := place(credA, map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": "40001"})
+	ws.none(300 * time.Millisecond)
+	ws.send(map[string]any{"op": "subscribe", "credentialId": credA, "after": last})
+	ws.expect("subscribed", "event order orderId="+a2+" status=OPEN")
+	ws.none(300 * time.Millisecond)
+
+	// A revoked key's socket closes within 1 s.
+	start := time.Now()
+	if _, err := g.Keys().RevokeKey(context.Background(), k.Info.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ws.closed:
+		t.Logf("socket closed %s after the revocation", time.Since(start))
+	case <-time.After(time.Second):
+		t.Fatal("the revoked key's socket is still open after 1 s")
+	}
 }
