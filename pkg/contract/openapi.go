@@ -109,6 +109,9 @@ func OpenAPI(version string) ([]byte, error) {
 			},
 		},
 	}
+	for path, item := range eventPaths(schemas) {
+		doc["paths"].(map[string]any)[path] = item
+	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, err

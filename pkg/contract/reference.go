@@ -105,6 +105,7 @@ func Reference() []byte {
 	for _, op := range Operations {
 		writeOperation(&b, op)
 	}
+	writeEvents(&b)
 	writeErrors(&b)
 	return b.Bytes()
 }
