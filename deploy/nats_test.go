@@ -170,6 +170,10 @@ func TestNATSPermissions(t *testing.T) {
 		})
 	})
 
+	t.Run("account events reach the edge's stream", func(t *testing.T) {
+		checkAccountEvents(t, edgeURL, key.Key, creds[contract.Paper])
+	})
+
 	// The test's connections live as long as the whole test.
 	top := t
 	clients := map[string]*client{}

@@ -67,6 +67,8 @@ type cluster struct {
 type clusterOptions struct {
 	PersistRedis   bool          // Redis writes every change to disk, as compose runs it
 	RequestTimeout time.Duration // the edge's request deadline
+	NATSURL        string        // a NATS of the test's own making (a cluster); empty starts one
+	Env            map[string]string
 }
 
 func newCluster(t *testing.T, opt clusterOptions) *cluster {
@@ -78,12 +80,20 @@ func newCluster(t *testing.T, opt clusterOptions) *cluster {
 		opt.RequestTimeout = 3 * time.Second
 	}
 	bins := binaries(t)
-	c := &cluster{t: t, NATS: testenv.NATSDaemon(t), Redis: testenv.RedisDaemon(t, opt.PersistRedis)}
+	c := &cluster{t: t, Redis: testenv.RedisDaemon(t, opt.PersistRedis)}
+	natsURL := opt.NATSURL
+	if natsURL == "" {
+		c.NATS = testenv.NATSDaemon(t)
+		natsURL = c.NATS.URL
+	}
 	base := map[string]string{
-		"PERPGATE_NATS_URL":        c.NATS.URL,
+		"PERPGATE_NATS_URL":        natsURL,
 		"PERPGATE_LOG_FORMAT":      "json",
 		"PERPGATE_HEALTH_ADDR":     "127.0.0.1:0",
 		"PERPGATE_REQUEST_TIMEOUT": opt.RequestTimeout.String(),
+	}
+	for k, v := range opt.Env {
+		base[k] = v
 	}
 	env := func(more map[string]string) map[string]string {
 		m := map[string]string{}
