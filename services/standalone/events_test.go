@@ -655,3 +655,31 @@ func TestEventsWebSocketCarriesSeveralCredentials(t *testing.T) {
 		t.Fatal("the revoked key's socket is still open after 1 s")
 	}
 }
+
+// TestEventsProtectionPairOnPaper: the take-profit fires; its fill event
+// is followed within a second by the stop-loss's CANCELLED event, with no
+// call in between (the paper venue links the pair to the position).
+func TestEventsProtectionPairOnPaper(t *testing.T) {
+	g, cred, mark, tick := richPaper(t)
+	key := g.Bootstrap().APIKey
+	call := func(body map[string]any) map[string]any {
+		t.Helper()
+		body["credentialId"] = cred
+		r := g.call(key, body)
+		if r.status != http.StatusOK {
+			t.Fatalf("%v: %d %s", body["operation"], r.status, r.raw)
+		}
+		return r.body
+	}
+	call(map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "BUY", "size": "0.01"})
+	prot := call(map[string]any{"operation": "placeProtectionOrders", "market": "BTC", "side": "LONG", "size": "0.01",
+		"entryPrice": mark.String(), "tpPercent": 1, "slPercent": 1})
+	tp, sl := prot["tpOrderId"], prot["slOrderId"]
+	s := g.openSSE(key, credQuery(cred, "types", "order,fill"), nil)
+	g.setMark("BTC-USD-PERP", mark.Mul(decimal.RequireFromString("1.02")).Round(0).Sub(tick).String())
+	evs := s.expect(fmt.Sprintf("fill orderId=%v", tp), fmt.Sprintf("order orderId=%v status=CANCELLED", sl),
+		fmt.Sprintf("order orderId=%v status=FILLED", tp))
+	if gap := evs[1].ReceivedAt - evs[0].ReceivedAt; gap > 1000 {
+		t.Fatalf("the stop-loss was cancelled %d ms after the take-profit's fill", gap)
+	}
+}
