@@ -286,7 +286,20 @@ func natsCluster(t *testing.T) ([]*testenv.Daemon, string) {
 		}
 		ds = append(ds, testenv.NATSConfDaemon(t, conf, n.client))
 	}
-	return ds, strings.Join(urls, ",")
+	list := strings.Join(urls, ",")
+	nc, err := nats.Connect(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	testenv.Poll(t, "the cluster's JetStream has a leader", 20*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := js.AccountInfo(ctx)
+		return err
+	})
+	return ds, list
 }
 
 // streamLeader checks that the event stream has the replicas asked for and

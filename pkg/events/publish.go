@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -81,20 +82,46 @@ func NewPublisher(nc *nats.Conn, cfg Config, log *slog.Logger) *Publisher {
 		stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-// Start ensures the stream exists and publishes queued events from then on.
+// Start ensures the stream exists and publishes queued events from then
+// on. A NATS without JetStream fails here; a stream that cannot be made
+// yet (a cluster still electing its leaders) is retried in the background
+// while events queue.
 func (p *Publisher) Start(ctx context.Context) error {
 	js, err := jetstream.New(p.nc)
 	if err != nil {
 		return fmt.Errorf("account events: %w", err)
 	}
-	if _, err := Ensure(ctx, js, p.cfg); err != nil {
+	_, err = Ensure(ctx, js, p.cfg)
+	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
 		return err
 	}
 	p.mu.Lock()
 	p.started = true
 	p.mu.Unlock()
-	go p.run(js)
+	go func() {
+		if err != nil && !p.ensure(js, err) {
+			close(p.done)
+			return
+		}
+		p.run(js)
+	}()
 	return nil
+}
+
+// ensure retries creating the stream until it exists; false once stopped.
+func (p *Publisher) ensure(js jetstream.JetStream, err error) bool {
+	backoff := 250 * time.Millisecond
+	for err != nil {
+		p.log.Warn("account event stream not ready yet; retrying", "err", err)
+		select {
+		case <-p.stop:
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+		_, err = Ensure(context.Background(), js, p.cfg)
+	}
+	return true
 }
 
 // Publish queues ev.
@@ -149,6 +176,7 @@ func (p *Publisher) Close() {
 
 func (p *Publisher) run(js jetstream.JetStream) {
 	defer close(p.done)
+	p.log.Info("publishing account events", "stream", p.cfg.Subjects.AccountEventStream())
 	for {
 		p.mu.Lock()
 		var next *Outgoing

@@ -130,6 +130,12 @@ func (r *Reader) consumer(ctx context.Context, x contract.Exchange, cred string,
 type Cursor struct {
 	Reset bool   // the resume point was older than the retention
 	Last  uint64 // the stream's last sequence when the cursor opened
+
+	r     *Reader
+	x     contract.Exchange
+	cred  string
+	types []contract.EventType
+	next  uint64 // the sequence to deliver next
 	it    jetstream.MessagesContext
 }
 
@@ -141,44 +147,85 @@ func (r *Reader) Follow(ctx context.Context, x contract.Exchange, cred string, t
 		return nil, err
 	}
 	from, reset := start(w, first, last, false)
-	c, err := r.consumer(ctx, x, cred, types, from)
-	if err != nil {
+	c := &Cursor{Reset: reset, Last: last, r: r, x: x, cred: cred, types: types, next: from}
+	if err := c.open(ctx); err != nil {
 		return nil, err
 	}
-	it, err := c.Messages(jetstream.PullMaxMessages(64), jetstream.PullHeartbeat(5*time.Second), jetstream.PullExpiry(30*time.Second))
-	if err != nil {
-		return nil, fmt.Errorf("account event consumer: %w", err)
-	}
-	return &Cursor{Reset: reset, Last: last, it: it}, nil
+	return c, nil
 }
 
-// Next waits for the next event.
+// open starts consuming at c.next.
+func (c *Cursor) open(ctx context.Context) error {
+	cons, err := c.r.consumer(ctx, c.x, c.cred, c.types, c.next)
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(64), jetstream.PullHeartbeat(2*time.Second), jetstream.PullExpiry(30*time.Second))
+	if err != nil {
+		return fmt.Errorf("account event consumer: %w", err)
+	}
+	c.it = it
+	return nil
+}
+
+// Next waits for the next event. When the consumer fails (a NATS server
+// went away, the stream is electing a leader) it starts a new one after
+// the last event delivered, so a cursor only ends with ctx.
 func (c *Cursor) Next(ctx context.Context) (contract.Event, error) {
+	backoff := 100 * time.Millisecond
 	for {
+		if c.it == nil {
+			if err := c.open(ctx); err != nil {
+				if ctx.Err() != nil {
+					return contract.Event{}, ctx.Err()
+				}
+				select {
+				case <-ctx.Done():
+					return contract.Event{}, ctx.Err()
+				case <-time.After(backoff):
+				}
+				backoff = min(2*backoff, 2*time.Second)
+				continue
+			}
+		}
 		m, err := c.it.Next(jetstream.NextContext(ctx))
 		if err != nil {
-			return contract.Event{}, err
+			if ctx.Err() != nil {
+				return contract.Event{}, ctx.Err()
+			}
+			c.it.Stop()
+			c.it = nil
+			continue
 		}
-		if ev, ok := decode(m); ok {
+		ev, seq, ok := decode(m)
+		if seq > 0 {
+			c.next = seq + 1
+		}
+		if ok {
 			return ev, nil
 		}
 	}
 }
 
 // Close ends the cursor.
-func (c *Cursor) Close() { c.it.Stop() }
+func (c *Cursor) Close() {
+	if c.it != nil {
+		c.it.Stop()
+	}
+}
 
-func decode(m jetstream.Msg) (contract.Event, bool) {
+// decode is the event m holds, with its id, and its stream sequence.
+func decode(m jetstream.Msg) (contract.Event, uint64, bool) {
 	meta, err := m.Metadata()
 	if err != nil {
-		return contract.Event{}, false
+		return contract.Event{}, 0, false
 	}
 	var ev contract.Event
 	if err := json.Unmarshal(m.Data(), &ev); err != nil {
-		return contract.Event{}, false
+		return contract.Event{}, meta.Sequence.Stream, false
 	}
 	ev.ID = strconv.FormatUint(meta.Sequence.Stream, 10)
-	return ev, true
+	return ev, meta.Sequence.Stream, true
 }
 
 // Page is what Read returns: the events, whether the resume point was too
@@ -213,7 +260,7 @@ func (r *Reader) Read(ctx context.Context, x contract.Exchange, cred string, typ
 		n := 0
 		for m := range batch.Messages() {
 			n++
-			if ev, ok := decode(m); ok {
+			if ev, _, ok := decode(m); ok {
 				page.Events = append(page.Events, ev)
 				page.Next = ev.ID
 			}
