@@ -81,6 +81,28 @@ func (r *Reader) bounds(ctx context.Context) (first, last uint64, err error) {
 	return info.State.FirstSeq, info.State.LastSeq, nil
 }
 
+// Last returns the credential's newest event of type t in the stream, nil
+// when there is none.
+func (r *Reader) Last(ctx context.Context, x contract.Exchange, cred string, t contract.EventType) (*contract.Event, error) {
+	s, err := r.handle(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.GetLastMsgForSubject(ctx, r.cfg.Subjects.AccountEvents(x, cred, t))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("account events: last %s of %s: %w", t, cred, err)
+	}
+	var ev contract.Event
+	if err := json.Unmarshal(m.Data, &ev); err != nil {
+		return nil, fmt.Errorf("account events: last %s of %s: %w", t, cred, err)
+	}
+	ev.ID = strconv.FormatUint(m.Sequence, 10)
+	return &ev, nil
+}
+
 // Where says where a Follow or Read starts.
 type Where struct {
 	After    uint64 // the last event the client has

@@ -35,6 +35,9 @@ type Config struct {
 	Subjects  contract.Subjects
 	Retention time.Duration // events older than this are dropped
 	Replicas  int           // JetStream replicas of the stream
+	// Duplicates is how long a repeated event id is dropped; 2 minutes
+	// when zero (tests shorten it to see what deduplication would hide).
+	Duplicates time.Duration
 }
 
 // LoadConfig reads PERPGATE_EVENTS_RETENTION (Go duration, default 24h)
@@ -62,6 +65,9 @@ func LoadConfig(lookup func(string) (string, bool), subjects contract.Subjects) 
 // StreamConfig is the JetStream stream of account events.
 func StreamConfig(c Config) jetstream.StreamConfig {
 	dup := duplicateWindow
+	if c.Duplicates > 0 {
+		dup = c.Duplicates
+	}
 	if c.Retention < dup {
 		dup = c.Retention
 	}

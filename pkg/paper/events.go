@@ -119,3 +119,31 @@ func (e *Engine) emitFunding(a *account, pay FundingPayment, t int64) {
 	e.emit(Event{Account: a.id, Kind: EventFunding, Time: when, Funding: &pay})
 	e.emitBalance(a, when)
 }
+
+// Accounts returns the ids of every account, sorted.
+func (e *Engine) Accounts() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]string, 0, len(e.accounts))
+	for _, a := range e.sortedAccounts() {
+		out = append(out, a.id)
+	}
+	return out
+}
+
+// OrdersUpdatedSince returns the account's remembered orders, in any
+// state, last changed at or after t, oldest first.
+func (e *Engine) OrdersUpdatedSince(id string, t time.Time) (res []Order, err error) {
+	e.lock()
+	defer unlockDurable(e, e.written, &res, &err)
+	a := e.accounts[id]
+	if a == nil {
+		return nil, nil
+	}
+	for _, o := range a.orderLog {
+		if !o.UpdatedAt.Before(t) {
+			res = append(res, o.Order)
+		}
+	}
+	return res, nil
+}

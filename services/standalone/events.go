@@ -11,7 +11,8 @@ import (
 )
 
 // startPaperEvents publishes the in-process paper venue's account events
-// into the event stream (kept in the embedded server's data dir).
+// into the event stream (kept in the embedded server's data dir), first
+// reconciling what a previous run left unpublished.
 func (g *Gateway) startPaperEvents(connect func(string) (*nats.Conn, error)) error {
 	if g.paper == nil || !g.cfg.serves(contract.Paper) {
 		return nil
@@ -24,8 +25,11 @@ func (g *Gateway) startPaperEvents(connect func(string) (*nats.Conn, error)) err
 	if err := pub.Start(context.Background()); err != nil {
 		return fmt.Errorf("paper venue events: %w", err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	venue.PublishEvents(ctx, g.paper, pub)
+	reader, err := events.NewReader(nc, g.cfg.Edge.Events())
+	if err != nil {
+		return err
+	}
+	stop := venue.PublishEvents(g.paper, pub, reader.Last, g.log.With("service", "paper-venue"))
 	g.onClose(func() error { stop(); pub.Close(); return nil })
 	return nil
 }

@@ -2,6 +2,8 @@ package venue
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -16,28 +18,76 @@ import (
 const TickEvery = 200 * time.Millisecond
 
 // PublishEvents sends every account change of e to pub (the paper account
-// of a credential is the credential id) and ticks the engine until ctx
-// ends. The venue publishes its own events: it is the one place they
-// happen, in the order they happen.
-func PublishEvents(ctx context.Context, e *paper.Engine, pub *events.Publisher) {
-	e.OnEvent(func(ev paper.Event) {
-		if out, ok := outgoing(ev); ok {
-			pub.Publish(out)
+// of a credential is the credential id) and ticks the engine, until stop
+// is called. The venue publishes its own events: it is the one place they
+// happen, in the order they happen. With last set (the stream's newest
+// event of a credential and type), it first publishes what the stream
+// lacks (Reconcile): events queued when the venue last stopped are gone.
+func PublishEvents(e *paper.Engine, pub *events.Publisher, last LastEvent, log *slog.Logger) (stop func()) {
+	r := &relay{pub: pub, holding: last != nil}
+	e.OnEvent(r.sink)
+	if last != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		n, err := Reconcile(ctx, e, pub, last)
+		cancel()
+		if err != nil {
+			log.Warn("account events not reconciled", "err", err)
+		} else if n > 0 {
+			log.Info("account events reconciled", "events", n)
 		}
-	})
+		r.release()
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(done)
 		t := time.NewTicker(TickEvery)
 		defer t.Stop()
 		for {
 			select {
-			case <-ctx.Done():
-				e.OnEvent(nil)
+			case <-quit:
 				return
 			case <-t.C:
 				e.Tick()
 			}
 		}
 	}()
+	return func() {
+		close(quit)
+		<-done
+		e.OnEvent(nil)
+	}
+}
+
+// relay hands engine events to the publisher; while a reconcile runs it
+// holds them, so what the reconcile finds missing goes out first.
+type relay struct {
+	pub     *events.Publisher
+	mu      sync.Mutex
+	holding bool
+	held    []events.Outgoing
+}
+
+func (r *relay) sink(ev paper.Event) {
+	out, ok := outgoing(ev)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.holding {
+		r.held = append(r.held, out)
+		return
+	}
+	r.pub.Publish(out)
+}
+
+func (r *relay) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, out := range r.held {
+		r.pub.Publish(out)
+	}
+	r.held, r.holding = nil, false
 }
 
 // outgoing is ev in the contract's shape.
@@ -51,8 +101,7 @@ func outgoing(ev paper.Event) (events.Outgoing, bool) {
 	case paper.EventPosition:
 		data = positionEvent(*ev.Position)
 	case paper.EventBalance:
-		b := ev.Balance
-		data = contract.BalanceEvent{Asset: "USD", Equity: ptr(b.Equity), FreeCollateral: ptr(b.FreeCollateral), WalletBalance: ptr(b.Wallet)}
+		data = balanceEvent(*ev.Balance)
 	case paper.EventFunding:
 		f := ev.Funding
 		data = contract.FundingEvent{Market: f.Market, Amount: f.Amount, Rate: ptr(f.Rate), PositionSize: ptr(f.PositionSize)}
@@ -96,4 +145,8 @@ func positionEvent(p paper.Position) contract.PositionEvent {
 		out.Leverage = ptr(decimal.NewFromInt(int64(p.Leverage)))
 	}
 	return out
+}
+
+func balanceEvent(b paper.Balance) contract.BalanceEvent {
+	return contract.BalanceEvent{Asset: "USD", Equity: ptr(b.Equity), FreeCollateral: ptr(b.FreeCollateral), WalletBalance: ptr(b.Wallet)}
 }

@@ -114,8 +114,13 @@ func publishEvents(ctx context.Context, engine *paper.Engine, log *slog.Logger) 
 		nc.Close()
 		return nil, err
 	}
-	evctx, stop := context.WithCancel(ctx)
-	venue.PublishEvents(evctx, engine, pub)
+	reader, err := events.NewReader(nc, cfg)
+	if err != nil {
+		pub.Close()
+		nc.Close()
+		return nil, err
+	}
+	stop := venue.PublishEvents(engine, pub, reader.Last, log)
 	return func() { stop(); pub.Close(); _ = bus.Drain(nc, 5*time.Second) }, nil
 }
 
