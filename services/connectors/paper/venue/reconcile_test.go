@@ -68,7 +68,7 @@ func TestReconcilePublishesWhatTheStreamLacksOnce(t *testing.T) {
 	buy := place(paper.OrderRequest{Market: btc, Side: paper.Buy, Type: paper.Market, Size: size})
 	resting := place(paper.OrderRequest{Market: btc, Side: paper.Buy, Type: paper.Limit, Size: size, Price: decimal.NewFromInt(1000)})
 	flush()
-	stop() // the venue goes; what follows is published by nobody
+	stop()                              // the venue goes; what follows is published by nobody
 	time.Sleep(1200 * time.Millisecond) // past the duplicate window
 	sell := place(paper.OrderRequest{Market: btc, Side: paper.Sell, Type: paper.Market, Size: size})
 	clock.Advance(time.Second)
