@@ -399,3 +399,39 @@ func TestEventsThreeNodeNATSCluster(t *testing.T) {
 	}
 	s.fillsOnce(placed, 20*time.Second)
 }
+
+// TestEventsAcrossAPaperVenueRestart: paper-venue, which publishes the
+// events, is killed -9 and restarted; the open stream goes on with the
+// events after the restart, and none from before comes again.
+func TestEventsAcrossAPaperVenueRestart(t *testing.T) {
+	c := newCluster(t, clusterOptions{})
+	cred := c.richCredential()
+	call := func(body map[string]any) reply {
+		t.Helper()
+		body["credentialId"] = cred
+		r := c.Call(c.APIKey, body)
+		if r.Status != 200 {
+			t.Fatalf("%v: %d %s", body["operation"], r.Status, r.Raw)
+		}
+		return r
+	}
+	c.setMark("BTC-USD-PERP", decimal.NewFromInt(50000))
+	s := c.events(c.APIKey, "types=order,fill&credentialId="+cred, nil)
+	buy := call(map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "BUY", "size": "0.01"}).Body["orderId"].(string)
+	rest := call(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "SELL", "size": "0.01", "price": "51000"}).Body["orderId"].(string)
+	s.expect("order orderId="+buy+" status=OPEN", "fill orderId="+buy, "order orderId="+buy+" status=FILLED", "order orderId="+rest+" status=OPEN")
+
+	c.Venue.Kill()
+	c.Venue = c.Venue.Restart(t)
+	c.Venue.Field(t, "paper venue started", "addr")
+	testenv.Poll(t, "the venue answers again", 15*time.Second, func() error {
+		if r := c.Call(c.APIKey, map[string]any{"operation": "getBalance", "credentialId": cred}); r.Status != 200 {
+			return fmt.Errorf("%d %s", r.Status, r.Raw)
+		}
+		return nil
+	})
+	s.none(time.Second) // the restart's reconcile found nothing missing
+	c.setMark("BTC-USD-PERP", decimal.NewFromInt(52000))
+	s.expect("fill orderId="+rest+" liquidity=MAKER", "order orderId="+rest+" status=FILLED")
+	s.none(500 * time.Millisecond)
+}

@@ -125,15 +125,27 @@ func start(w Where, first, last uint64, fromOldest bool) (uint64, bool) {
 	return w.After + 1, false
 }
 
+// filters is the consumer's subject filter: one type's subject, or all
+// of the credential's (several filter subjects need nats-server 2.10, so
+// several types are picked out here, by typeIn).
 func (r *Reader) filters(x contract.Exchange, cred string, types []contract.EventType) []string {
+	if len(types) == 1 {
+		return []string{r.cfg.Subjects.AccountEvents(x, cred, types[0])}
+	}
+	return []string{r.cfg.Subjects.AccountEventsOf(x, cred) + ".>"}
+}
+
+// typeIn reports whether t is one of types (all when empty).
+func typeIn(t contract.EventType, types []contract.EventType) bool {
 	if len(types) == 0 {
-		return []string{r.cfg.Subjects.AccountEventsOf(x, cred) + ".>"}
+		return true
 	}
-	out := make([]string, len(types))
-	for i, t := range types {
-		out[i] = r.cfg.Subjects.AccountEvents(x, cred, t)
+	for _, x := range types {
+		if x == t {
+			return true
+		}
 	}
-	return out
+	return false
 }
 
 func (r *Reader) consumer(ctx context.Context, x contract.Exchange, cred string, types []contract.EventType, from uint64) (jetstream.Consumer, error) {
@@ -223,7 +235,7 @@ func (c *Cursor) Next(ctx context.Context) (contract.Event, error) {
 		if seq > 0 {
 			c.next = seq + 1
 		}
-		if ok {
+		if ok && typeIn(ev.Type, c.types) {
 			return ev, nil
 		}
 	}
@@ -282,9 +294,12 @@ func (r *Reader) Read(ctx context.Context, x contract.Exchange, cred string, typ
 		n := 0
 		for m := range batch.Messages() {
 			n++
-			if ev, _, ok := decode(m); ok {
+			ev, seq, ok := decode(m)
+			if ok && typeIn(ev.Type, types) {
 				page.Events = append(page.Events, ev)
-				page.Next = ev.ID
+			}
+			if seq > 0 {
+				page.Next = strconv.FormatUint(seq, 10)
 			}
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
