@@ -355,6 +355,24 @@ func TestEventsSSERevokedKeyClosesAndStreamsAreCappedByTier(t *testing.T) {
 		t.Fatalf("revoked key reopening: %d %s", r.status, r.raw)
 	}
 
+	// A halted key's stream closes too (the client reconnects under the
+	// key as it now is).
+	h, err := g.Keys().CreateKey(context.Background(), acct, keys.KeyRequest{Env: contract.KeyEnvTest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := g.openSSE(h.Key.Reveal(), credQuery(cred), nil)
+	start = time.Now()
+	if _, err := g.Keys().HaltKey(context.Background(), h.Info.ID, contract.HaltRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-hs.closed:
+		t.Logf("stream closed %s after the halt", time.Since(start))
+	case <-time.After(time.Second):
+		t.Fatal("the halted key's stream is still open after 1 s")
+	}
+
 	// A free account's key holds two streams; the third is refused naming the cap.
 	free := g.newAccount(contract.TierFree)
 	freeCred := g.newCredential(free, contract.Paper, contract.Testnet, `{}`)
