@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -434,4 +435,54 @@ func TestEventsAcrossAPaperVenueRestart(t *testing.T) {
 	c.setMark("BTC-USD-PERP", decimal.NewFromInt(52000))
 	s.expect("fill orderId="+rest+" liquidity=MAKER", "order orderId="+rest+" status=FILLED")
 	s.none(500 * time.Millisecond)
+}
+
+// TestEventsWebSocketDistributed: GET /v1/ws through the edge process
+// carries the venue's events.
+func TestEventsWebSocketDistributed(t *testing.T) {
+	c := newCluster(t, clusterOptions{})
+	cred := c.richCredential()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, strings.Replace(c.EdgeURL, "http://", "ws://", 1)+"/v1/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"X-API-Key": {c.APIKey}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	read := func() map[string]any {
+		t.Helper()
+		_, b, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		return m
+	}
+	sub, _ := json.Marshal(map[string]any{"op": "subscribe", "credentialId": cred, "types": []string{"order", "fill"}})
+	if err := conn.Write(ctx, websocket.MessageText, sub); err != nil {
+		t.Fatal(err)
+	}
+	if m := read(); m["op"] != "subscribed" || m["credentialId"] != cred {
+		t.Fatalf("first message %v, want subscribed", m)
+	}
+	r := c.Call(c.APIKey, map[string]any{"operation": "placeMarketOrder", "credentialId": cred, "market": "BTC", "side": "BUY", "size": "0.01"})
+	if r.Status != 200 {
+		t.Fatalf("place: %d %s", r.Status, r.Raw)
+	}
+	id := r.Body["orderId"]
+	var got []string
+	for range 3 {
+		m := read()
+		ev, _ := m["event"].(map[string]any)
+		data, _ := ev["data"].(map[string]any)
+		if m["op"] != "event" || data["orderId"] != id {
+			t.Fatalf("message %v, want an event of order %v", m, id)
+		}
+		got = append(got, fmt.Sprintf("%v %v", ev["type"], data["status"]))
+	}
+	if strings.Join(got, ",") != "order OPEN,fill <nil>,order FILLED" {
+		t.Fatalf("events %v, want the order OPEN, its fill, the order FILLED", got)
+	}
 }
