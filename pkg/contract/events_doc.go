@@ -61,6 +61,9 @@ func writeEvents(b *bytes.Buffer) {
 		}
 		w("\n\n| field | type |\n|---|---|\n")
 		for _, r := range resultRows("", d.t) {
+			if d.typ == EventPosition && r[0] == "side" {
+				r[1] = "string: LONG, SHORT, FLAT"
+			}
 			w("| `%s` | %s |\n", r[0], r[1])
 		}
 		w("\n")

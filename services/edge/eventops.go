@@ -54,8 +54,7 @@ func (s *Server) getEvents(ctx context.Context, sub *subscription, p *contract.G
 	}
 	out := contract.GetEventsResult{Events: []contract.Event{}, Next: page.Next}
 	if page.Reset {
-		out.Events = append(out.Events, resetEvent(sub, &events.Cursor{Last: seq}))
-		out.Events[0].ID = page.Next
+		out.Events = append(out.Events, resetEvent(sub, page.Next))
 	}
 	for _, ev := range page.Events {
 		if sub.wants(&ev) {

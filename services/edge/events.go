@@ -216,11 +216,7 @@ func (s *Server) follow(ctx context.Context, sub *subscription) (context.Context
 		cancel()
 		return nil, nil, nil, contract.Errorf(contract.CodeKeyRevoked, "API key %s changed while the stream opened; reconnect", sub.key.Display)
 	}
-	var types []contract.EventType
-	if len(sub.types) > 0 {
-		types = sub.types
-	}
-	cur, err := s.eventLog.Follow(ctx, sub.cred.Exchange, sub.cred.ID, types, sub.where)
+	cur, err := s.eventLog.Follow(ctx, sub.cred.Exchange, sub.cred.ID, sub.types, sub.where)
 	if err != nil {
 		s.streams.remove(st)
 		cancel()
@@ -239,9 +235,9 @@ func (s *Server) eventsUnavailable(ctx context.Context, err error) *contract.Err
 
 // resetEvent tells the client its resume point is gone; its id is where
 // the stream continues from.
-func resetEvent(sub *subscription, cur *events.Cursor) contract.Event {
+func resetEvent(sub *subscription, id string) contract.Event {
 	now := time.Now().UnixMilli()
-	return contract.Event{ID: strconv.FormatUint(cur.Last, 10), Type: contract.EventReset, CredentialID: sub.cred.ID,
+	return contract.Event{ID: id, Type: contract.EventReset, CredentialID: sub.cred.ID,
 		Exchange: sub.cred.Exchange, Time: now, ReceivedAt: now, Source: contract.SourceStream, Data: json.RawMessage("{}")}
 }
 
@@ -249,7 +245,7 @@ func resetEvent(sub *subscription, cur *events.Cursor) contract.Event {
 // fails; it returns nil when ctx ended. A reset comes first when due.
 func pump(ctx context.Context, sub *subscription, cur *events.Cursor, send func(contract.Event) error) error {
 	if cur.Reset {
-		if err := send(resetEvent(sub, cur)); err != nil {
+		if err := send(resetEvent(sub, strconv.FormatUint(cur.Last, 10))); err != nil {
 			return err
 		}
 	}
