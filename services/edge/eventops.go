@@ -147,15 +147,34 @@ func (t orderTarget) String() string {
 	return "with clientOrderId " + t.clientOrderID
 }
 
+// recentWindow is how many of the stream's newest events latestOrder
+// looks through first: a wait is mostly for an order placed moments ago.
+const recentWindow = 5000
+
 // latestOrder is the target's last state among the kept order events up to
-// sequence upTo, nil when there is none.
+// sequence upTo, nil when there is none. It reads the newest events first
+// and the older ones only when the order is not among them.
 func (s *Server) latestOrder(ctx context.Context, sub *subscription, t orderTarget, upTo uint64) (*contract.OrderEvent, error) {
+	var split events.Where // from the oldest kept
+	if upTo > recentWindow {
+		split = events.Where{After: upTo - recentWindow, HasAfter: true}
+		if o, err := s.scanOrders(ctx, sub, t, split, upTo); o != nil || err != nil {
+			return o, err
+		}
+		return s.scanOrders(ctx, sub, t, events.Where{}, split.After)
+	}
+	return s.scanOrders(ctx, sub, t, split, upTo)
+}
+
+// scanOrders is the target's last state among the credential's order
+// events after from, up to sequence upTo.
+func (s *Server) scanOrders(ctx context.Context, sub *subscription, t orderTarget, from events.Where, upTo uint64) (*contract.OrderEvent, error) {
 	var last *contract.OrderEvent
-	where := events.Where{}
+	where := from
 	for {
 		page, err := s.eventLog.Read(ctx, sub.cred.Exchange, sub.cred.ID, []contract.EventType{contract.EventOrder}, where, contract.MaxEventsPage)
-		if err != nil {
-			return nil, err
+		if err != nil || page.Reset {
+			return last, err
 		}
 		for i := range page.Events {
 			ev := &page.Events[i]
@@ -167,10 +186,10 @@ func (s *Server) latestOrder(ctx context.Context, sub *subscription, t orderTarg
 				last = &o
 			}
 		}
-		if len(page.Events) < contract.MaxEventsPage {
+		next, _, _ := events.ParseID(page.Next)
+		if len(page.Events) < contract.MaxEventsPage || next >= upTo {
 			return last, nil
 		}
-		next, _, _ := events.ParseID(page.Next)
 		where = events.Where{After: next, HasAfter: true}
 	}
 }

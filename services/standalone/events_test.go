@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/events"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/shopspring/decimal"
 )
@@ -699,5 +700,38 @@ func TestEventsProtectionPairOnPaper(t *testing.T) {
 		fmt.Sprintf("order orderId=%v status=FILLED", tp))
 	if gap := evs[1].ReceivedAt - evs[0].ReceivedAt; gap > 1000 {
 		t.Fatalf("the stop-loss was cancelled %d ms after the take-profit's fill", gap)
+	}
+}
+
+// TestEventOperationsWaitFindsAnOrderBehindManyEvents: the order's last
+// state is older than the newest few thousand events of the stream, which
+// waitForOrder reads first; it still finds it.
+func TestEventOperationsWaitFindsAnOrderBehindManyEvents(t *testing.T) {
+	g, cred, _, _ := richPaper(t)
+	key := g.Bootstrap().APIKey
+	r := g.call(key, map[string]any{"operation": "placeMarketOrder", "credentialId": cred, "market": "BTC", "side": "BUY", "size": "0.01"})
+	id := r.body["orderId"].(string)
+	nc, err := g.Connect("test-filler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := events.NewPublisher(nc, g.cfg.Edge.Events(), nil)
+	if err := pub.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	other := g.newCredential(g.Bootstrap().AccountID, contract.Paper, contract.Testnet, `{}`)
+	for i := range 5200 { // another credential's orders
+		pub.Publish(events.New(contract.Paper, other, contract.SourceStream, time.Now(), contract.OrderEvent{
+			OrderID: fmt.Sprint(i), Market: "BTC-USD-PERP", Side: contract.Buy, Type: "LIMIT", Status: "OPEN"}))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := pub.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r = g.call(key, map[string]any{"operation": "waitForOrder", "credentialId": cred, "orderId": id, "until": "done", "timeoutSeconds": 2})
+	if r.body["reached"] != true || r.body["order"].(map[string]any)["status"] != "FILLED" {
+		t.Fatalf("waitForOrder on an order behind 5200 events: %s", r.raw)
 	}
 }
