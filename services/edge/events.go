@@ -60,13 +60,33 @@ func (s *subscription) wants(ev *contract.Event) bool {
 // openStreams counts each key's open event streams and closes them when
 // the key changes (revoked, halted, guards edited) or a credential goes.
 type openStreams struct {
-	mu    sync.Mutex
-	byKey map[string]map[*openStream]struct{}
+	mu      sync.Mutex
+	byKey   map[string]map[*openStream]struct{}
+	closing bool // the edge is shutting down: no new streams
 }
 
 type openStream struct {
 	keyID, credID string
-	cancel        context.CancelFunc
+	cancel        context.CancelCauseFunc
+}
+
+// Why a stream was ended by the edge rather than its client.
+var (
+	errKeyChanged   = errors.New("API key or credential changed; reconnect")
+	errShuttingDown = errors.New("the gateway is shutting down; reconnect")
+)
+
+// closeAll ends every stream and refuses new ones: an HTTP server's
+// shutdown waits for handlers, and a stream's would never return.
+func (o *openStreams) closeAll() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closing = true
+	for _, set := range o.byKey {
+		for st := range set {
+			st.cancel(errShuttingDown)
+		}
+	}
 }
 
 func newOpenStreams() *openStreams {
@@ -74,9 +94,14 @@ func newOpenStreams() *openStreams {
 }
 
 // add registers a stream of key unless the key is at its tier's cap.
-func (o *openStreams) add(key contract.KeyInfo, credID string, cancel context.CancelFunc) (*openStream, *contract.Error) {
+func (o *openStreams) add(key contract.KeyInfo, credID string, cancel context.CancelCauseFunc) (*openStream, *contract.Error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.closing {
+		ce := contract.Errorf(contract.CodeServiceUnavailable, "%s", errShuttingDown.Error())
+		ce.RetryAfterSeconds = retryAfterUnavailable
+		return nil, ce
+	}
 	set := o.byKey[key.ID]
 	if limit := key.Tier.MaxOpenEventStreams(); len(set) >= limit {
 		ce := contract.Errorf(contract.CodeRateLimited,
@@ -114,7 +139,7 @@ func (o *openStreams) onChange(ev contract.ChangeEvent) {
 	for keyID, set := range o.byKey {
 		for st := range set {
 			if (ev.KeyID != "" && keyID == ev.KeyID) || (ev.CredentialID != "" && st.credID == ev.CredentialID) {
-				st.cancel()
+				st.cancel(errKeyChanged)
 			}
 		}
 	}
@@ -203,26 +228,26 @@ func parseTypes(v string) ([]contract.EventType, *contract.Error) {
 // follow opens the subscription's cursor and registers the stream; done
 // unregisters it. ctx ends when the key or credential changes.
 func (s *Server) follow(ctx context.Context, sub *subscription) (context.Context, *events.Cursor, func(), *contract.Error) {
-	sctx, cancel := context.WithCancel(ctx)
+	sctx, cancel := context.WithCancelCause(ctx)
 	st, ce := s.streams.add(sub.key, sub.cred.ID, cancel)
 	if ce != nil {
-		cancel()
+		cancel(nil)
 		return nil, nil, nil, ce
 	}
 	// A key revoked between its look-up and the registration would not be
 	// closed by the event: look again now that the stream is registered.
 	if k, err := s.dir.key(ctx, sub.key.Hash); err == nil && k.RevokedAt != nil {
 		s.streams.remove(st)
-		cancel()
+		cancel(nil)
 		return nil, nil, nil, contract.Errorf(contract.CodeKeyRevoked, "API key %s changed while the stream opened; reconnect", sub.key.Display)
 	}
 	cur, err := s.eventLog.Follow(ctx, sub.cred.Exchange, sub.cred.ID, sub.types, sub.where)
 	if err != nil {
 		s.streams.remove(st)
-		cancel()
+		cancel(nil)
 		return nil, nil, nil, s.eventsUnavailable(ctx, err)
 	}
-	return sctx, cur, func() { cur.Close(); s.streams.remove(st); cancel() }, nil
+	return sctx, cur, func() { cur.Close(); s.streams.remove(st); cancel(nil) }, nil
 }
 
 func (s *Server) eventsUnavailable(ctx context.Context, err error) *contract.Error {

@@ -137,6 +137,7 @@ func (s *Server) Start() error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	srv.RegisterOnShutdown(s.streams.closeAll) // event streams never go idle by themselves
 	done := make(chan struct{})
 	stopUsage, usageDone := make(chan struct{}), make(chan struct{})
 	s.mu.Lock()

@@ -71,9 +71,6 @@ type wsSession struct {
 	wg   sync.WaitGroup
 }
 
-// errKeyChanged closes a socket whose key or credential changed.
-var errKeyChanged = errors.New("API key or credential changed; reconnect")
-
 func (s *Server) handleWS(c echo.Context) error {
 	req := c.Request()
 	if req.Method != http.MethodGet {
@@ -106,8 +103,11 @@ func (w *wsSession) run() {
 	go w.keepAlive()
 	go func() {
 		<-w.ctx.Done()
-		if errors.Is(context.Cause(w.ctx), errKeyChanged) {
-			_ = w.conn.Close(websocket.StatusPolicyViolation, errKeyChanged.Error())
+		switch cause := context.Cause(w.ctx); {
+		case errors.Is(cause, errKeyChanged):
+			_ = w.conn.Close(websocket.StatusPolicyViolation, cause.Error())
+		case errors.Is(cause, errShuttingDown):
+			_ = w.conn.Close(websocket.StatusGoingAway, cause.Error())
 		}
 		_ = w.conn.CloseNow()
 	}()
@@ -226,8 +226,8 @@ func (w *wsSession) subscribe(req wsRequest) {
 		select {
 		case <-stopped: // unsubscribed or the socket ended
 		default:
-			if err == nil { // the key or credential changed
-				w.close(errKeyChanged)
+			if err == nil { // the edge ended it: the key changed, or shutdown
+				w.close(context.Cause(sctx))
 			}
 		}
 	}()

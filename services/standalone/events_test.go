@@ -735,3 +735,27 @@ func TestEventOperationsWaitFindsAnOrderBehindManyEvents(t *testing.T) {
 		t.Fatalf("waitForOrder on an order behind 5200 events: %s", r.raw)
 	}
 }
+
+// TestEventsStreamsEndAtShutdown: open streams do not hold the gateway's
+// shutdown for its grace period; they end at once.
+func TestEventsStreamsEndAtShutdown(t *testing.T) {
+	g, cred, _, _ := richPaper(t)
+	s := g.openSSE(g.Bootstrap().APIKey, credQuery(cred), nil)
+	ws := g.dialWS(g.Bootstrap().APIKey)
+	ws.send(map[string]any{"op": "subscribe", "credentialId": cred})
+	ws.expect("subscribed")
+	start := time.Now()
+	if err := g.Close(); err != nil {
+		t.Fatalf("close with open streams: %v", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("close took %s with open event streams", took)
+	}
+	for name, closed := range map[string]chan struct{}{"SSE": s.closed, "WebSocket": ws.closed} {
+		select {
+		case <-closed:
+		case <-time.After(time.Second):
+			t.Errorf("the %s stream is still open after the shutdown", name)
+		}
+	}
+}
