@@ -153,6 +153,8 @@ func (r *Reader) consumer(ctx context.Context, x contract.Exchange, cred string,
 		FilterSubjects: r.filters(x, cred, types),
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:    from,
+		// One try: a Cursor retries itself, sooner and heeding its context.
+		MaxResetAttempts: 1,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("account event consumer: %w", err)
@@ -194,7 +196,11 @@ func (c *Cursor) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(64), jetstream.PullHeartbeat(2*time.Second), jetstream.PullExpiry(30*time.Second))
+	// A consumer lost with its server would otherwise be pulled from in
+	// silence for ever: a missing heartbeat must surface, so Next starts a
+	// new one.
+	it, err := cons.Messages(jetstream.PullMaxMessages(64), jetstream.PullHeartbeat(2*time.Second), jetstream.PullExpiry(30*time.Second),
+		jetstream.WithMessagesErrOnMissingHeartbeat(true))
 	if err != nil {
 		return fmt.Errorf("account event consumer: %w", err)
 	}
@@ -222,7 +228,10 @@ func (c *Cursor) Next(ctx context.Context) (contract.Event, error) {
 				continue
 			}
 		}
-		m, err := c.it.Next(jetstream.NextContext(ctx))
+		it := c.it
+		stop := context.AfterFunc(ctx, it.Stop) // Next may be recreating its consumer, deaf to ctx
+		m, err := it.Next(jetstream.NextContext(ctx))
+		stop()
 		if err != nil {
 			if ctx.Err() != nil {
 				return contract.Event{}, ctx.Err()
