@@ -169,8 +169,11 @@ func TestEventsDistributed(t *testing.T) {
 		return r
 	}
 	mark, tick := decimal.NewFromInt(50000), c.tick("BTC-USD-PERP")
-	c.setMark("BTC-USD-PERP", mark)
 	s := c.events(c.APIKey, "credentialId="+cred, nil)
+	// The price walk steps once a second, by about 50 ticks: the mark is set
+	// and the order placed within one second, so no step comes between.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 20*time.Millisecond)))
+	c.setMark("BTC-USD-PERP", mark)
 
 	// Limit order, partial fill, fill, position, cancel: in order, fee on fills.
 	id := call(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "20",

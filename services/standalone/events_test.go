@@ -189,6 +189,10 @@ func TestEventsSSEFollowAnOrderThroughPartialFillFillAndCancel(t *testing.T) {
 	g, cred, mark, tick := richPaper(t)
 	key := g.Bootstrap().APIKey
 	s := g.openSSE(key, credQuery(cred), nil)
+	// The price walk steps once a second, by about 50 ticks: the mark is set
+	// and the order placed within one second, so no step comes between.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 20*time.Millisecond)))
+	g.setMark("BTC-USD-PERP", mark.String())
 
 	price := mark.Add(tick.Mul(decimal.NewFromInt(2)))
 	placed := g.call(key, map[string]any{"operation": "placeLimitOrder", "credentialId": cred, "market": "BTC", "side": "BUY",
@@ -399,7 +403,7 @@ func TestEventOperationsWaitForOrderOverMCPOutlastsTheRequestTimeout(t *testing.
 	g, cred, mark, tick := richPaper(t, func(c *Config) { c.Edge.RequestTimeout = time.Second })
 	key := g.Bootstrap().APIKey
 	c := mustConnectMCP(t, g, "streamable", key)
-	below := mark.Sub(tick.Mul(decimal.NewFromInt(20)))
+	below := mark.Mul(decimal.RequireFromString("0.9")).Round(0) // far from the walk's reach
 	placed := c.ok("place_limit_order", map[string]any{"credentialId": cred, "market": "BTC", "side": "BUY", "size": "0.01",
 		"price": below.String(), "clientOrderId": "wait-1"})
 	id := placed["orderId"].(string)
