@@ -156,18 +156,24 @@ func (c *cluster) richCredential() string {
 	return cred.ID
 }
 
-func TestEventsDistributed(t *testing.T) {
-	c := newCluster(t, clusterOptions{RequestTimeout: 2 * time.Second})
-	cred := c.richCredential()
-	call := func(body map[string]any) reply {
-		t.Helper()
+// mustCall returns a function that calls the edge with cred and fails the
+// test unless the answer is a success.
+func (c *cluster) mustCall(cred string) func(map[string]any) reply {
+	return func(body map[string]any) reply {
+		c.t.Helper()
 		body["credentialId"] = cred
 		r := c.Call(c.APIKey, body)
 		if r.Status != 200 {
-			t.Fatalf("%v: %d %s", body["operation"], r.Status, r.Raw)
+			c.t.Fatalf("%v: %d %s", body["operation"], r.Status, r.Raw)
 		}
 		return r
 	}
+}
+
+func TestEventsDistributed(t *testing.T) {
+	c := newCluster(t, clusterOptions{RequestTimeout: 2 * time.Second})
+	cred := c.richCredential()
+	call := c.mustCall(cred)
 	mark, tick := decimal.NewFromInt(50000), c.tick("BTC-USD-PERP")
 	s := c.events(c.APIKey, "credentialId="+cred, nil)
 	// The price walk steps once a second, by about 50 ticks: the mark is set
@@ -410,15 +416,7 @@ func TestEventsThreeNodeNATSCluster(t *testing.T) {
 func TestEventsAcrossAPaperVenueRestart(t *testing.T) {
 	c := newCluster(t, clusterOptions{})
 	cred := c.richCredential()
-	call := func(body map[string]any) reply {
-		t.Helper()
-		body["credentialId"] = cred
-		r := c.Call(c.APIKey, body)
-		if r.Status != 200 {
-			t.Fatalf("%v: %d %s", body["operation"], r.Status, r.Raw)
-		}
-		return r
-	}
+	call := c.mustCall(cred)
 	c.setMark("BTC-USD-PERP", decimal.NewFromInt(50000))
 	s := c.events(c.APIKey, "types=order,fill&credentialId="+cred, nil)
 	buy := call(map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "BUY", "size": "0.01"}).Body["orderId"].(string)

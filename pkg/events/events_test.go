@@ -6,36 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/events"
-	"github.com/perpgate/perpgate/pkg/testenv"
+	"github.com/perpgate/perpgate/pkg/events/eventstest"
 	"github.com/shopspring/decimal"
 )
 
 const cred = "0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11"
 
-func setup(t *testing.T) (*nats.Conn, events.Config, *events.Publisher, *events.Reader) {
+func setup(t *testing.T) (*events.Publisher, *events.Reader) {
 	t.Helper()
-	nc := testenv.NATS(t)
-	cfg := events.Config{Subjects: contract.NewSubjects(testenv.Prefix(t)), Retention: time.Hour, Replicas: 1}
-	pub := events.NewPublisher(nc, cfg, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := pub.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		pub.Close()
-		js, _ := jetstream.New(nc)
-		_ = js.DeleteStream(context.Background(), cfg.Subjects.AccountEventStream())
-	})
-	r, err := events.NewReader(nc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nc, cfg, pub, r
+	s := eventstest.Start(t, 0)
+	return s.Pub, s.Reader
 }
 
 func order(id, status, filled string) events.Outgoing {
@@ -65,7 +47,7 @@ func next(t *testing.T, c *events.Cursor) contract.Event {
 }
 
 func TestFollowDeliversInOrderAndResumesExactlyAfterAnID(t *testing.T) {
-	_, _, pub, r := setup(t)
+	pub, r := setup(t)
 	ctx := context.Background()
 	c, err := r.Follow(ctx, contract.Paper, cred, nil, events.Where{})
 	if err != nil {
@@ -121,7 +103,7 @@ func TestFollowDeliversInOrderAndResumesExactlyAfterAnID(t *testing.T) {
 }
 
 func TestDuplicateOrderStatesAndFillsAreStoredOnce(t *testing.T) {
-	_, _, pub, r := setup(t)
+	pub, r := setup(t)
 	pub.Publish(order("9", "OPEN", "0"))
 	pub.Publish(order("9", "OPEN", "0")) // a reconcile seeing the same state
 	pub.Publish(order("9", "OPEN", "0.5"))
@@ -136,7 +118,7 @@ func TestDuplicateOrderStatesAndFillsAreStoredOnce(t *testing.T) {
 }
 
 func TestReadPagesFilterTypesAndResetOnAnUnknownID(t *testing.T) {
-	_, _, pub, r := setup(t)
+	pub, r := setup(t)
 	for i := range 5 {
 		pub.Publish(order(strconv.Itoa(i), "OPEN", "0"))
 		pub.Publish(events.New(contract.Paper, cred, contract.SourceStream, time.Now(), contract.BalanceEvent{Asset: "USD"}))

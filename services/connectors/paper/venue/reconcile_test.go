@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/events"
+	"github.com/perpgate/perpgate/pkg/events/eventstest"
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
@@ -24,30 +24,10 @@ import (
 // nothing it has. The stream's duplicate window is shortened, so it does
 // not hide a repeat.
 func TestReconcilePublishesWhatTheStreamLacksOnce(t *testing.T) {
-	nc := testenv.NATS(t)
-	cfg := events.Config{Subjects: contract.NewSubjects(testenv.Prefix(t)), Retention: time.Hour, Replicas: 1, Duplicates: time.Second}
-	pub := events.NewPublisher(nc, cfg, nil)
+	stream := eventstest.Start(t, time.Second)
+	pub, reader := stream.Pub, stream.Reader
 	ctx := context.Background()
-	if err := pub.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		pub.Close()
-		js, _ := jetstream.New(nc)
-		_ = js.DeleteStream(context.Background(), cfg.Subjects.AccountEventStream())
-	})
-	reader, err := events.NewReader(nc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	flush := func() {
-		t.Helper()
-		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		if err := pub.Flush(fctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	flush := func() { t.Helper(); stream.Flush(t) }
 	clock := testenv.NewClock(time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC))
 	e := paper.New(paper.Config{Seed: 7, Now: clock.Now})
 	const cred = "6f1c2b8e-2f5e-4a8e-9a4b-3c2d1e0f9a8b"
