@@ -3,6 +3,7 @@ module github.com/perpgate/perpgate/deploy
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/perpgate/perpgate/pkg v0.0.0

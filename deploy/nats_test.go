@@ -70,7 +70,7 @@ func TestNATSPermissions(t *testing.T) {
 		"PERPGATE_ADMIN_TOKEN": adminToken,
 		"PERPGATE_MASTER_KEY":  base64.StdEncoding.EncodeToString(masterKey),
 	}))
-	venueProc := testenv.Start(t, "paper-venue", filepath.Join(bins, "paper-venue"), env("", map[string]string{
+	venueProc := testenv.Start(t, "paper-venue", filepath.Join(bins, "paper-venue"), env("paper-venue", map[string]string{
 		"PERPGATE_PAPER_VENUE_ADDR": "127.0.0.1:0",
 	}))
 	edgeProc := testenv.Start(t, "edge", filepath.Join(bins, "edge"), env("edge", map[string]string{
@@ -168,6 +168,10 @@ func TestNATSPermissions(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	t.Run("account events reach the edge's stream", func(t *testing.T) {
+		checkAccountEvents(t, edgeURL, key.Key, creds[contract.Paper])
 	})
 
 	// The test's connections live as long as the whole test.

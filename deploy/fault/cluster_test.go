@@ -72,6 +72,8 @@ type clusterOptions struct {
 	RequestTimeout time.Duration // the edge's request deadline
 	Postgres       bool          // keys keeps its store in a Postgres of the test's own, not in files
 	NATSConf       string        // configuration lines of the nats-server
+	NATSURL        string        // a NATS of the test's own making (a cluster); empty starts one
+	Env            map[string]string
 }
 
 func newCluster(t *testing.T, opt clusterOptions) *cluster {
@@ -83,12 +85,20 @@ func newCluster(t *testing.T, opt clusterOptions) *cluster {
 		opt.RequestTimeout = 3 * time.Second
 	}
 	bins := binaries(t)
-	c := &cluster{t: t, NATS: testenv.NATSDaemonConf(t, opt.NATSConf), Redis: testenv.RedisDaemon(t, opt.PersistRedis)}
+	c := &cluster{t: t, Redis: testenv.RedisDaemon(t, opt.PersistRedis)}
+	natsURL := opt.NATSURL
+	if natsURL == "" {
+		c.NATS = testenv.NATSDaemonConf(t, opt.NATSConf)
+		natsURL = c.NATS.URL
+	}
 	base := map[string]string{
-		"PERPGATE_NATS_URL":        c.NATS.URL,
+		"PERPGATE_NATS_URL":        natsURL,
 		"PERPGATE_LOG_FORMAT":      "json",
 		"PERPGATE_HEALTH_ADDR":     "127.0.0.1:0",
 		"PERPGATE_REQUEST_TIMEOUT": opt.RequestTimeout.String(),
+	}
+	for k, v := range opt.Env {
+		base[k] = v
 	}
 	env := func(more map[string]string) map[string]string {
 		m := map[string]string{}

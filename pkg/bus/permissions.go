@@ -42,7 +42,7 @@ func (u ServiceUser) Auth(password Password) Auth {
 // ServiceUsers are the users of every perpgate service under subjects'
 // prefix: the edge, the keys service and one connector per exchange.
 func ServiceUsers(s contract.Subjects) []ServiceUser {
-	users := []ServiceUser{edgeUser(s), keysUser(s)}
+	users := []ServiceUser{edgeUser(s), paperVenueUser(s), keysUser(s)}
 	for _, x := range contract.Exchanges {
 		users = append(users, connectorUser(s, x))
 	}
@@ -53,14 +53,38 @@ func ServiceUsers(s contract.Subjects) []ServiceUser {
 func ConnectorUser(x contract.Exchange) string { return "connector-" + string(x) }
 
 func edgeUser(s contract.Subjects) ServiceUser {
+	events := s.AccountEventStream()
 	u := ServiceUser{
 		Name: "edge",
 		Why: "edge: HTTP front door. Routes operations to connectors, looks up API keys and credential " +
 			"metadata, follows change events, reports usage and writes audit entries into the audit stream " +
-			"(the stream's acknowledgement comes back to its inbox). Never secrets.",
-		Publish: []string{s.Prefix + ".exchange.>", s.KeyLookup(), s.CredentialLookup(), s.Usage(), s.Audit()},
+			"(the stream's acknowledgement comes back to its inbox), and reads account events through its " +
+			"own consumers of " + events + ". Never secrets.",
+		Publish: []string{s.Prefix + ".exchange.>", s.KeyLookup(), s.CredentialLookup(), s.Usage(), s.Audit(),
+			"$JS.API.INFO", "$JS.API.STREAM.INFO." + events, "$JS.API.STREAM.CREATE." + events,
+			"$JS.API.CONSUMER.CREATE." + events + ".>", "$JS.API.CONSUMER.DELETE." + events + ".>",
+			"$JS.API.CONSUMER.INFO." + events + ".>", "$JS.API.CONSUMER.MSG.NEXT." + events + ".>"},
 	}
 	u.Subscribe = []string{s.Events(), u.InboxPrefix() + ".>"}
+	return u
+}
+
+// paperVenueUser: the paper exchange is a venue of its own, and like a
+// venue's private stream it publishes its accounts' events.
+func paperVenueUser(s contract.Subjects) ServiceUser {
+	events := s.AccountEventStream()
+	u := ServiceUser{
+		Name: "paper-venue",
+		Why: "paper-venue: the paper exchange publishes its own account events into the stream " + events +
+			" (and creates it when missing), and at start reads a credential's newest events there to publish " +
+			"what a previous run left out.",
+		Publish: []string{
+			s.Prefix + ".account." + string(contract.Paper) + ".>", "$JS.API.INFO",
+			"$JS.API.STREAM.CREATE." + events, "$JS.API.STREAM.UPDATE." + events, "$JS.API.STREAM.INFO." + events,
+			"$JS.API.STREAM.MSG.GET." + events, "$JS.API.DIRECT.GET." + events + ".>",
+		},
+	}
+	u.Subscribe = []string{u.InboxPrefix() + ".>"}
 	return u
 }
 

@@ -180,6 +180,9 @@ func (r *Runtime) Start() error {
 	root := svc.AddGroup(r.cfg.Subjects.ExchangeRoot(x))
 	groups := map[contract.Group]micro.Group{}
 	for _, op := range contract.Operations {
+		if op.AtEdge { // the edge answers these itself
+			continue
+		}
 		g, ok := groups[op.Group]
 		if !ok {
 			g = root.AddGroup(string(op.Group))

@@ -113,6 +113,9 @@ type StreamConfig struct {
 	Silence time.Duration
 	// Replica names this replica in the lease; a random id when empty.
 	Replica string
+	// Replicas is how many JetStream replicas the lease bucket gets
+	// (PERPGATE_JETSTREAM_REPLICAS); 1 when zero.
+	Replicas int
 }
 
 func (c StreamConfig) withDefaults() StreamConfig {

@@ -3,13 +3,14 @@ package connector
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // LoadStreamConfig reads the market-data stream settings: PERPGATE_STREAM
 // ("off" serves every read from REST), PERPGATE_STREAM_PRICE_STALE_MS
 // (2000), PERPGATE_STREAM_BOOK_STALE_MS (1000), PERPGATE_STREAM_IDLE_MS
-// (120000), PERPGATE_STREAM_LEASE_TTL_MS (3000). Unset values keep the
-// defaults.
+// (120000), PERPGATE_STREAM_LEASE_TTL_MS (3000), and the lease bucket's
+// PERPGATE_JETSTREAM_REPLICAS (1). Unset values keep the defaults.
 func LoadStreamConfig(lookup func(string) (string, bool)) (StreamConfig, error) {
 	var c StreamConfig
 	var errs []error
@@ -41,6 +42,13 @@ func LoadStreamConfig(lookup func(string) (string, bool)) (StreamConfig, error) 
 			continue
 		}
 		*d = int64(ms)
+	}
+	if v, ok := lookup("PERPGATE_JETSTREAM_REPLICAS"); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 5 {
+			errs = append(errs, fmt.Errorf("PERPGATE_JETSTREAM_REPLICAS: %q must be an integer from 1 to 5", v))
+		}
+		c.Replicas = n
 	}
 	return c, errors.Join(errs...)
 }

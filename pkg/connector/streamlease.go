@@ -87,5 +87,6 @@ func (f *feed) leaseBucket(ctx context.Context) (jetstream.KeyValue, error) {
 		Description: "which connector replica holds each venue's market-data sockets",
 		TTL:         f.s.cfg.LeaseTTL,
 		History:     1,
+		Replicas:    max(f.s.cfg.Replicas, 1),
 	})
 }

@@ -29,12 +29,24 @@ func ext[P, R any](name, tool string, g Group, byExchange bool, summary string) 
 	return o
 }
 
+// eventOp is an extension operation the edge answers from the account
+// event stream.
+func eventOp[P, R any](name, tool, summary string) *Operation {
+	o := op[P, R](name, tool, GroupAccount, summary)
+	o.Extension, o.AtEdge = true, true
+	return o
+}
+
 // extensionOperations are appended to Operations, after SPEC's 20.
 var extensionOperations = []*Operation{
 	ext[CapabilitiesParams, CapabilitiesResult](OpGetCapabilities, "get_capabilities", GroupMarket, true,
 		"Describe what an exchange does: per operation native (the venue does it), emulated (the gateway builds it from other calls) or unsupported, and the venue facts a program needs (batch size, trigger price type, funding interval, amendable fields, fills history). Pass credentialId, or exchange alone (no credential needed). Read-only."),
 	ext[FundingPaymentsParams, FundingPaymentsResult](OpGetFundingPayments, "get_funding_payments", GroupAccount, false,
 		"List the account's funding payments, newest first: amount in quote currency (negative when the account paid), the rate and position size when the venue says, and a Unix-seconds time; optionally for one market and since a time. Read-only."),
+	eventOp[WaitForOrderParams, WaitForOrderResult](OpWaitForOrder, "wait_for_order",
+		"Wait until an order (by orderId or clientOrderId) is filled (until=filled), is final: filled, cancelled or rejected (until=done), or changes at all (until=change), for at most timeoutSeconds (1-60); returns the order as last known and reached=true when the condition was met, reached=false on timeout. Use it instead of polling get_orders. Read-only."),
+	eventOp[GetEventsParams, GetEventsResult](OpGetEvents, "get_events",
+		"Read the credential's account events (order, fill, position, balance, funding) after the event id `after`, oldest first, at most limit (1-500); pass the returned `next` as `after` to read on. A first event of type reset means `after` is older than the retention: take a snapshot with get_orders and get_positions. Read-only."),
 }
 
 // SpecOperations returns the 20 operations of SPEC §4, without extensions.

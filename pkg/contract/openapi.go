@@ -110,6 +110,9 @@ func OpenAPI(version string) ([]byte, error) {
 			},
 		},
 	}
+	for path, item := range eventPaths(schemas) {
+		doc["paths"].(map[string]any)[path] = item
+	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, err

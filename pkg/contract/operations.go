@@ -29,9 +29,12 @@ type Operation struct {
 	Extension bool
 	// ByExchange: credentialId may be replaced by `exchange` (no credential).
 	ByExchange bool
-	Summary    string // one paragraph for humans and agents
-	Params     reflect.Type
-	Result     reflect.Type
+	// AtEdge marks an operation the edge serves itself from the account
+	// event stream; connectors have no endpoint for it.
+	AtEdge  bool
+	Summary string // one paragraph for humans and agents
+	Params  reflect.Type
+	Result  reflect.Type
 }
 
 // Places reports whether the operation creates orders (idempotency and
@@ -74,6 +77,8 @@ const (
 	OpCancelAllOrders       = "cancelAllOrders"
 	OpCloseAllPositions     = "closeAllPositions"
 	OpSetLeverage           = "setLeverage"
+	OpWaitForOrder          = "waitForOrder"
+	OpGetEvents             = "getEvents"
 )
 
 // Operations is the table: the 20 operations in SPEC §4 order, then the

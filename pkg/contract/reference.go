@@ -51,6 +51,8 @@ var Examples = []Example{
 		Note: "By exchange: no credential needed (the key's allowedExchanges still applies). Answers `{\"exchange\":\"binance\",\"operations\":{\"getFills\":\"native\",\"closeAllPositions\":\"emulated\",...},\"features\":{\"maxBatchSize\":5,\"triggerPriceType\":\"mark\",...}}`."},
 	{Operation: OpGetFundingPayments, Params: `"market":"BTC-USD-PERP","limit":10`,
 		Note: "Answers `{\"payments\":[{\"market\":\"BTC-USD-PERP\",\"amount\":\"-0.42\",\"rate\":\"0.0001\",\"positionSize\":\"0.01\",\"time\":1767225600}]}`, newest first; empty until a position has been held over a funding time."},
+	{Operation: OpGetEvents, Params: `"types":"order,fill","limit":5`, Note: "The oldest kept order and fill events; pass `next` as `after` to read on."},
+	{Operation: OpWaitForOrder, Params: `"orderId":"$ORDER_ID","until":"done","timeoutSeconds":5`, Note: "The order cancelled above is final already, so this answers at once with `reached:true`; for a resting order it waits up to timeoutSeconds."},
 }
 
 // Body returns the example's request body with credentialId set to cred.
@@ -104,7 +106,7 @@ func Reference() []byte {
 	w("```sh\nexport PG=http://localhost:8080 KEY=$(jq -r .apiKey .perpgate/bootstrap.json) CRED=$(jq -r .credentialId .perpgate/bootstrap.json)\n")
 	w("v1() { curl -s \"$PG/v1\" -H \"X-API-Key: $KEY\" -H 'Content-Type: application/json' -d \"${1//\\$CRED/$CRED}\"; echo; }\n")
 	w("v1 '%s'\n```\n\n", Examples[0].Body("$CRED"))
-	w("`$ORDER_ID` in the cancelOrder example stands for the `orderId` the resting limit order answered.\n\n")
+	w("`$ORDER_ID` in the cancelOrder and waitForOrder examples stands for the `orderId` the resting limit order answered.\n\n")
 
 	w("## Operations\n\n| operation | MCP tool | minimum tier | |\n|---|---|---|---|\n")
 	for _, op := range Operations {
@@ -118,6 +120,7 @@ func Reference() []byte {
 	for _, op := range Operations {
 		writeOperation(&b, op)
 	}
+	writeEvents(&b)
 	writeErrors(&b)
 	return b.Bytes()
 }

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"encoding/json"
 	"reflect"
 	"strconv"
 	"strings"
@@ -155,6 +156,7 @@ var (
 	positionSideType = reflect.TypeFor[PositionSide]()
 	exchangeType     = reflect.TypeFor[Exchange]()
 	supportType      = reflect.TypeFor[Support]()
+	rawType          = reflect.TypeFor[json.RawMessage]()
 )
 
 // typeSchema describes how a result type marshals.
@@ -171,6 +173,8 @@ func typeSchema(t reflect.Type) map[string]any {
 			"description": "[price in quote currency, size in base-asset units]"}
 	case t == errorType:
 		return errorFields()
+	case t == rawType: // an event's data: its shape depends on the type
+		return map[string]any{"type": "object"}
 	case t == sideType:
 		return map[string]any{"type": "string", "enum": []string{string(Buy), string(Sell)}}
 	case t == positionSideType:

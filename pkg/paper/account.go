@@ -301,9 +301,9 @@ func (e *Engine) applyFill(a *account, m *market, o *order, qty, price, fee deci
 		}
 		p.cost = p.cost.Add(open.Mul(price))
 	}
-	if p.size.IsZero() {
+	closed := p.size.IsZero()
+	if closed {
 		delete(a.positions, sym)
-		e.dropLinked(a, m, o, t)
 	}
 	a.wallet = a.wallet.Add(realized).Sub(fee)
 	a.realized = a.realized.Add(realized)
@@ -334,6 +334,10 @@ func (e *Engine) applyFill(a *account, m *market, o *order, qty, price, fee deci
 	o.AvgFillPrice = o.notional.DivRound(o.FilledSize, 8)
 	o.Fee = o.Fee.Add(fee)
 	o.UpdatedAt = when
+	e.emitFill(a, m, f)
+	if closed { // after the fill's events, so a cancelled stop follows the fill that closed it
+		e.dropLinked(a, m, o, t)
+	}
 	return f
 }
 

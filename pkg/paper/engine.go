@@ -37,6 +37,8 @@ type Engine struct {
 	// changed is closed (and replaced) when a mark is set, so streams
 	// push the new price at once rather than at their next interval.
 	changed chan struct{}
+
+	sink func(Event) // OnEvent's; nil: no events
 }
 
 // Changed returns a channel closed at the next SetMarkPrice.

@@ -258,6 +258,8 @@ func (e *Engine) applyFunding(m *market, t int64) {
 		pay := p.size.Mul(m.mark).Mul(rate)
 		a.wallet = a.wallet.Sub(pay)
 		a.funding = a.funding.Add(pay)
-		a.recordFunding(FundingPayment{Market: m.spec.Symbol, Amount: pay.Neg(), Rate: rate, PositionSize: p.size, Time: time.Unix(t, 0).UTC()})
+		paid := FundingPayment{Market: m.spec.Symbol, Amount: pay.Neg(), Rate: rate, PositionSize: p.size, Time: time.Unix(t, 0).UTC()}
+		a.recordFunding(paid)
+		e.emitFunding(a, paid, t)
 	}
 }

@@ -117,6 +117,8 @@ func (e *Engine) place(a *account, req OrderRequest, t int64) (*order, error) {
 		}
 		if !o.FilledSize.LessThan(o.Size) {
 			e.finish(o, Filled, "", t)
+		} else if o.FilledSize.Sign() > 0 {
+			e.emitOrder(o) // resting, partly filled
 		}
 	case Market:
 		levels, avg, err := m.plan(req.Side, size, t)
@@ -213,6 +215,7 @@ func (e *Engine) register(a *account, m *market, o *order, status OrderStatus, t
 	a.orderLog = append(a.orderLog, o)
 	m.active = append(m.active, o)
 	o.acct = a
+	e.emitOrder(o)
 	if len(a.orderLog) > maxClosedOrders {
 		kept := a.orderLog[:0]
 		drop := len(a.orderLog) - maxClosedOrders
@@ -232,6 +235,7 @@ func (e *Engine) finish(o *order, status OrderStatus, reason string, t int64) {
 	o.Status = status
 	o.Reason = reason
 	o.UpdatedAt = timeOf(t)
+	e.emitOrder(o)
 }
 
 // sweep takes up to qty from the book side a taker of side trades against,

@@ -23,6 +23,7 @@ type directory struct {
 	ttl      time.Duration
 	now      func() time.Time
 	flight   singleflight.Group
+	observe  func(contract.ChangeEvent) // told of every change event, after the cache dropped its entries
 
 	mu    sync.Mutex
 	gen   uint64
@@ -82,6 +83,9 @@ func (d *directory) onEvent(m *nats.Msg) {
 	var ev contract.ChangeEvent
 	if json.Unmarshal(m.Data, &ev) != nil {
 		return
+	}
+	if d.observe != nil {
+		defer d.observe(ev) // runs after the unlock below
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

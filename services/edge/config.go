@@ -9,6 +9,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/events"
 )
 
 // Config configures the edge service.
@@ -33,21 +34,36 @@ type Config struct {
 	// MCPSessionIdle closes an MCP SSE session no message reached for
 	// this long (PERPGATE_MCP_SESSION_IDLE).
 	MCPSessionIdle time.Duration
+	// EventRetention (PERPGATE_EVENTS_RETENTION) and JetStreamReplicas
+	// (PERPGATE_JETSTREAM_REPLICAS) shape the account event stream.
+	EventRetention    time.Duration
+	JetStreamReplicas int
+	// EventKeepAlive is how often an idle SSE stream gets a comment line,
+	// so proxies do not close it (15 s; tests shorten it).
+	EventKeepAlive time.Duration
+}
+
+// Events is the account event stream's configuration.
+func (c Config) Events() events.Config {
+	return events.Config{Subjects: contract.NewSubjects(c.SubjectPrefix), Retention: c.EventRetention, Replicas: c.JetStreamReplicas}
 }
 
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
 	return Config{
-		ListenAddr:     ":8080",
-		HealthAddr:     ":8082",
-		NATSURL:        "nats://127.0.0.1:4222",
-		RedisURL:       "redis://127.0.0.1:6379/0",
-		SubjectPrefix:  "perpgate",
-		RequestTimeout: 10 * time.Second,
-		ShutdownGrace:  15 * time.Second,
-		CacheTTL:       time.Minute,
-		Audit:          true,
-		MCPSessionIdle: 10 * time.Minute,
+		ListenAddr:        ":8080",
+		HealthAddr:        ":8082",
+		NATSURL:           "nats://127.0.0.1:4222",
+		RedisURL:          "redis://127.0.0.1:6379/0",
+		SubjectPrefix:     "perpgate",
+		RequestTimeout:    10 * time.Second,
+		ShutdownGrace:     15 * time.Second,
+		CacheTTL:          time.Minute,
+		Audit:             true,
+		EventRetention:    events.DefaultRetention,
+		JetStreamReplicas: 1,
+		EventKeepAlive:    15 * time.Second,
+		MCPSessionIdle:    10 * time.Minute,
 		TierLimits: map[contract.Tier]contract.TierLimits{
 			contract.TierFree:    contract.TierFree.Limits(),
 			contract.TierBuilder: contract.TierBuilder.Limits(),
@@ -131,6 +147,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 			c.TierLimits[tier] = l
 		}
 	}
+	ev, err := events.LoadConfig(lookup, contract.Subjects{})
+	errs = append(errs, err)
+	c.EventRetention, c.JetStreamReplicas = ev.Retention, ev.Replicas
 	errs = append(errs, c.Validate())
 	return c, errors.Join(errs...)
 }
@@ -146,6 +165,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownGrace <= 0 {
 		errs = append(errs, errors.New("PERPGATE_SHUTDOWN_GRACE must be positive"))
+	}
+	if c.EventKeepAlive <= 0 {
+		errs = append(errs, errors.New("the event stream keep-alive interval must be positive"))
 	}
 	if c.CacheTTL <= 0 {
 		errs = append(errs, errors.New("PERPGATE_EDGE_CACHE_TTL must be positive"))

@@ -3,6 +3,7 @@ module github.com/perpgate/perpgate/services/edge
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/google/jsonschema-go v0.4.3
 	github.com/google/uuid v1.6.0
 	github.com/labstack/echo/v4 v4.16.0

@@ -67,6 +67,8 @@ func (s *Server) routes() *echo.Echo {
 	e.HTTPErrorHandler = s.errorHandler
 	e.Use(s.stamp)
 	e.Any("/v1", s.handleV1)
+	e.Any(eventsPath, s.handleEvents)
+	e.Any(wsPath, s.handleWS)
 	ops := echo.WrapHandler(health.PublicHandler(s.checks))
 	e.GET("/healthz", ops)
 	e.GET("/readyz", ops)
@@ -207,6 +209,8 @@ func (s *Server) fail(c echo.Context, ce *contract.Error) error {
 			h.Set("Allow", "GET, HEAD")
 		case "/mcp/sse":
 			h.Set("Allow", "GET, POST")
+		case eventsPath, wsPath:
+			h.Set("Allow", http.MethodGet)
 		}
 	case contract.CodeRateLimited, contract.CodeServiceUnavailable:
 		h.Set("Retry-After", strconv.Itoa(max(ce.RetryAfterSeconds, 1)))

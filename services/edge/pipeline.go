@@ -117,6 +117,10 @@ func (s *Server) execute(ctx context.Context, requestID string, key contract.Key
 			return nil, cred.Exchange, ce
 		}
 	}
+	if op.AtEdge {
+		result, ce := s.serveAtEdge(ctx, key, cred, op, params)
+		return result, cred.Exchange, ce
+	}
 	var result json.RawMessage
 	request := bus.RequestConnector
 	if !op.ReadOnly { // its outcome is heard of as soon as the bus is back

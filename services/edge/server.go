@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/events"
 	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/ratelimit"
 	"github.com/perpgate/perpgate/pkg/telemetry"
@@ -48,6 +49,8 @@ type Server struct {
 	usage    *usageCounter
 	audit    *auditor     // nil when Config.Audit is off
 	guard    func() error // Deps.StoreGuard
+	eventLog *events.Reader
+	streams  *openStreams
 
 	mu     sync.Mutex
 	http   *http.Server
@@ -86,6 +89,13 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.checks[name] = c
 	}
 	s.dir = newDirectory(s.nc, s.subjects, cfg.CacheTTL, now)
+	s.streams = newOpenStreams()
+	s.dir.observe = s.streams.onChange
+	reader, err := events.NewReader(s.nc, cfg.Events())
+	if err != nil {
+		return nil, fmt.Errorf("edge: %w", err)
+	}
+	s.eventLog = reader
 	s.usage = newUsageCounter()
 	if cfg.Audit {
 		a, err := newAuditor(s.nc, s.subjects)
@@ -133,6 +143,7 @@ func (s *Server) Start() error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	srv.RegisterOnShutdown(s.streams.closeAll) // event streams never go idle by themselves
 	done := make(chan struct{})
 	stopUsage, usageDone := make(chan struct{}), make(chan struct{})
 	s.mu.Lock()

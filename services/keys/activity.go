@@ -28,8 +28,9 @@ const AuditConsumer = contract.AuditConsumer
 // service to store it.
 const auditRetention = 7 * 24 * time.Hour
 
-// AuditStreamConfig is the stream edges publish audit entries into.
-func AuditStreamConfig(subjects contract.Subjects) jetstream.StreamConfig {
+// AuditStreamConfig is the stream edges publish audit entries into, with
+// replicas copies on a JetStream cluster.
+func AuditStreamConfig(subjects contract.Subjects, replicas int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        subjects.AuditStream(),
 		Description: "perpgate audit entries on their way to the keys store",
@@ -38,6 +39,7 @@ func AuditStreamConfig(subjects contract.Subjects) jetstream.StreamConfig {
 		Storage:     jetstream.FileStorage,
 		MaxAge:      auditRetention,
 		Duplicates:  2 * time.Minute,
+		Replicas:    max(replicas, 1),
 	}
 }
 
@@ -55,7 +57,7 @@ func (s *Service) startActivity(ctx context.Context) (stop func(), err error) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	stream, err := js.CreateOrUpdateStream(sctx, AuditStreamConfig(s.subjects))
+	stream, err := js.CreateOrUpdateStream(sctx, AuditStreamConfig(s.subjects, s.cfg.JetStreamReplicas))
 	if err != nil {
 		_ = sub.Unsubscribe()
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, nats.ErrNoResponders) {

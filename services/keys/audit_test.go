@@ -76,7 +76,7 @@ func TestAuditEntriesWaitForTheKeysService(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	info, err := js.Stream(context.Background(), keys.AuditStreamConfig(subjects).Name)
+	info, err := js.Stream(context.Background(), keys.AuditStreamConfig(subjects, 1).Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 
 	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/events"
 )
 
 // Masked is a configuration secret (admin token, master key). It prints,
@@ -49,6 +51,9 @@ type Config struct {
 	MasterKey     Masked   // PERPGATE_MASTER_KEY: base64 of 32 bytes sealing credential secrets
 	SubjectPrefix string   // PERPGATE_SUBJECT_PREFIX
 	HealthAddr    string   // PERPGATE_HEALTH_ADDR: /healthz, /readyz and /metrics; empty serves none
+	// JetStreamReplicas (PERPGATE_JETSTREAM_REPLICAS) is the replica count
+	// of the audit stream the service creates.
+	JetStreamReplicas int
 }
 
 // DefaultConfig returns the defaults documented in the README. AdminToken
@@ -60,6 +65,8 @@ func DefaultConfig() Config {
 		AdminAddr:     "127.0.0.1:8081",
 		SubjectPrefix: "perpgate",
 		HealthAddr:    ":8082",
+
+		JetStreamReplicas: 1,
 	}
 }
 
@@ -92,7 +99,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	}
 	var authErr error
 	c.NATSAuth, authErr = bus.LoadAuth(lookup)
-	return c, errors.Join(authErr, c.Validate())
+	ev, evErr := events.LoadConfig(lookup, contract.Subjects{})
+	c.JetStreamReplicas = ev.Replicas
+	return c, errors.Join(authErr, evErr, c.Validate())
 }
 
 // Validate reports every invalid setting at once.

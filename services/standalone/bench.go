@@ -245,6 +245,11 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	if err != nil {
 		return err
 	}
+	// Event latency: fills at 100 placements a second, to an SSE client.
+	eventP50, eventP99, err := measureEvents(ctx, "http://"+gwAddr, boot.APIKey, boot.CredentialID, opts.C1Duration)
+	if err != nil {
+		return err
+	}
 	goroutinesAfter, err := settledGoroutines(ctx, "http://"+gwAddr+"/metrics", goroutinesBefore)
 	if err != nil {
 		return err
@@ -261,6 +266,8 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 			row.name, row.r.Requests, row.r.Failures, row.r.RPS, row.r.P50, row.r.P99)
 	}
 	fmt.Fprintf(out, "  cached_p99_ms: the gateway c=1 run, every read answered from the paper stream's view: %.3f\n", cachedP99)
+	fmt.Fprintf(out, "  event_p50_ms/event_p99_ms: placement sent to its fill read on GET /v1/events, %d a second: %.3f / %.3f\n",
+		eventRate, eventP50, eventP99)
 	fmt.Fprintf(out, "  perpgate serve after the runs: RSS %.0f MiB; goroutines %.0f after the warm-up, %.0f at the end\n",
 		rss, goroutinesBefore, goroutinesAfter)
 	for _, row := range rows {
@@ -274,9 +281,9 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	}
 	fmt.Fprintf(out, "bench: gateway_rps=%.0f bare_rps=%.0f ratio=%.2f p50_ms=%.3f p99_ms=%.3f c1_p50_ms=%.3f "+
 		"pipe_rps=%.0f dist_rps=%.0f dist_ratio=%.2f dist_c1_p50_ms=%.3f place_rps=%.0f cached_p99_ms=%.3f rss_mib=%.0f "+
-		"bare_c1_p50_ms=%.3f pipe_c1_p50_ms=%.3f skel_rps=%.0f skel_c1_p50_ms=%.3f\n",
+		"bare_c1_p50_ms=%.3f pipe_c1_p50_ms=%.3f skel_rps=%.0f skel_c1_p50_ms=%.3f event_p50_ms=%.3f event_p99_ms=%.3f\n",
 		gm.RPS, bm.RPS, gm.RPS/bm.RPS, gm.P50, gm.P99, c1.P50, pm.RPS, dm.RPS, distRatio, dc1.P50, place.RPS, cachedP99, rss,
-		bc1.P50, pc1.P50, sm.RPS, sc1.P50)
+		bc1.P50, pc1.P50, sm.RPS, sc1.P50, eventP50, eventP99)
 	return nil
 }
 

@@ -15,7 +15,8 @@ import (
 // benchLine is the DESIGN §11/§12 line, every field in order.
 var benchLine = regexp.MustCompile(`^bench: gateway_rps=\d+ bare_rps=\d+ ratio=\d+\.\d\d p50_ms=\d+\.\d{3} p99_ms=\d+\.\d{3} ` +
 	`c1_p50_ms=\d+\.\d{3} pipe_rps=\d+ dist_rps=\d+ dist_ratio=[\d.]+ dist_c1_p50_ms=[\d.]+ place_rps=\d+ cached_p99_ms=[\d.]+ rss_mib=\d+ ` +
-	`bare_c1_p50_ms=\d+\.\d{3} pipe_c1_p50_ms=\d+\.\d{3} skel_rps=\d+ skel_c1_p50_ms=\d+\.\d{3}$`)
+	`bare_c1_p50_ms=\d+\.\d{3} pipe_c1_p50_ms=\d+\.\d{3} skel_rps=\d+ skel_c1_p50_ms=\d+\.\d{3} ` +
+	`event_p50_ms=\d+\.\d{3} event_p99_ms=\d+\.\d{3}$`)
 
 // TestBenchLine runs `perpgate bench` briefly, with its targets and load
 // generators as processes, and checks the line it ends with.
@@ -55,7 +56,7 @@ func TestBenchLine(t *testing.T) {
 	if strings.Contains(last, " rss_mib=0 ") {
 		t.Fatalf("serve's RSS not read: %s", last)
 	}
-	for _, ref := range []string{"bare_c1_p50_ms=0.000", "skel_rps=0 ", "skel_c1_p50_ms=0.000"} {
+	for _, ref := range []string{"bare_c1_p50_ms=0.000", "skel_rps=0 ", "skel_c1_p50_ms=0.000", "event_p50_ms=0.000"} {
 		if strings.Contains(last, ref) {
 			t.Fatalf("a reference was not measured (%s): %s", ref, last)
 		}

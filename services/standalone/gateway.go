@@ -192,6 +192,7 @@ func (g *Gateway) startKeys(ctx context.Context, connect func(string) (*nats.Con
 	cfg := keys.DefaultConfig()
 	cfg.DataDir, cfg.AdminAddr, cfg.SubjectPrefix = g.cfg.DataDir, g.cfg.AdminAddr, g.cfg.Edge.SubjectPrefix
 	cfg.AdminToken, cfg.MasterKey = s.adminToken, s.masterKey
+	cfg.JetStreamReplicas = g.cfg.Edge.JetStreamReplicas
 	svc, err := keys.New(cfg, nc, store, g.log.With("service", "keys"), nil)
 	if err != nil {
 		return err
@@ -263,7 +264,7 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 		}
 		g.onClose(rt.Stop)
 	}
-	return nil
+	return g.startPaperEvents(connect)
 }
 
 // ledger is the daily-notional ledger every exchange's runtime shares, so

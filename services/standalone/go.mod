@@ -7,6 +7,7 @@ require github.com/perpgate/perpgate/pkg v0.0.0
 replace github.com/perpgate/perpgate/pkg => ../../pkg
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/google/jsonschema-go v0.4.3
 	github.com/google/uuid v1.6.0
 	github.com/labstack/echo/v4 v4.16.0

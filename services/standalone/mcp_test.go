@@ -230,7 +230,7 @@ func sameAsV1(g *testGateway, key, tool string, args map[string]any) response {
 	return g.call(key, body)
 }
 
-// TestMCP: initialize, tools/list (exactly the 20 tools, one per
+// TestMCP: initialize, tools/list (exactly one tool per
 // operation, with the table's schemas), a mark price on paper, and a limit
 // order placed, listed and cancelled, over each transport.
 func TestMCP(t *testing.T) {

@@ -11,7 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
+	"github.com/perpgate/perpgate/pkg/bus"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/events"
 	"github.com/perpgate/perpgate/pkg/gcfloor"
 	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/paper"
@@ -77,7 +81,47 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	stopEvents, err := publishEvents(ctx, engine, log)
+	if err != nil {
+		return err
+	}
+	defer stopEvents()
 	return v.Run(ctx)
+}
+
+// publishEvents sends the venue's account events into the event stream
+// on NATS (PERPGATE_NATS_URL); without it the venue publishes none.
+func publishEvents(ctx context.Context, engine *paper.Engine, log *slog.Logger) (func(), error) {
+	url := os.Getenv("PERPGATE_NATS_URL")
+	if url == "" {
+		log.Warn("PERPGATE_NATS_URL is unset: no account events are published (GET /v1/events stays silent for paper)")
+		return func() {}, nil
+	}
+	auth, err := bus.LoadAuth(os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := events.LoadConfig(os.LookupEnv, contract.NewSubjects(os.Getenv("PERPGATE_SUBJECT_PREFIX")))
+	if err != nil {
+		return nil, err
+	}
+	nc, err := bus.Connect(url, "paper-venue", auth, log)
+	if err != nil {
+		return nil, err
+	}
+	pub := events.NewPublisher(nc, cfg, log)
+	if err := pub.Start(ctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	reader, err := events.NewReader(nc, cfg)
+	if err != nil {
+		pub.Close()
+		nc.Close()
+		return nil, err
+	}
+	stop := venue.PublishEvents(engine, pub, reader.Last, log)
+	return func() { stop(); pub.Close(); _ = bus.Drain(nc, 5*time.Second) }, nil
 }
 
 // openJournal keeps the paper state in Postgres (PERPGATE_DATABASE_URL,
