@@ -77,11 +77,12 @@ func New(cfg Config) *Engine {
 		}
 		salt := hash(uint64(cfg.Seed), strHash(key))
 		m := &market{
-			spec:  spec,
-			salt:  salt,
-			rng:   rand.New(rand.NewPCG(salt, uint64(cfg.Seed))),
-			mark:  floorTo(spec.StartPrice, spec.TickSize),
-			start: e.lastStep,
+			spec:   spec,
+			salt:   salt,
+			rng:    rand.New(rand.NewPCG(salt, uint64(cfg.Seed))),
+			mark:   floorTo(spec.StartPrice, spec.TickSize),
+			start:  e.lastStep,
+			active: make(map[*order]struct{}),
 		}
 		if m.mark.Sign() <= 0 {
 			m.mark = spec.TickSize

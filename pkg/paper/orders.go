@@ -18,6 +18,7 @@ type order struct {
 	Order
 	notional decimal.Decimal // Σ fill size·price, for an exact average
 	acct     *account
+	seq      uint64 // placement order
 }
 
 func (o *order) live() bool { return o.Status == Open || o.Status == Pending }
@@ -206,32 +207,27 @@ func (e *Engine) checkMargin(a *account, m *market, side Side, size, price, fee 
 
 func (e *Engine) register(a *account, m *market, o *order, status OrderStatus, t int64) {
 	o.ID = e.nextOrderID()
+	o.seq = e.orderSeq
 	o.Status = status
 	o.CreatedAt = timeOf(t)
 	o.UpdatedAt = o.CreatedAt
-	a.orders[o.ID] = o
-	a.orderLog = append(a.orderLog, o)
-	m.active = append(m.active, o)
 	o.acct = a
-	if len(a.orderLog) > maxClosedOrders {
-		kept := a.orderLog[:0]
-		drop := len(a.orderLog) - maxClosedOrders
-		for _, x := range a.orderLog {
-			if drop > 0 && !x.live() && x != o {
-				delete(a.orders, x.ID)
-				drop--
-				continue
-			}
-			kept = append(kept, x)
-		}
-		a.orderLog = kept
-	}
+	e.addLive(a, m, o)
 }
 
+// finish ends an order; an order that was live leaves the live indexes
+// and is remembered among the account's closed orders.
 func (e *Engine) finish(o *order, status OrderStatus, reason string, t int64) {
+	wasLive := o.live()
+	if wasLive {
+		e.dropLive(o.acct, e.markets[strings.ToUpper(o.Market)], o)
+	}
 	o.Status = status
 	o.Reason = reason
 	o.UpdatedAt = timeOf(t)
+	if wasLive {
+		o.acct.remember(o)
+	}
 }
 
 // sweep takes up to qty from the book side a taker of side trades against,
@@ -282,31 +278,35 @@ func (e *Engine) execute(a *account, m *market, o *order, levels []Level, t int6
 
 // checkOrders fills resting limits and fires triggers that mark crosses.
 func (e *Engine) checkOrders(m *market, t int64) {
-	if len(m.active) == 0 {
-		return
+	var due []*order
+	for o := range m.active {
+		if crossed(o, m.mark) {
+			due = append(due, o)
+		}
 	}
-	for _, o := range append([]*order(nil), m.active...) {
+	// In placement order, as fills and their ids must replay the same.
+	sortBySeq(due)
+	for _, o := range due {
 		if !o.live() {
-			continue
+			continue // cancelled by an earlier one's fill (position-linked)
 		}
-		a := o.acct
-		switch {
-		case o.Status == Open && o.Type == Limit:
-			if (o.Side == Buy && m.mark.LessThanOrEqual(o.Price)) || (o.Side == Sell && m.mark.GreaterThanOrEqual(o.Price)) {
-				e.fillResting(a, m, o, t)
-			}
-		case o.Status == Pending && triggered(o, m.mark):
-			e.trigger(a, m, o, t)
+		if o.Status == Open {
+			e.fillResting(o.acct, m, o, t)
+		} else {
+			e.trigger(o.acct, m, o, t)
 		}
 	}
-	kept := m.active[:0]
-	for _, o := range m.active {
-		if o.live() {
-			kept = append(kept, o)
-		}
+}
+
+// crossed reports whether mark fills a resting limit or fires a trigger.
+func crossed(o *order, mark decimal.Decimal) bool {
+	switch {
+	case o.Status == Open && o.Type == Limit:
+		return (o.Side == Buy && mark.LessThanOrEqual(o.Price)) || (o.Side == Sell && mark.GreaterThanOrEqual(o.Price))
+	case o.Status == Pending:
+		return triggered(o, mark)
 	}
-	clear(m.active[len(kept):])
-	m.active = kept
+	return false
 }
 
 func triggered(o *order, mark decimal.Decimal) bool {
@@ -384,10 +384,8 @@ func (e *Engine) OrderByClientID(id, clientOrderID string) (res Order, err error
 	if err != nil {
 		return Order{}, fmt.Errorf("order by client id: %w", err)
 	}
-	for i := len(a.orderLog) - 1; i >= 0 && clientOrderID != ""; i-- {
-		if a.orderLog[i].ClientOrderID == clientOrderID {
-			return a.orderLog[i].Order, nil
-		}
+	if o := a.byClient[clientOrderID]; o != nil && clientOrderID != "" {
+		return o.Order, nil
 	}
 	return Order{}, fmt.Errorf("order with client id %q: %w", clientOrderID, ErrOrderNotFound)
 }
@@ -406,10 +404,8 @@ func (e *Engine) OpenOrders(id, market string) (res []Order, err error) {
 		return nil, fmt.Errorf("open orders: %w", err)
 	}
 	out := []Order{}
-	for _, o := range a.orderLog {
-		if o.live() && (sym == "" || o.Market == sym) {
-			out = append(out, o.Order)
-		}
+	for _, o := range a.liveOrders(sym) {
+		out = append(out, o.Order)
 	}
 	return out, nil
 }
@@ -451,13 +447,6 @@ func (e *Engine) CancelOrder(id, orderID string) (res Order, err error) {
 
 func (e *Engine) cancel(o *order, t int64) {
 	e.finish(o, Cancelled, "", t)
-	m := e.markets[strings.ToUpper(o.Market)]
-	for i, x := range m.active {
-		if x == o {
-			m.active = append(m.active[:i], m.active[i+1:]...)
-			break
-		}
-	}
 }
 
 // CancelAll cancels the account's OPEN and PENDING orders on one market or
@@ -477,11 +466,9 @@ func (e *Engine) CancelAll(id, market string) (res int, err error) {
 		return 0, fmt.Errorf("cancel all: %w", err)
 	}
 	n := 0
-	for _, o := range a.orderLog {
-		if o.live() && (sym == "" || o.Market == sym) {
-			e.cancel(o, now.Unix())
-			n++
-		}
+	for _, o := range a.liveOrders(sym) {
+		e.cancel(o, now.Unix())
+		n++
 	}
 	return n, nil
 }
