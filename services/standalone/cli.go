@@ -81,6 +81,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fs.DurationVar(&opts.Duration, "duration", opts.Duration, "length of each throughput run")
 		fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "connections of the throughput runs")
 		fs.IntVar(&opts.Rounds, "rounds", opts.Rounds, "the runs of every mode alternate this many times; each figure is the median")
+		fs.IntVar(&opts.PlaceCount, "places", opts.PlaceCount, "placements of the concurrency-1 placement run (at least 2000)")
 		if err := fs.Parse(args[1:]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprintln(stdout, "usage: perpgate bench [flags]\n\nflags:")
@@ -165,8 +166,9 @@ func loadgen(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&o.URL, "url", "", "target URL")
 	fs.StringVar(&o.Key, "key", "", "API key")
 	fs.StringVar(&o.Body, "body", "", "request body (read mode)")
-	fs.StringVar(&o.Mode, "mode", "read", "read or place-cancel")
-	fs.StringVar(&o.Credential, "credential", "", "credential id (place-cancel mode)")
+	fs.StringVar(&o.Mode, "mode", "read", "read, place-cancel or place")
+	fs.StringVar(&o.Credential, "credential", "", "credential id (place-cancel and place modes)")
+	fs.IntVar(&o.Count, "count", 0, "stop after this many requests (0: run for the duration)")
 	fs.IntVar(&o.Concurrency, "concurrency", 1, "connections")
 	fs.DurationVar(&o.Duration, "duration", time.Second, "how long")
 	if err := fs.Parse(args); err != nil {
