@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 )
 
 // File is one log file. Its methods are safe for concurrent use.
@@ -33,7 +34,8 @@ type File struct {
 	written uint64 // records written to the file
 	durable uint64 // records an fsync has covered
 	syncing bool
-	fsync   func() error // f.Sync; tests count and fail it
+	linger  time.Duration // SetLinger
+	fsync   func() error  // f.Sync; tests count and fail it
 	// err is sticky: after a write or an fsync failed, what reached the
 	// disk is unknown (a failed fsync may have dropped the dirty pages),
 	// so the log refuses everything after it.
@@ -87,6 +89,11 @@ func (l *File) Sync(pos uint64) error {
 			continue
 		}
 		l.syncing = true
+		if l.linger > 0 {
+			l.mu.Unlock()
+			time.Sleep(l.linger)
+			l.mu.Lock()
+		}
 		upTo := l.written
 		l.mu.Unlock()
 		err := l.fsync()
@@ -102,6 +109,16 @@ func (l *File) Sync(pos uint64) error {
 		l.synced.Broadcast()
 	}
 	return nil
+}
+
+// SetLinger makes each fsync start d after the first Sync that needs it,
+// so that the records written meanwhile share it. It is for logs whose
+// writers do not keep anyone waiting for an answer (an audit trail): their
+// fsyncs then seldom compete for the disk with those of logs that do.
+func (l *File) SetLinger(d time.Duration) {
+	l.mu.Lock()
+	l.linger = d
+	l.mu.Unlock()
 }
 
 // Append writes line and waits until it is durable.

@@ -35,6 +35,32 @@ func timeOf(t int64) time.Time { return time.Unix(t, 0).UTC() }
 func (e *Engine) PlaceOrder(id string, req OrderRequest) (res Order, err error) {
 	now := e.lock()
 	defer unlockDurable(e, e.written, &res, &err)
+	return e.placeOrder(id, req, now)
+}
+
+// PlaceOrderDeferred is PlaceOrder that returns before the placement's
+// journal record is durable, with wait, which returns once it is (or fails
+// with ErrJournal). A caller with a durable write of its own to make runs
+// both at once; it must not report the order before wait returned nil.
+func (e *Engine) PlaceOrderDeferred(id string, req OrderRequest) (res Order, wait func() error, err error) {
+	now := e.lock()
+	from := e.written
+	res, err = e.placeOrder(id, req, now)
+	pos, j := e.written, e.journal
+	e.mu.Unlock()
+	if err != nil || pos == from {
+		return res, func() error { return nil }, err
+	}
+	return res, func() error {
+		if err := j.Sync(pos); err != nil {
+			return fmt.Errorf("%w: %v", ErrJournal, err)
+		}
+		return nil
+	}, nil
+}
+
+// placeOrder is PlaceOrder under e.mu.
+func (e *Engine) placeOrder(id string, req OrderRequest, now time.Time) (Order, error) {
 	a, err := e.account(id)
 	if err != nil {
 		return Order{}, fmt.Errorf("place order: %w", err)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/perpgate/perpgate/pkg/appendlog"
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -83,6 +84,10 @@ func (s *Store) Usage(ctx context.Context, keyID, fromDay string) ([]contract.Us
 	return out, err
 }
 
+// auditLinger is how long an audit entry waits for others to share its
+// fsync.
+const auditLinger = time.Millisecond
+
 func (s *Store) auditPath() string { return filepath.Join(filepath.Dir(s.path), AuditFileName) }
 
 // PutAudit implements keys.Store by appending a line, on disk when it
@@ -105,6 +110,9 @@ func (s *Store) PutAudit(ctx context.Context, e contract.AuditEntry) error {
 			s.auditMu.Unlock()
 			return fmt.Errorf("write audit log: %w", err)
 		}
+		// Entries wait in the audit stream, not in front of a caller:
+		// gathering them keeps their fsyncs off the disk placements wait on.
+		s.auditLog.SetLinger(auditLinger)
 	}
 	log := s.auditLog
 	pos, err := log.Write(line)
