@@ -17,7 +17,7 @@ type countingJournal struct {
 }
 
 func (j *countingJournal) Write([]byte) (uint64, error) { return j.n.Add(1), nil }
-func (j *countingJournal) Sync(uint64) error           { j.syncs.Add(1); return nil }
+func (j *countingJournal) Sync(uint64) error            { j.syncs.Add(1); return nil }
 
 // TestInProcessPlacementDefersItsJournal: a placement through the
 // in-process client whose context carries a barrier answers before its
