@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -119,6 +120,52 @@ func (l *File) SetLinger(d time.Duration) {
 	l.mu.Lock()
 	l.linger = d
 	l.mu.Unlock()
+}
+
+// Rotate makes every record written so far durable, renames the file to
+// oldPath and goes on appending to a new, empty file under the original
+// name. Positions go on where they were, so a Sync for an earlier record
+// returns at once. Writers wait meanwhile (one fsync). A compactor then
+// writes what the old file's records amount to and removes it.
+func (l *File) Rotate(oldPath string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.syncing {
+		l.synced.Wait()
+	}
+	if l.err != nil {
+		return l.err
+	}
+	if err := l.fsync(); err != nil {
+		l.err = fmt.Errorf("sync %s: %w", l.name, err)
+		return l.err
+	}
+	l.durable = l.written
+	if err := os.Rename(l.name, oldPath); err != nil {
+		return fmt.Errorf("rotate %s: %w", l.name, err)
+	}
+	f, err := os.OpenFile(l.name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		// Go on appending to the renamed file: nothing is lost, the
+		// compactor must not remove it (its caller sees this error).
+		_ = os.Rename(oldPath, l.name)
+		return fmt.Errorf("rotate %s: %w", l.name, err)
+	}
+	_ = syncDir(l.name)
+	old := l.f
+	l.f, l.fsync = f, f.Sync
+	_ = old.Close()
+	return nil
+}
+
+// syncDir makes a rename in path's directory durable.
+func syncDir(path string) error {
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // Append writes line and waits until it is durable.

@@ -94,6 +94,8 @@ type MemoryIdempotency struct {
 	durable func(pos uint64) error
 	// last is the position of the latest change persisted.
 	last uint64
+	// changed, when set, runs under mu after each change took effect.
+	changed func()
 }
 
 type memEntry struct {
@@ -134,6 +136,9 @@ func (s *MemoryIdempotency) changeSettled(key string, rec *Record, settle *appen
 		delete(s.entries, key)
 	} else {
 		s.entries[key] = memEntry{rec: *rec, expires: expires, settle: settle}
+	}
+	if s.changed != nil {
+		s.changed()
 	}
 	return nil
 }
