@@ -114,7 +114,8 @@ func (e *Engine) addLive(a *account, m *market, o *order) {
 		a.byClient[o.ClientOrderID] = o
 	}
 	a.book(m.spec.Symbol).live[o] = struct{}{}
-	m.active[o] = struct{}{}
+	o.heapIdx = -1
+	m.active.add(o)
 	e.adjustReserve(a, m, o, 1)
 }
 
@@ -123,7 +124,7 @@ func (e *Engine) addLive(a *account, m *market, o *order) {
 func (e *Engine) dropLive(a *account, m *market, o *order) {
 	e.adjustReserve(a, m, o, -1)
 	delete(a.book(m.spec.Symbol).live, o)
-	delete(m.active, o)
+	m.active.remove(o)
 }
 
 // remember keeps a final order for look-ups by id and client order id,

@@ -82,7 +82,7 @@ func New(cfg Config) *Engine {
 			rng:    rand.New(rand.NewPCG(salt, uint64(cfg.Seed))),
 			mark:   floorTo(spec.StartPrice, spec.TickSize),
 			start:  e.lastStep,
-			active: make(map[*order]struct{}),
+			active: newMarketOrders(),
 		}
 		if m.mark.Sign() <= 0 {
 			m.mark = spec.TickSize

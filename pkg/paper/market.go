@@ -29,8 +29,8 @@ type market struct {
 	rng    *rand.Rand
 	mark   decimal.Decimal
 	index  decimal.Decimal
-	start  int64               // Unix second the engine started
-	active map[*order]struct{} // live orders of every account
+	start  int64         // Unix second the engine started
+	active *marketOrders // live orders of every account
 
 	bars      []bar           // one-minute bars since start, oldest first
 	firstOpen decimal.Decimal // open of the oldest recorded bar

@@ -19,6 +19,7 @@ type order struct {
 	notional decimal.Decimal // Σ fill size·price, for an exact average
 	acct     *account
 	seq      uint64 // placement order
+	heapIdx  int    // position in its market's heap; -1 when in none
 }
 
 func (o *order) live() bool { return o.Status == Open || o.Status == Pending }
@@ -304,43 +305,22 @@ func (e *Engine) execute(a *account, m *market, o *order, levels []Level, t int6
 
 // checkOrders fills resting limits and fires triggers that mark crosses.
 func (e *Engine) checkOrders(m *market, t int64) {
-	var due []*order
-	for o := range m.active {
-		if crossed(o, m.mark) {
-			due = append(due, o)
-		}
+	if m.active.n == 0 {
+		return
 	}
+	due := m.active.crossed(m.mark)
 	// In placement order, as fills and their ids must replay the same.
 	sortBySeq(due)
 	for _, o := range due {
 		if !o.live() {
 			continue // cancelled by an earlier one's fill (position-linked)
 		}
-		if o.Status == Open {
+		if o.Type == Limit {
 			e.fillResting(o.acct, m, o, t)
 		} else {
 			e.trigger(o.acct, m, o, t)
 		}
 	}
-}
-
-// crossed reports whether mark fills a resting limit or fires a trigger.
-func crossed(o *order, mark decimal.Decimal) bool {
-	switch {
-	case o.Status == Open && o.Type == Limit:
-		return (o.Side == Buy && mark.LessThanOrEqual(o.Price)) || (o.Side == Sell && mark.GreaterThanOrEqual(o.Price))
-	case o.Status == Pending:
-		return triggered(o, mark)
-	}
-	return false
-}
-
-func triggered(o *order, mark decimal.Decimal) bool {
-	sellsBelow := (o.Type == StopMarket) == (o.Side == Sell)
-	if sellsBelow {
-		return mark.LessThanOrEqual(o.TriggerPrice)
-	}
-	return mark.GreaterThanOrEqual(o.TriggerPrice)
 }
 
 // reduceCap applies the reduce-only rule at execution time: it returns how

@@ -252,3 +252,36 @@ func TestClosedOrdersForgottenOldestFirst(t *testing.T) {
 		t.Fatalf("client id c5 found %s, want the newest %s", o.ID, again.ID)
 	}
 }
+
+// TestWalkStepCostFlat: a second of the price walk costs the same with
+// 100 and with 10,000 orders resting away from mark: it looks only at the
+// orders mark reaches.
+func TestWalkStepCostFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("times walk steps; skipped with -short")
+	}
+	cost := func(resting int) time.Duration {
+		e, clock := newEngine(t, time.Hour)
+		if _, err := e.EnsureAccount("a", d("1000000000")); err != nil {
+			t.Fatal(err)
+		}
+		for range resting {
+			mustPlace(t, e, "a", paper.OrderRequest{Market: btc, Side: paper.Buy, Type: paper.Limit, Size: d("0.001"), Price: d("30000")})
+		}
+		best := time.Duration(1 << 62)
+		for range 5 {
+			clock.Advance(200 * time.Second)
+			t0 := time.Now()
+			if _, err := e.MarkPrice(btc); err != nil { // replays 200 steps
+				t.Fatal(err)
+			}
+			best = min(best, time.Since(t0))
+		}
+		return best
+	}
+	small, large := cost(100), cost(10000)
+	t.Logf("200 walk steps: %s with 100 resting orders, %s with 10,000", small, large)
+	if large > 3*small {
+		t.Fatalf("200 walk steps took %s with 10,000 resting orders, %s with 100", large, small)
+	}
+}
