@@ -141,15 +141,17 @@ func (l *File) Rotate(oldPath string) error {
 		return l.err
 	}
 	l.durable = l.written
+	// A failed rotation is sticky like a failed fsync: the caller may
+	// already have written what supersedes the records, so appending to
+	// either file could put records where they would not be replayed.
 	if err := os.Rename(l.name, oldPath); err != nil {
-		return fmt.Errorf("rotate %s: %w", l.name, err)
+		l.err = fmt.Errorf("rotate %s: %w", l.name, err)
+		return l.err
 	}
 	f, err := os.OpenFile(l.name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		// Go on appending to the renamed file: nothing is lost, the
-		// compactor must not remove it (its caller sees this error).
-		_ = os.Rename(oldPath, l.name)
-		return fmt.Errorf("rotate %s: %w", l.name, err)
+		l.err = fmt.Errorf("rotate %s: %w", l.name, err)
+		return l.err
 	}
 	_ = syncDir(l.name)
 	old := l.f

@@ -76,10 +76,12 @@ func New(cfg Config) *Engine {
 			spec.MaxLeverage = cfg.MaxLeverage
 		}
 		salt := hash(uint64(cfg.Seed), strHash(key))
+		pcg := rand.NewPCG(salt, uint64(cfg.Seed))
 		m := &market{
 			spec:   spec,
 			salt:   salt,
-			rng:    rand.New(rand.NewPCG(salt, uint64(cfg.Seed))),
+			pcg:    pcg,
+			rng:    rand.New(pcg),
 			mark:   floorTo(spec.StartPrice, spec.TickSize),
 			start:  e.lastStep,
 			active: newMarketOrders(),

@@ -27,6 +27,7 @@ type market struct {
 	spec   MarketSpec
 	salt   uint64
 	rng    *rand.Rand
+	pcg    *rand.PCG // rng's source, whose state a snapshot keeps
 	mark   decimal.Decimal
 	index  decimal.Decimal
 	start  int64         // Unix second the engine started
