@@ -49,17 +49,21 @@ type Config struct {
 	MasterKey     Masked   // PERPGATE_MASTER_KEY: base64 of 32 bytes sealing credential secrets
 	SubjectPrefix string   // PERPGATE_SUBJECT_PREFIX
 	HealthAddr    string   // PERPGATE_HEALTH_ADDR: /healthz, /readyz and /metrics; empty serves none
+	// AuditRetention: PERPGATE_AUDIT_RETENTION and PERPGATE_AUDIT_MAX_MB;
+	// the zero value keeps everything.
+	AuditRetention AuditRetention
 }
 
 // DefaultConfig returns the defaults documented in the README. AdminToken
 // and MasterKey have none.
 func DefaultConfig() Config {
 	return Config{
-		DataDir:       "./.perpgate",
-		NATSURL:       "nats://127.0.0.1:4222",
-		AdminAddr:     "127.0.0.1:8081",
-		SubjectPrefix: "perpgate",
-		HealthAddr:    ":8082",
+		DataDir:        "./.perpgate",
+		NATSURL:        "nats://127.0.0.1:4222",
+		AdminAddr:      "127.0.0.1:8081",
+		SubjectPrefix:  "perpgate",
+		HealthAddr:     ":8082",
+		AuditRetention: DefaultAuditRetention(),
 	}
 }
 
@@ -90,9 +94,10 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := lookup("PERPGATE_HEALTH_ADDR"); ok {
 		c.HealthAddr = v
 	}
-	var authErr error
+	var authErr, retErr error
 	c.NATSAuth, authErr = bus.LoadAuth(lookup)
-	return c, errors.Join(authErr, c.Validate())
+	c.AuditRetention, retErr = LoadAuditRetention(lookup)
+	return c, errors.Join(authErr, retErr, c.Validate())
 }
 
 // Validate reports every invalid setting at once.

@@ -135,27 +135,22 @@ func (s *Store) PutAudit(ctx context.Context, e contract.AuditEntry) error {
 	return nil
 }
 
-// Audit implements keys.Store by reading the log.
-func (s *Store) Audit(ctx context.Context, q keys.AuditQuery) ([]contract.AuditEntry, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.auditMu.Lock()
-	f, err := os.Open(s.auditPath())
+// readAuditFile adds the entries of account in the log file at path to
+// byID, a final entry over a PENDING one; a missing file has none.
+func readAuditFile(path, account string, byID map[string]contract.AuditEntry) error {
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		s.auditMu.Unlock()
-		return []contract.AuditEntry{}, nil
+		return nil
 	}
 	if err != nil {
-		s.auditMu.Unlock()
-		return nil, fmt.Errorf("read audit log: %w", err)
+		return err
 	}
-	byID := map[string]contract.AuditEntry{}
+	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var e contract.AuditEntry
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.AccountID != q.AccountID {
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.AccountID != account {
 			continue // a torn last line after a crash, or another account
 		}
 		if prev, ok := byID[e.RequestID]; ok && e.Code == contract.AuditPending && prev.Code != contract.AuditPending {
@@ -163,9 +158,24 @@ func (s *Store) Audit(ctx context.Context, q keys.AuditQuery) ([]contract.AuditE
 		}
 		byID[e.RequestID] = e
 	}
-	f.Close()
+	return sc.Err()
+}
+
+// Audit implements keys.Store by reading the log.
+func (s *Store) Audit(ctx context.Context, q keys.AuditQuery) ([]contract.AuditEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.auditMu.Lock()
+	byID := map[string]contract.AuditEntry{}
+	files, err := s.auditFiles()
+	for _, p := range files {
+		if err == nil {
+			err = readAuditFile(p, q.AccountID, byID)
+		}
+	}
 	s.auditMu.Unlock()
-	if err := sc.Err(); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
 	}
 	out := []contract.AuditEntry{}
