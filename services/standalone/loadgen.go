@@ -32,6 +32,9 @@ type LoadOptions struct {
 	// Count, when positive, ends the run after that many requests (Duration
 	// then only bounds it).
 	Count int
+	// Rate, when positive, paces the workers together to that many
+	// requests a second.
+	Rate float64
 }
 
 // flatWindow is how many requests at each end of a concurrency-1 run
@@ -70,6 +73,19 @@ func Load(ctx context.Context, o LoadOptions) (benchResult, error) {
 	var wg sync.WaitGroup
 	var started atomic.Int64
 	more := func() bool { return o.Count <= 0 || started.Add(1) <= int64(o.Count) }
+	if o.Rate > 0 {
+		tick := time.NewTicker(time.Duration(float64(time.Second) / o.Rate))
+		defer tick.Stop()
+		counted := more
+		more = func() bool {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return false
+			}
+			return counted()
+		}
+	}
 	start := time.Now()
 	for range o.Concurrency {
 		wg.Add(1)
