@@ -168,25 +168,16 @@ func (s *Store) Audit(ctx context.Context, q keys.AuditQuery) ([]contract.AuditE
 	}
 	s.auditMu.Lock()
 	byID := map[string]contract.AuditEntry{}
-	files, err := s.auditFiles()
-	for _, p := range files {
-		if err == nil {
-			err = readAuditFile(p, q.AccountID, byID)
-		}
-	}
+	err := s.readAudit(q, byID)
 	s.auditMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
 	}
 	out := []contract.AuditEntry{}
 	for _, e := range byID {
-		if e.Time.Before(q.Since) || !e.Time.Before(q.Until) {
-			continue
+		if onPage(e, q) {
+			out = append(out, e)
 		}
-		if c := e.Time.Compare(q.AfterTime); c < 0 || c == 0 && e.RequestID <= q.AfterID {
-			continue
-		}
-		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b contract.AuditEntry) int {
 		return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.RequestID, b.RequestID))

@@ -1,7 +1,9 @@
 package filestore
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +12,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/keys"
 )
 
 // The audit log is kept in segments so that retention drops whole files,
@@ -36,12 +41,6 @@ func (s *Store) segments() ([]string, error) {
 	}
 	slices.Sort(out) // the names sort as their times
 	return out, nil
-}
-
-// auditFiles returns every file of the audit log, oldest first.
-func (s *Store) auditFiles() ([]string, error) {
-	segs, err := s.segments()
-	return append(segs, s.auditPath()), err
 }
 
 // segmentBytes is the size at which the log becomes a segment: a
@@ -84,6 +83,10 @@ func (s *Store) PruneAudit(ctx context.Context, before time.Time, maxBytes int64
 		if err := os.Remove(p); err != nil {
 			return dropped, fmt.Errorf("audit retention: %w", err)
 		}
+		_ = os.Remove(p + ".idx")
+		s.auditMu.Lock()
+		delete(s.auditIndex, p)
+		s.auditMu.Unlock()
 		total -= sizes[i]
 		dropped += sizes[i]
 	}
@@ -111,6 +114,7 @@ func (s *Store) sealAuditLog(before time.Time, maxBytes int64) error {
 		if err := os.Rename(s.auditPath(), seg); err != nil {
 			return fmt.Errorf("audit retention: %w", err)
 		}
+		_, _ = s.indexOf(seg)
 		return nil
 	}
 	// Appends wait for the rotation (one fsync); the log goes on in a new file.
@@ -119,5 +123,124 @@ func (s *Store) sealAuditLog(before time.Time, maxBytes int64) error {
 		s.auditLog = nil // the next append opens the log afresh
 		return fmt.Errorf("audit retention: %w", err)
 	}
+	_, _ = s.indexOf(seg) // pages need not read it to find it does not hold them
 	return nil
+}
+
+// segmentIndex is what a sealed segment holds, kept beside it in
+// <segment>.idx: an audit page reads only the segments whose entries may
+// be on it.
+type segmentIndex struct {
+	First    time.Time           `json:"first"`
+	Last     time.Time           `json:"last"`
+	Accounts map[string]struct{} `json:"accounts"`
+}
+
+// indexOf returns a segment's index, reading its .idx or, when that is
+// missing, the segment itself (and writing the .idx). auditMu is held.
+func (s *Store) indexOf(seg string) (segmentIndex, error) {
+	if ix, ok := s.auditIndex[seg]; ok {
+		return ix, nil
+	}
+	var ix segmentIndex
+	if b, err := os.ReadFile(seg + ".idx"); err == nil && json.Unmarshal(b, &ix) == nil && ix.Accounts != nil {
+		s.auditIndex[seg] = ix
+		return ix, nil
+	}
+	f, err := os.Open(seg)
+	if err != nil {
+		return ix, err
+	}
+	defer f.Close()
+	ix.Accounts = map[string]struct{}{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var e struct {
+			Time      time.Time `json:"time"`
+			AccountID string    `json:"accountId"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		if ix.First.IsZero() || e.Time.Before(ix.First) {
+			ix.First = e.Time
+		}
+		if e.Time.After(ix.Last) {
+			ix.Last = e.Time
+		}
+		ix.Accounts[e.AccountID] = struct{}{}
+	}
+	if err := sc.Err(); err != nil {
+		return ix, err
+	}
+	if b, err := json.Marshal(ix); err == nil {
+		_ = os.WriteFile(seg+".idx", b, 0o600) // without it the next start reads the segment again
+	}
+	s.auditIndex[seg] = ix
+	return ix, nil
+}
+
+// readAudit adds to byID the entries of q's account from every file of
+// the audit log that may hold entries of q's page, oldest first, and stops
+// once later segments cannot: their entries all come after the page's
+// last. auditMu is held.
+func (s *Store) readAudit(q keys.AuditQuery, byID map[string]contract.AuditEntry) error {
+	segs, err := s.segments()
+	if err != nil {
+		return err
+	}
+	from := q.Since
+	if q.AfterTime.After(from) {
+		from = q.AfterTime
+	}
+	for i, seg := range segs {
+		ix, err := s.indexOf(seg)
+		if err != nil {
+			return err
+		}
+		if _, ok := ix.Accounts[q.AccountID]; !ok || ix.Last.Before(from) || !ix.First.Before(q.Until) {
+			continue
+		}
+		if err := readAuditFile(seg, q.AccountID, byID); err != nil {
+			return err
+		}
+		next := time.Time{} // the live log's entries may be any time
+		if i+1 < len(segs) {
+			nix, err := s.indexOf(segs[i+1])
+			if err != nil {
+				return err
+			}
+			next = nix.First
+		}
+		if last, full := pageEnd(byID, q); full && !next.IsZero() && next.After(last) {
+			return nil
+		}
+	}
+	return readAuditFile(s.auditPath(), q.AccountID, byID)
+}
+
+// pageEnd is the time of the last entry of q's page among byID, and
+// whether byID fills the page.
+func pageEnd(byID map[string]contract.AuditEntry, q keys.AuditQuery) (time.Time, bool) {
+	var times []time.Time
+	for _, e := range byID {
+		if onPage(e, q) {
+			times = append(times, e.Time)
+		}
+	}
+	if len(times) < q.Limit {
+		return time.Time{}, false
+	}
+	slices.SortFunc(times, time.Time.Compare)
+	return times[q.Limit-1], true
+}
+
+// onPage reports whether e is within q's window and after its cursor.
+func onPage(e contract.AuditEntry, q keys.AuditQuery) bool {
+	if e.Time.Before(q.Since) || !e.Time.Before(q.Until) {
+		return false
+	}
+	c := e.Time.Compare(q.AfterTime)
+	return c > 0 || c == 0 && e.RequestID > q.AfterID
 }
