@@ -21,7 +21,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
+	"time"
 )
 
 // File is one log file. Its methods are safe for concurrent use.
@@ -33,7 +35,8 @@ type File struct {
 	written uint64 // records written to the file
 	durable uint64 // records an fsync has covered
 	syncing bool
-	fsync   func() error // f.Sync; tests count and fail it
+	linger  time.Duration // SetLinger
+	fsync   func() error  // f.Sync; tests count and fail it
 	// err is sticky: after a write or an fsync failed, what reached the
 	// disk is unknown (a failed fsync may have dropped the dirty pages),
 	// so the log refuses everything after it.
@@ -87,6 +90,11 @@ func (l *File) Sync(pos uint64) error {
 			continue
 		}
 		l.syncing = true
+		if l.linger > 0 {
+			l.mu.Unlock()
+			time.Sleep(l.linger)
+			l.mu.Lock()
+		}
 		upTo := l.written
 		l.mu.Unlock()
 		err := l.fsync()
@@ -102,6 +110,64 @@ func (l *File) Sync(pos uint64) error {
 		l.synced.Broadcast()
 	}
 	return nil
+}
+
+// SetLinger makes each fsync start d after the first Sync that needs it,
+// so that the records written meanwhile share it. It is for logs whose
+// writers do not keep anyone waiting for an answer (an audit trail): their
+// fsyncs then seldom compete for the disk with those of logs that do.
+func (l *File) SetLinger(d time.Duration) {
+	l.mu.Lock()
+	l.linger = d
+	l.mu.Unlock()
+}
+
+// Rotate makes every record written so far durable, renames the file to
+// oldPath and goes on appending to a new, empty file under the original
+// name. Positions go on where they were, so a Sync for an earlier record
+// returns at once. Writers wait meanwhile (one fsync). A compactor then
+// writes what the old file's records amount to and removes it.
+func (l *File) Rotate(oldPath string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.syncing {
+		l.synced.Wait()
+	}
+	if l.err != nil {
+		return l.err
+	}
+	if err := l.fsync(); err != nil {
+		l.err = fmt.Errorf("sync %s: %w", l.name, err)
+		return l.err
+	}
+	l.durable = l.written
+	// A failed rotation is sticky like a failed fsync: the caller may
+	// already have written what supersedes the records, so appending to
+	// either file could put records where they would not be replayed.
+	if err := os.Rename(l.name, oldPath); err != nil {
+		l.err = fmt.Errorf("rotate %s: %w", l.name, err)
+		return l.err
+	}
+	f, err := os.OpenFile(l.name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		l.err = fmt.Errorf("rotate %s: %w", l.name, err)
+		return l.err
+	}
+	_ = syncDir(l.name)
+	old := l.f
+	l.f, l.fsync = f, f.Sync
+	_ = old.Close()
+	return nil
+}
+
+// syncDir makes a rename in path's directory durable.
+func syncDir(path string) error {
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // Append writes line and waits until it is durable.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestConcurrentAppendsShareFsyncs(t *testing.T) {
@@ -157,5 +158,34 @@ func TestClosed(t *testing.T) {
 	}
 	if err := l.Close(); err != nil {
 		t.Fatalf("second Close = %v", err)
+	}
+}
+
+// TestLingerSharesOneFsync: with a linger, appends that come one after
+// another within it, none waiting for another's fsync, share one fsync.
+func TestLingerSharesOneFsync(t *testing.T) {
+	l, err := Open(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var fsyncs atomic.Int32
+	orig := l.fsync
+	l.fsync = func() error { fsyncs.Add(1); return orig() }
+	l.SetLinger(time.Second)
+	var wg sync.WaitGroup
+	for i := range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * 20 * time.Millisecond)
+			if err := l.Append(fmt.Appendf(nil, `{"n":%d}`, i)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := fsyncs.Load(); n != 1 {
+		t.Fatalf("%d fsyncs for 5 appends within the linger, want 1", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/perpgate/perpgate/pkg/appendlog"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/shopspring/decimal"
@@ -280,9 +281,17 @@ func (d dispatch) once(ctx context.Context, clientID string, fp map[string]strin
 	if err != nil || rec.Result != nil {
 		return rec.Result, err
 	}
+	// A venue in this process may defer its own durable write to the
+	// barrier: complete then waits for it and for the result at once.
+	ctx, barrier := appendlog.WithBarrier(ctx)
 	pctx, cancel := context.WithTimeout(ctx, time.Until(deadlineOf(ctx))-reconcileReserve(ctx, time.Now()))
 	res, err := place(pctx)
 	cancel()
+	if err != nil {
+		// What a failed placement changed at the venue is as durable as
+		// it would have been had the venue waited itself.
+		_ = barrier.Wait()
+	}
 	if err != nil && Ambiguous(err) {
 		fctx, cancel := context.WithDeadline(ctx, deadlineOf(ctx).Add(-answerMargin))
 		found, ok, ferr := find(fctx)
@@ -311,13 +320,20 @@ func (d dispatch) once(ctx context.Context, clientID string, fp map[string]strin
 	return d.complete(ctx, key, clientID, fp, res)
 }
 
-// complete stores a placement's result and returns it as raw JSON.
+// complete stores a placement's result and returns it as raw JSON, once
+// the result and whatever the venue deferred to ctx's barrier are durable.
 func (d dispatch) complete(ctx context.Context, key, clientID string, fp map[string]string, res any) (any, error) {
 	body, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.r.idem.Complete(context.WithoutCancel(ctx), key, Record{Result: body, Fingerprint: fp}); err != nil {
+	err = d.r.idem.Complete(context.WithoutCancel(ctx), key, Record{Result: body, Fingerprint: fp})
+	if berr := appendlog.BarrierFrom(ctx).Wait(); berr != nil {
+		d.r.log.Error("the venue could not make a placement durable", "err", berr, "client_order_id", clientID)
+		return nil, unknownOutcome(clientID, contract.Errorf(contract.CodeExchangeUnavailable,
+			"the exchange took the order but could not record it durably"))
+	}
+	if err != nil {
 		d.r.log.Warn("idempotent result not stored", "err", err, "client_order_id", clientID)
 	}
 	return json.RawMessage(body), nil

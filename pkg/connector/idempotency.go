@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/appendlog"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -93,11 +94,16 @@ type MemoryIdempotency struct {
 	durable func(pos uint64) error
 	// last is the position of the latest change persisted.
 	last uint64
+	// changed, when set, runs under mu after each change took effect.
+	changed func()
 }
 
 type memEntry struct {
 	rec     Record
 	expires time.Time
+	// settle is the barrier of the placement that completed rec: what the
+	// venue deferred to it must be durable before anyone hears of rec.
+	settle *appendlog.Barrier
 }
 
 // NewMemoryIdempotency returns an empty store; now may be nil.
@@ -110,6 +116,11 @@ func NewMemoryIdempotency(now func() time.Time) *MemoryIdempotency {
 
 // change persists and applies one change under mu; rec nil removes key.
 func (s *MemoryIdempotency) change(key string, rec *Record) error {
+	return s.changeSettled(key, rec, nil)
+}
+
+// changeSettled is change for a record that settle must make whole.
+func (s *MemoryIdempotency) changeSettled(key string, rec *Record, settle *appendlog.Barrier) error {
 	var expires time.Time
 	if rec != nil {
 		expires = s.now().Add(IdempotencyTTL)
@@ -124,20 +135,31 @@ func (s *MemoryIdempotency) change(key string, rec *Record) error {
 	if rec == nil {
 		delete(s.entries, key)
 	} else {
-		s.entries[key] = memEntry{rec: *rec, expires: expires}
+		s.entries[key] = memEntry{rec: *rec, expires: expires, settle: settle}
+	}
+	if s.changed != nil {
+		s.changed()
 	}
 	return nil
 }
 
 // unlock releases mu and then waits until every change up to the latest
-// is durable; err, when set, is returned as it is.
-func (s *MemoryIdempotency) unlock(err error) error {
+// is durable, and with settle (may be nil) what it holds, both at once;
+// err, when set, is returned as it is.
+func (s *MemoryIdempotency) unlock(err error, settle *appendlog.Barrier) error {
 	pos := s.last
 	s.mu.Unlock()
-	if err != nil || s.durable == nil {
+	if err != nil {
 		return err
 	}
-	return s.durable(pos)
+	var durable func() error
+	if s.durable != nil {
+		durable = func() error { return s.durable(pos) }
+	}
+	if settle != nil {
+		return appendlog.Together(durable, settle.Wait)
+	}
+	return appendlog.Together(durable)
 }
 
 // Claim implements IdempotencyStore.
@@ -147,9 +169,9 @@ func (s *MemoryIdempotency) Claim(_ context.Context, key string, rec Record) (Re
 	s.sweep(now)
 	if e, ok := s.entries[key]; ok && now.Before(e.expires) {
 		// The record may be a change still on its way to disk.
-		return e.rec, false, s.unlock(nil)
+		return e.rec, false, s.unlock(nil, e.settle)
 	}
-	return Record{}, true, s.unlock(s.change(key, &rec))
+	return Record{}, true, s.unlock(s.change(key, &rec), nil)
 }
 
 // TakeOver implements IdempotencyStore.
@@ -160,19 +182,22 @@ func (s *MemoryIdempotency) TakeOver(_ context.Context, key string, old, rec Rec
 		s.mu.Unlock()
 		return ErrClaimLost
 	}
-	return s.unlock(s.change(key, &rec))
+	return s.unlock(s.change(key, &rec), nil)
 }
 
-// Complete implements IdempotencyStore.
-func (s *MemoryIdempotency) Complete(_ context.Context, key string, rec Record) error {
+// Complete implements IdempotencyStore. With a barrier in ctx (the venue
+// deferred its durable write to it) it waits for the barrier and for the
+// log at once, and a repeat that reads the result waits for both too.
+func (s *MemoryIdempotency) Complete(ctx context.Context, key string, rec Record) error {
+	settle := appendlog.BarrierFrom(ctx)
 	s.mu.Lock()
-	return s.unlock(s.change(key, &rec))
+	return s.unlock(s.changeSettled(key, &rec, settle), settle)
 }
 
 // Release implements IdempotencyStore.
 func (s *MemoryIdempotency) Release(_ context.Context, key string) error {
 	s.mu.Lock()
-	return s.unlock(s.change(key, nil))
+	return s.unlock(s.change(key, nil), nil)
 }
 
 // sweep drops expired entries at most once a minute so memory stays bounded.
@@ -263,8 +288,12 @@ func (s *RedisIdempotency) TakeOver(ctx context.Context, key string, old, rec Re
 	return nil
 }
 
-// Complete implements IdempotencyStore.
+// Complete implements IdempotencyStore. Replicas read the result at once,
+// so what a venue deferred to ctx's barrier is made durable first.
 func (s *RedisIdempotency) Complete(ctx context.Context, key string, rec Record) error {
+	if err := appendlog.BarrierFrom(ctx).Wait(); err != nil {
+		return err
+	}
 	val, err := encodeRecord(rec)
 	if err != nil {
 		return err

@@ -25,10 +25,15 @@ type account struct {
 	funding   decimal.Decimal
 	positions map[string]*position // by market symbol
 	leverage  map[string]int
-	orders    map[string]*order // every remembered order by id
-	orderLog  []*order          // same, oldest first
-	fills     []Fill            // oldest first
-	fundings  []FundingPayment  // oldest first
+	orders    map[string]*order    // every remembered order by id
+	byClient  map[string]*order    // the newest remembered order per client order id
+	books     map[string]*acctBook // live orders by market symbol
+	// closed holds final orders from closedHead on, in the order they
+	// ended, so the oldest is forgotten first (remember).
+	closed     []*order
+	closedHead int
+	fills      []Fill           // oldest first
+	fundings   []FundingPayment // oldest first
 }
 
 // position keeps a signed size and the absolute cost basis (Σ size·price
@@ -65,6 +70,8 @@ func (e *Engine) createAccount(id string, balance decimal.Decimal) (*account, er
 		positions: make(map[string]*position),
 		leverage:  make(map[string]int),
 		orders:    make(map[string]*order),
+		byClient:  make(map[string]*order),
+		books:     make(map[string]*acctBook),
 	}
 	e.accounts[id] = a
 	return a, nil
@@ -119,10 +126,8 @@ func (e *Engine) balance(a *account) Balance {
 		b.UnrealizedPnL = b.UnrealizedPnL.Add(unrealized(p, m.mark))
 		b.PositionMargin = b.PositionMargin.Add(e.positionMargin(a, m, p))
 	}
-	for _, o := range a.orderLog {
-		if o.Status == Open {
-			b.OrderMargin = b.OrderMargin.Add(e.orderMargin(a, o))
-		}
+	for sym, bk := range a.books {
+		b.OrderMargin = b.OrderMargin.Add(e.bookMargin(a, e.markets[strings.ToUpper(sym)], bk))
 	}
 	b.Equity = b.Wallet.Add(b.UnrealizedPnL)
 	b.AccountValue = b.Equity
@@ -277,6 +282,7 @@ func (e *Engine) applyFill(a *account, m *market, o *order, qty, price, fee deci
 		p = &position{}
 		a.positions[sym] = p
 	}
+	e.adjustReserve(a, m, o, -1)
 	realized := decimal.Zero
 	closeQty := closable(p, o.Side, qty)
 	if closeQty.Sign() > 0 {
@@ -334,6 +340,7 @@ func (e *Engine) applyFill(a *account, m *market, o *order, qty, price, fee deci
 	o.AvgFillPrice = o.notional.DivRound(o.FilledSize, 8)
 	o.Fee = o.Fee.Add(fee)
 	o.UpdatedAt = when
+	e.adjustReserve(a, m, o, 1)
 	e.emitFill(a, m, f)
 	if closed { // after the fill's events, so a cancelled stop follows the fill that closed it
 		e.dropLinked(a, m, o, t)
@@ -373,8 +380,8 @@ func (e *Engine) Fills(id, market string, limit int) (res []Fill, err error) {
 // position there is closed, except the order whose fill closed it: a
 // protection pair does not outlive its position.
 func (e *Engine) dropLinked(a *account, m *market, closing *order, t int64) {
-	for _, o := range a.orderLog {
-		if o != closing && o.PositionLinked && o.live() && o.Market == m.spec.Symbol {
+	for _, o := range a.liveOrders(m.spec.Symbol) {
+		if o != closing && o.PositionLinked {
 			e.finish(o, Cancelled, "position closed", t)
 		}
 	}

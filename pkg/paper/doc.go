@@ -76,4 +76,9 @@
 // change's fsync is in flight may show that change; only a machine crash
 // (not a process crash: the record is already written) in that window
 // could then take it back.
+//
+// A journal that keeps snapshots (FileJournal) is handed the engine's
+// whole state now and then, under the engine's lock, and starts afresh
+// from it: Reopen restores the snapshot and replays only the records
+// written since.
 package paper

@@ -78,12 +78,15 @@ func New(cfg Config) *Engine {
 			spec.MaxLeverage = cfg.MaxLeverage
 		}
 		salt := hash(uint64(cfg.Seed), strHash(key))
+		pcg := rand.NewPCG(salt, uint64(cfg.Seed))
 		m := &market{
-			spec:  spec,
-			salt:  salt,
-			rng:   rand.New(rand.NewPCG(salt, uint64(cfg.Seed))),
-			mark:  floorTo(spec.StartPrice, spec.TickSize),
-			start: e.lastStep,
+			spec:   spec,
+			salt:   salt,
+			pcg:    pcg,
+			rng:    rand.New(pcg),
+			mark:   floorTo(spec.StartPrice, spec.TickSize),
+			start:  e.lastStep,
+			active: newMarketOrders(),
 		}
 		if m.mark.Sign() <= 0 {
 			m.mark = spec.TickSize

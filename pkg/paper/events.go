@@ -1,6 +1,9 @@
 package paper
 
 import (
+	"cmp"
+	"slices"
+	"strconv"
 	"time"
 )
 
@@ -129,10 +132,23 @@ func (e *Engine) OrdersUpdatedSince(id string, t time.Time) (res []Order, err er
 	if a == nil {
 		return nil, nil
 	}
-	for _, o := range a.orderLog {
+	for _, o := range a.orders {
 		if !o.UpdatedAt.Before(t) {
 			res = append(res, o.Order)
 		}
 	}
+	// Oldest change first; ids break ties in the order orders were made.
+	slices.SortFunc(res, func(x, y Order) int {
+		if c := x.UpdatedAt.Compare(y.UpdatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(orderSeq(x.ID), orderSeq(y.ID))
+	})
 	return res, nil
+}
+
+// orderSeq is an order id's number (ids count up), or 0 for one that is not.
+func orderSeq(id string) uint64 {
+	n, _ := strconv.ParseUint(id, 10, 64)
+	return n
 }

@@ -3,8 +3,14 @@ package paper
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/perpgate/perpgate/pkg/appendlog"
 )
@@ -13,17 +19,91 @@ import (
 // reach the file in Write order and Sync shares one fsync among concurrent
 // callers (appendlog group commit), so a crash leaves a prefix of them.
 // After a failed write or fsync it refuses every later record.
+//
+// It keeps snapshots: every snapshotEvery records the engine's whole
+// state goes to path.snap and the journal starts afresh (the file is
+// rotated to path.old, removed once the new one begins with a start record
+// naming the snapshot), so opening restores the snapshot and replays only
+// the records written since.
 type FileJournal struct {
-	log *appendlog.File
+	log  *appendlog.File
+	path string
+
+	mu     sync.Mutex
+	snap   []byte // the state the records start from, until Snapshot hands it over
+	snapID uint64
+	since  int // records written since the last snapshot (or in the file at open)
+	every  int
+}
+
+// snapshotEvery is how many records the journal takes between snapshots:
+// a restart replays at most that many.
+const snapshotEvery = 50_000
+
+// snapFile is path.snap: a snapshot and what the records after it are.
+type snapFile struct {
+	ID    uint64          `json:"id"`
+	Seed  int64           `json:"seed"`
+	State json.RawMessage `json:"state"`
 }
 
 // OpenFileJournal opens (or creates, mode 0600) the journal at path and
 // returns it with the records it already holds, oldest first. A last line
 // torn by a crash is dropped: its change never took effect.
 func OpenFileJournal(path string) (*FileJournal, [][]byte, error) {
+	snap, err := readSnap(path + ".snap")
+	if err != nil {
+		return nil, nil, err
+	}
+	records, err := readRecords(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	j := &FileJournal{path: path, every: snapshotEvery, since: len(records)}
+	if snap != nil {
+		j.snap, j.snapID = snap.State, snap.ID
+		var first record
+		if len(records) == 0 || json.Unmarshal(records[0], &first) != nil || first.Snap != snap.ID {
+			// A crash between writing the snapshot and starting the journal
+			// afresh: the snapshot holds every record the file does.
+			start, err := json.Marshal(record{Op: opStart, Time: time.Now(), Seed: snap.Seed, Snap: snap.ID})
+			if err != nil {
+				return nil, nil, fmt.Errorf("paper journal: %w", err)
+			}
+			if err := os.WriteFile(path, append(start, '\n'), 0o600); err != nil {
+				return nil, nil, fmt.Errorf("paper journal: %w", err)
+			}
+			records = [][]byte{start}
+		}
+	}
+	if err := os.Remove(path + ".old"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("paper journal: %w", err)
+	}
+	if j.log, err = appendlog.Open(path); err != nil {
+		return nil, nil, fmt.Errorf("paper journal: %w", err)
+	}
+	return j, records, nil
+}
+
+func readSnap(path string) (*snapFile, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("paper journal snapshot: %w", err)
+	}
+	var s snapFile
+	if err := json.Unmarshal(data, &s); err != nil || s.ID == 0 {
+		return nil, fmt.Errorf("paper journal snapshot %s is unreadable: %v", path, err)
+	}
+	return &s, nil
+}
+
+func readRecords(path string) ([][]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
-		return nil, nil, fmt.Errorf("paper journal: %w", err)
+		return nil, fmt.Errorf("paper journal: %w", err)
 	}
 	var records [][]byte
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -36,30 +116,107 @@ func OpenFileJournal(path string) (*FileJournal, [][]byte, error) {
 	if err := sc.Err(); err != nil {
 		// Replaying only the records before a line too long to read would
 		// append new ones after records the engine never saw.
-		return nil, nil, fmt.Errorf("paper journal %s: %w", path, err)
+		return nil, fmt.Errorf("paper journal %s: %w", path, err)
 	}
 	if n := bytes.LastIndexByte(data, '\n'); n+1 < len(data) {
 		// Cut the torn tail so new records start on their own line. Truncate
 		// never touches the records before it, as rewriting the file would.
 		if err := os.Truncate(path, int64(n+1)); err != nil {
-			return nil, nil, fmt.Errorf("paper journal: %w", err)
+			return nil, fmt.Errorf("paper journal: %w", err)
 		}
 	}
-	log, err := appendlog.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("paper journal: %w", err)
-	}
-	return &FileJournal{log: log}, records, nil
+	return records, nil
 }
 
 // Write implements Journal.
 func (j *FileJournal) Write(record []byte) (uint64, error) {
-	return j.log.Write(record)
+	pos, err := j.log.Write(record)
+	if err == nil {
+		j.mu.Lock()
+		j.since++
+		j.mu.Unlock()
+	}
+	return pos, err
 }
 
 // Sync implements Journal.
 func (j *FileJournal) Sync(pos uint64) error {
 	return j.log.Sync(pos)
+}
+
+// Snapshot returns the state the records start from, once.
+func (j *FileJournal) Snapshot() []byte {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s := j.snap
+	j.snap = nil
+	return s
+}
+
+// CompactDue reports whether a snapshot is due.
+func (j *FileJournal) CompactDue() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.since >= j.every
+}
+
+// Compact writes state as the new snapshot, then starts the journal
+// afresh with a start record naming it. The engine's lock is held, so no
+// record comes in between.
+func (j *FileJournal) Compact(seed int64, state []byte) error {
+	j.mu.Lock()
+	id := j.snapID + 1
+	j.mu.Unlock()
+	raw, err := json.Marshal(snapFile{ID: id, Seed: seed, State: state})
+	if err != nil {
+		return err
+	}
+	if err := writeDurably(j.path+".snap", raw); err != nil {
+		return fmt.Errorf("paper journal snapshot: %w", err)
+	}
+	j.mu.Lock()
+	j.snapID, j.since = id, 0
+	j.mu.Unlock()
+	if err := j.log.Rotate(j.path + ".old"); err != nil {
+		// The snapshot holds every record: opening starts the journal afresh.
+		return fmt.Errorf("paper journal: %w", err)
+	}
+	start, _ := json.Marshal(record{Op: opStart, Time: time.Now(), Seed: seed, Snap: id})
+	pos, err := j.log.Write(start)
+	if err == nil {
+		err = j.log.Sync(pos)
+	}
+	if err != nil {
+		return fmt.Errorf("paper journal: %w", err)
+	}
+	return os.Remove(j.path + ".old")
+}
+
+// writeDurably replaces path with data through a synced temporary file.
+func writeDurably(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
 }
 
 // Close closes the file. Records written but not yet synced are left to

@@ -64,6 +64,9 @@ type record struct {
 	Market   string          `json:"m,omitempty"`
 	Leverage int             `json:"l,omitempty"`
 	Price    decimal.Decimal `json:"p,omitzero"`
+	// Snap, on a start record, names the snapshot the records after it
+	// apply to (a compactor's Snapshot); zero when they start a new engine.
+	Snap uint64 `json:"snap,omitempty"`
 }
 
 // write records r unless the engine is replaying; callers hold e.mu and
@@ -98,6 +101,9 @@ func (e *Engine) write(r record) error {
 //	now := e.lock()
 //	defer unlockDurable(e, e.written, &res, &err)
 func unlockDurable[T any](e *Engine, from uint64, res *T, err *error) {
+	if e.written != from {
+		e.snapshotIfDue()
+	}
 	pos, j := e.written, e.journal
 	e.mu.Unlock()
 	if *err != nil || pos == from {
@@ -138,6 +144,19 @@ func Reopen(cfg Config, journal Journal, records [][]byte) (*Engine, error) {
 	}
 	cfg.Seed, cfg.Now = first.Seed, func() time.Time { return clock }
 	e := New(cfg)
+	if first.Snap != 0 {
+		var snap []byte
+		if c, ok := journal.(compactor); ok {
+			snap = c.Snapshot()
+		}
+		if snap == nil {
+			return nil, fmt.Errorf("paper journal: its records follow snapshot %d, which is missing", first.Snap)
+		}
+		var err error
+		if e, err = restore(cfg, snap); err != nil {
+			return nil, err
+		}
+	}
 	e.replaying = true
 	for i, raw := range records[1:] {
 		var r record

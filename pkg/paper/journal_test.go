@@ -294,3 +294,47 @@ func within(t *testing.T, call func() error) {
 		t.Fatal("the call waited for another call's sync")
 	}
 }
+
+// TestPlaceOrderDeferred: the deferred placement answers before its
+// record is durable and hands over the wait that makes it so; a failed
+// sync fails the wait with ErrJournal.
+func TestPlaceOrderDeferred(t *testing.T) {
+	j := &syncJournal{}
+	e, err := Reopen(Config{Seed: 1}, j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.EnsureAccount("a", decimal.Zero); err != nil {
+		t.Fatal(err)
+	}
+	j.syncs.Store(0)
+	req := OrderRequest{Market: "BTC-USD-PERP", Side: Buy, Type: Limit, Size: decimal.RequireFromString("0.01"), Price: decimal.RequireFromString("50000")}
+	o, wait, err := e.PlaceOrderDeferred("a", req)
+	if err != nil || o.Status != Open {
+		t.Fatalf("deferred placement: %+v, %v", o, err)
+	}
+	if n := j.syncs.Load(); n != 0 {
+		t.Fatalf("the deferred placement synced %d times before its wait ran", n)
+	}
+	if err := wait(); err != nil || j.syncs.Load() != 1 {
+		t.Fatalf("wait: %v after %d syncs, want nil after 1", err, j.syncs.Load())
+	}
+	j.syncErr = errors.New("fsync: input/output error")
+	if _, wait, err = e.PlaceOrderDeferred("a", req); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(); !errors.Is(err, ErrJournal) {
+		t.Fatalf("wait after a failed sync: %v, want ErrJournal", err)
+	}
+	// A refused placement writes nothing to wait for.
+	j.syncErr = nil
+	j.syncs.Store(0)
+	bad := req
+	bad.Price = decimal.RequireFromString("0.05")
+	if _, wait, err = e.PlaceOrderDeferred("a", bad); !errors.Is(err, ErrInvalidOrder) {
+		t.Fatalf("refused placement: %v", err)
+	}
+	if err := wait(); err != nil || j.syncs.Load() != 0 {
+		t.Fatalf("refused placement's wait: %v, %d syncs", err, j.syncs.Load())
+	}
+}

@@ -27,10 +27,11 @@ type market struct {
 	spec   MarketSpec
 	salt   uint64
 	rng    *rand.Rand
+	pcg    *rand.PCG // rng's source, whose state a snapshot keeps
 	mark   decimal.Decimal
 	index  decimal.Decimal
-	start  int64 // Unix second the engine started
-	active []*order
+	start  int64         // Unix second the engine started
+	active *marketOrders // live orders of every account
 
 	bars      []bar           // one-minute bars since start, oldest first
 	firstOpen decimal.Decimal // open of the oldest recorded bar

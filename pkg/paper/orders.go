@@ -18,6 +18,8 @@ type order struct {
 	Order
 	notional decimal.Decimal // Σ fill size·price, for an exact average
 	acct     *account
+	seq      uint64 // placement order
+	heapIdx  int    // position in its market's heap; -1 when in none
 }
 
 func (o *order) live() bool { return o.Status == Open || o.Status == Pending }
@@ -34,6 +36,32 @@ func timeOf(t int64) time.Time { return time.Unix(t, 0).UTC() }
 func (e *Engine) PlaceOrder(id string, req OrderRequest) (res Order, err error) {
 	now := e.lock()
 	defer unlockDurable(e, e.written, &res, &err)
+	return e.placeOrder(id, req, now)
+}
+
+// PlaceOrderDeferred is PlaceOrder that returns before the placement's
+// journal record is durable, with wait, which returns once it is (or fails
+// with ErrJournal). A caller with a durable write of its own to make runs
+// both at once; it must not report the order before wait returned nil.
+func (e *Engine) PlaceOrderDeferred(id string, req OrderRequest) (res Order, wait func() error, err error) {
+	now := e.lock()
+	from := e.written
+	res, err = e.placeOrder(id, req, now)
+	pos, j := e.written, e.journal
+	e.mu.Unlock()
+	if err != nil || pos == from {
+		return res, func() error { return nil }, err
+	}
+	return res, func() error {
+		if err := j.Sync(pos); err != nil {
+			return fmt.Errorf("%w: %v", ErrJournal, err)
+		}
+		return nil
+	}, nil
+}
+
+// placeOrder is PlaceOrder under e.mu.
+func (e *Engine) placeOrder(id string, req OrderRequest, now time.Time) (Order, error) {
 	a, err := e.account(id)
 	if err != nil {
 		return Order{}, fmt.Errorf("place order: %w", err)
@@ -208,33 +236,28 @@ func (e *Engine) checkMargin(a *account, m *market, side Side, size, price, fee 
 
 func (e *Engine) register(a *account, m *market, o *order, status OrderStatus, t int64) {
 	o.ID = e.nextOrderID()
+	o.seq = e.orderSeq
 	o.Status = status
 	o.CreatedAt = timeOf(t)
 	o.UpdatedAt = o.CreatedAt
-	a.orders[o.ID] = o
-	a.orderLog = append(a.orderLog, o)
-	m.active = append(m.active, o)
 	o.acct = a
+	e.addLive(a, m, o)
 	e.emitOrder(o)
-	if len(a.orderLog) > maxClosedOrders {
-		kept := a.orderLog[:0]
-		drop := len(a.orderLog) - maxClosedOrders
-		for _, x := range a.orderLog {
-			if drop > 0 && !x.live() && x != o {
-				delete(a.orders, x.ID)
-				drop--
-				continue
-			}
-			kept = append(kept, x)
-		}
-		a.orderLog = kept
-	}
 }
 
+// finish ends an order; an order that was live leaves the live indexes
+// and is remembered among the account's closed orders.
 func (e *Engine) finish(o *order, status OrderStatus, reason string, t int64) {
+	wasLive := o.live()
+	if wasLive {
+		e.dropLive(o.acct, e.markets[strings.ToUpper(o.Market)], o)
+	}
 	o.Status = status
 	o.Reason = reason
 	o.UpdatedAt = timeOf(t)
+	if wasLive {
+		o.acct.remember(o)
+	}
 	e.emitOrder(o)
 }
 
@@ -286,39 +309,22 @@ func (e *Engine) execute(a *account, m *market, o *order, levels []Level, t int6
 
 // checkOrders fills resting limits and fires triggers that mark crosses.
 func (e *Engine) checkOrders(m *market, t int64) {
-	if len(m.active) == 0 {
+	if m.active.n == 0 {
 		return
 	}
-	for _, o := range append([]*order(nil), m.active...) {
+	due := m.active.crossed(m.mark)
+	// In placement order, as fills and their ids must replay the same.
+	sortBySeq(due)
+	for _, o := range due {
 		if !o.live() {
-			continue
+			continue // cancelled by an earlier one's fill (position-linked)
 		}
-		a := o.acct
-		switch {
-		case o.Status == Open && o.Type == Limit:
-			if (o.Side == Buy && m.mark.LessThanOrEqual(o.Price)) || (o.Side == Sell && m.mark.GreaterThanOrEqual(o.Price)) {
-				e.fillResting(a, m, o, t)
-			}
-		case o.Status == Pending && triggered(o, m.mark):
-			e.trigger(a, m, o, t)
+		if o.Type == Limit {
+			e.fillResting(o.acct, m, o, t)
+		} else {
+			e.trigger(o.acct, m, o, t)
 		}
 	}
-	kept := m.active[:0]
-	for _, o := range m.active {
-		if o.live() {
-			kept = append(kept, o)
-		}
-	}
-	clear(m.active[len(kept):])
-	m.active = kept
-}
-
-func triggered(o *order, mark decimal.Decimal) bool {
-	sellsBelow := (o.Type == StopMarket) == (o.Side == Sell)
-	if sellsBelow {
-		return mark.LessThanOrEqual(o.TriggerPrice)
-	}
-	return mark.GreaterThanOrEqual(o.TriggerPrice)
 }
 
 // reduceCap applies the reduce-only rule at execution time: it returns how
@@ -388,10 +394,8 @@ func (e *Engine) OrderByClientID(id, clientOrderID string) (res Order, err error
 	if err != nil {
 		return Order{}, fmt.Errorf("order by client id: %w", err)
 	}
-	for i := len(a.orderLog) - 1; i >= 0 && clientOrderID != ""; i-- {
-		if a.orderLog[i].ClientOrderID == clientOrderID {
-			return a.orderLog[i].Order, nil
-		}
+	if o := a.byClient[clientOrderID]; o != nil && clientOrderID != "" {
+		return o.Order, nil
 	}
 	return Order{}, fmt.Errorf("order with client id %q: %w", clientOrderID, ErrOrderNotFound)
 }
@@ -410,10 +414,8 @@ func (e *Engine) OpenOrders(id, market string) (res []Order, err error) {
 		return nil, fmt.Errorf("open orders: %w", err)
 	}
 	out := []Order{}
-	for _, o := range a.orderLog {
-		if o.live() && (sym == "" || o.Market == sym) {
-			out = append(out, o.Order)
-		}
+	for _, o := range a.liveOrders(sym) {
+		out = append(out, o.Order)
 	}
 	return out, nil
 }
@@ -455,13 +457,6 @@ func (e *Engine) CancelOrder(id, orderID string) (res Order, err error) {
 
 func (e *Engine) cancel(o *order, t int64) {
 	e.finish(o, Cancelled, "", t)
-	m := e.markets[strings.ToUpper(o.Market)]
-	for i, x := range m.active {
-		if x == o {
-			m.active = append(m.active[:i], m.active[i+1:]...)
-			break
-		}
-	}
 }
 
 // CancelAll cancels the account's OPEN and PENDING orders on one market or
@@ -481,11 +476,9 @@ func (e *Engine) CancelAll(id, market string) (res int, err error) {
 		return 0, fmt.Errorf("cancel all: %w", err)
 	}
 	n := 0
-	for _, o := range a.orderLog {
-		if o.live() && (sym == "" || o.Market == sym) {
-			e.cancel(o, now.Unix())
-			n++
-		}
+	for _, o := range a.liveOrders(sym) {
+		e.cancel(o, now.Unix())
+		n++
 	}
 	return n, nil
 }

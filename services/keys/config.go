@@ -54,18 +54,21 @@ type Config struct {
 	// JetStreamReplicas (PERPGATE_JETSTREAM_REPLICAS) is the replica count
 	// of the audit stream the service creates.
 	JetStreamReplicas int
+	// AuditRetention: PERPGATE_AUDIT_RETENTION and PERPGATE_AUDIT_MAX_MB;
+	// the zero value keeps everything.
+	AuditRetention AuditRetention
 }
 
 // DefaultConfig returns the defaults documented in the README. AdminToken
 // and MasterKey have none.
 func DefaultConfig() Config {
 	return Config{
-		DataDir:       "./.perpgate",
-		NATSURL:       "nats://127.0.0.1:4222",
-		AdminAddr:     "127.0.0.1:8081",
-		SubjectPrefix: "perpgate",
-		HealthAddr:    ":8082",
-
+		DataDir:           "./.perpgate",
+		NATSURL:           "nats://127.0.0.1:4222",
+		AdminAddr:         "127.0.0.1:8081",
+		SubjectPrefix:     "perpgate",
+		HealthAddr:        ":8082",
+		AuditRetention:    DefaultAuditRetention(),
 		JetStreamReplicas: 1,
 	}
 }
@@ -97,11 +100,12 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := lookup("PERPGATE_HEALTH_ADDR"); ok {
 		c.HealthAddr = v
 	}
-	var authErr error
+	var authErr, retErr error
 	c.NATSAuth, authErr = bus.LoadAuth(lookup)
+	c.AuditRetention, retErr = LoadAuditRetention(lookup)
 	ev, evErr := events.LoadConfig(lookup, contract.Subjects{})
 	c.JetStreamReplicas = ev.Replicas
-	return c, errors.Join(authErr, evErr, c.Validate())
+	return c, errors.Join(authErr, evErr, retErr, c.Validate())
 }
 
 // Validate reports every invalid setting at once.

@@ -54,6 +54,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	s.mu.Lock()
 	s.stopActivity = stopActivity
 	s.mu.Unlock()
+	s.startRetention(s.lifetime)
 
 	if s.cfg.AdminAddr != "" {
 		var lc net.ListenConfig

@@ -26,6 +26,7 @@ type BenchOptions struct {
 	Warmup      time.Duration
 	C1Duration  time.Duration // the concurrency-1 latency run
 	Rounds      int           // gateway and bare runs alternate this many times
+	PlaceCount  int           // placements of the concurrency-1 placement run (place_flat_ratio), at least 2,000
 	CPUProfile  string        // when set, the gateway process writes a CPU profile here, and each distributed process to CPUProfile.<name>
 	// Exe is the perpgate binary run as the targets and the load generator;
 	// empty means this process's own executable.
@@ -34,7 +35,8 @@ type BenchOptions struct {
 
 // DefaultBenchOptions keeps `make bench` around a minute.
 func DefaultBenchOptions() BenchOptions {
-	return BenchOptions{Concurrency: 64, Duration: 5 * time.Second, Warmup: time.Second, C1Duration: 3 * time.Second, Rounds: 3}
+	return BenchOptions{Concurrency: 64, Duration: 5 * time.Second, Warmup: time.Second, C1Duration: 3 * time.Second, Rounds: 3,
+		PlaceCount: 10000}
 }
 
 // benchResult is what one load generator run measured; it is the JSON
@@ -45,6 +47,10 @@ type benchResult struct {
 	RPS      float64 `json:"rps"`
 	P50      float64 `json:"p50Ms"`
 	P99      float64 `json:"p99Ms"`
+	// FirstP50 and LastP50 are the p50 of the first and the last
+	// flatWindow requests of a concurrency-1 run of at least twice as many.
+	FirstP50 float64 `json:"firstP50Ms,omitempty"`
+	LastP50  float64 `json:"lastP50Ms,omitempty"`
 }
 
 // Bench measures the standalone gateway (a `perpgate serve` process on the
@@ -125,7 +131,7 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	// The raw pipeline and the distributed deployment need the local NATS,
 	// Redis and Postgres; without them those modes say so and count 0.
 	var pipe, dist *loadTarget
-	var distMetrics string
+	var distMetrics, distCred string
 	if missing := localServicesMissing(); missing != "" {
 		fmt.Fprintf(out, "bench: pipe and dist not measured: %s\n", missing)
 	} else {
@@ -147,7 +153,7 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 			fmt.Fprintf(out, "bench: dist not measured: %v\n", err)
 		} else {
 			defer d.Close()
-			distMetrics = d.Metrics
+			distMetrics, distCred = d.Metrics, d.Credential
 			dist = &loadTarget{url: d.URL, key: d.Key,
 				body: fmt.Sprintf(`{"operation":"getMarkPrice","credentialId":%q,"market":"BTC-USD-PERP"}`, d.Credential)}
 			if _, err := runLoadgen(ctx, exe, *dist, opts.Concurrency, opts.Warmup, "read", d.Credential); err != nil {
@@ -250,6 +256,10 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	if err != nil {
 		return err
 	}
+	pf, err := benchPlacements(ctx, exe, gw, boot.CredentialID, dist, distCred, opts)
+	if err != nil {
+		return err
+	}
 	goroutinesAfter, err := settledGoroutines(ctx, "http://"+gwAddr+"/metrics", goroutinesBefore)
 	if err != nil {
 		return err
@@ -260,11 +270,14 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 		name string
 		r    benchResult
 	}{{"gateway", gm}, {"bare echo", bm}, {"skeleton", sm}, {"pipe", pm}, {"dist", dm}, {"gateway c=1", c1},
-		{"dist c=1", dc1}, {"bare c=1", bc1}, {"skeleton c=1", sc1}, {"pipe c=1", pc1}, {"place+cancel", place}}
+		{"dist c=1", dc1}, {"bare c=1", bc1}, {"skeleton c=1", sc1}, {"pipe c=1", pc1}, {"place+cancel", place},
+		{"place c=1", pf.c1}, {fmt.Sprintf("place c=%d", opts.Concurrency), pf.many}, {"dist place c=1", pf.distC1}}
 	for _, row := range rows {
 		fmt.Fprintf(out, "  %-14s %8d req %5d failed %10.0f req/s  p50 %.3f ms  p99 %.3f ms\n",
 			row.name, row.r.Requests, row.r.Failures, row.r.RPS, row.r.P50, row.r.P99)
 	}
+	fmt.Fprintf(out, "  place c=1: p50 %.3f ms over the first %d placements, %.3f ms over the last %d\n",
+		pf.c1.FirstP50, flatWindow, pf.c1.LastP50, flatWindow)
 	fmt.Fprintf(out, "  cached_p99_ms: the gateway c=1 run, every read answered from the paper stream's view: %.3f\n", cachedP99)
 	fmt.Fprintf(out, "  event_p50_ms/event_p99_ms: placement sent to its fill read on GET /v1/events, %d a second: %.3f / %.3f\n",
 		eventRate, eventP50, eventP99)
@@ -281,9 +294,10 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 	}
 	fmt.Fprintf(out, "bench: gateway_rps=%.0f bare_rps=%.0f ratio=%.2f p50_ms=%.3f p99_ms=%.3f c1_p50_ms=%.3f "+
 		"pipe_rps=%.0f dist_rps=%.0f dist_ratio=%.2f dist_c1_p50_ms=%.3f place_rps=%.0f cached_p99_ms=%.3f rss_mib=%.0f "+
-		"bare_c1_p50_ms=%.3f pipe_c1_p50_ms=%.3f skel_rps=%.0f skel_c1_p50_ms=%.3f event_p50_ms=%.3f event_p99_ms=%.3f\n",
+		"bare_c1_p50_ms=%.3f pipe_c1_p50_ms=%.3f skel_rps=%.0f skel_c1_p50_ms=%.3f event_p50_ms=%.3f event_p99_ms=%.3f "+
+		"place_c1_p50_ms=%.3f place_c64_rps=%.0f place_flat_ratio=%.2f dist_place_c1_p50_ms=%.3f\n",
 		gm.RPS, bm.RPS, gm.RPS/bm.RPS, gm.P50, gm.P99, c1.P50, pm.RPS, dm.RPS, distRatio, dc1.P50, place.RPS, cachedP99, rss,
-		bc1.P50, pc1.P50, sm.RPS, sc1.P50, eventP50, eventP99)
+		bc1.P50, pc1.P50, sm.RPS, sc1.P50, eventP50, eventP99, pf.c1.P50, pf.many.RPS, pf.flatRatio(), pf.distC1.P50)
 	return nil
 }
 
@@ -381,9 +395,10 @@ func median(rs []benchResult) benchResult {
 // loadTarget is what a load generator sends.
 type loadTarget struct{ url, key, body string }
 
-func runLoadgen(ctx context.Context, exe string, t loadTarget, n int, d time.Duration, mode, cred string) (benchResult, error) {
-	cmd := exec.CommandContext(ctx, exe, "loadgen", "--url", t.url, "--key", t.key, "--body", t.body,
-		"--concurrency", strconv.Itoa(n), "--duration", d.String(), "--mode", mode, "--credential", cred)
+func runLoadgen(ctx context.Context, exe string, t loadTarget, n int, d time.Duration, mode, cred string, more ...string) (benchResult, error) {
+	args := []string{"loadgen", "--url", t.url, "--key", t.key, "--body", t.body,
+		"--concurrency", strconv.Itoa(n), "--duration", d.String(), "--mode", mode, "--credential", cred}
+	cmd := exec.CommandContext(ctx, exe, append(args, more...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	b, err := cmd.Output()

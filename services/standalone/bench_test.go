@@ -16,7 +16,8 @@ import (
 var benchLine = regexp.MustCompile(`^bench: gateway_rps=\d+ bare_rps=\d+ ratio=\d+\.\d\d p50_ms=\d+\.\d{3} p99_ms=\d+\.\d{3} ` +
 	`c1_p50_ms=\d+\.\d{3} pipe_rps=\d+ dist_rps=\d+ dist_ratio=[\d.]+ dist_c1_p50_ms=[\d.]+ place_rps=\d+ cached_p99_ms=[\d.]+ rss_mib=\d+ ` +
 	`bare_c1_p50_ms=\d+\.\d{3} pipe_c1_p50_ms=\d+\.\d{3} skel_rps=\d+ skel_c1_p50_ms=\d+\.\d{3} ` +
-	`event_p50_ms=\d+\.\d{3} event_p99_ms=\d+\.\d{3}$`)
+	`event_p50_ms=\d+\.\d{3} event_p99_ms=\d+\.\d{3} ` +
+	`place_c1_p50_ms=\d+\.\d{3} place_c64_rps=\d+ place_flat_ratio=\d+\.\d\d dist_place_c1_p50_ms=\d+\.\d{3}$`)
 
 // TestBenchLine runs `perpgate bench` briefly, with its targets and load
 // generators as processes, and checks the line it ends with.
@@ -33,7 +34,7 @@ func TestBenchLine(t *testing.T) {
 	var out bytes.Buffer
 	// A second per mode: every mode answers and is counted; CI stays quick.
 	opts := BenchOptions{Concurrency: 4, Duration: time.Second, Warmup: 200 * time.Millisecond,
-		C1Duration: time.Second, Rounds: 1, Exe: bin}
+		C1Duration: time.Second, Rounds: 1, PlaceCount: 2000, Exe: bin}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := Bench(ctx, &out, opts, t.TempDir()); err != nil {
@@ -52,6 +53,14 @@ func TestBenchLine(t *testing.T) {
 	if localServicesMissing() == "" && (strings.Contains(last, "pipe_rps=0 ") || strings.Contains(last, "dist_rps=0 ") ||
 		strings.Contains(last, "pipe_c1_p50_ms=0.000")) {
 		t.Fatalf("pipe or dist not measured though the local services answer: %s\n%s", last, out.String())
+	}
+	for _, field := range []string{"place_c1_p50_ms=0.000 ", "place_c64_rps=0 ", "place_flat_ratio=0.00 "} {
+		if strings.Contains(last, field) {
+			t.Fatalf("placements not measured (%s): %s", field, last)
+		}
+	}
+	if localServicesMissing() == "" && strings.HasSuffix(last, " dist_place_c1_p50_ms=0.000") {
+		t.Fatalf("dist placements not measured though the local services answer: %s", last)
 	}
 	if strings.Contains(last, " rss_mib=0 ") {
 		t.Fatalf("serve's RSS not read: %s", last)

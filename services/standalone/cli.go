@@ -81,6 +81,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fs.DurationVar(&opts.Duration, "duration", opts.Duration, "length of each throughput run")
 		fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "connections of the throughput runs")
 		fs.IntVar(&opts.Rounds, "rounds", opts.Rounds, "the runs of every mode alternate this many times; each figure is the median")
+		fs.IntVar(&opts.PlaceCount, "places", opts.PlaceCount, "placements of the concurrency-1 placement run (at least 2000)")
+		soak := fs.Int("soak", 0, "instead of the benchmark, place and cancel this many orders at --rate and report memory, disk and restart time")
+		rate := fs.Float64("rate", 200, "place+cancel pairs a second of --soak")
 		if err := fs.Parse(args[1:]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprintln(stdout, "usage: perpgate bench [flags]\n\nflags:")
@@ -95,6 +98,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			return exit(stderr, err)
 		}
 		defer os.RemoveAll(dir)
+		if *soak > 0 {
+			return exit(stderr, Soak(ctx, stdout, SoakOptions{Pairs: *soak, Rate: *rate}, dir))
+		}
 		return exit(stderr, Bench(ctx, stdout, opts, dir))
 	case "loadgen": // run by bench as a process of its own
 		return exit(stderr, loadgen(ctx, args[1:], stdout, stderr))
@@ -165,8 +171,10 @@ func loadgen(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&o.URL, "url", "", "target URL")
 	fs.StringVar(&o.Key, "key", "", "API key")
 	fs.StringVar(&o.Body, "body", "", "request body (read mode)")
-	fs.StringVar(&o.Mode, "mode", "read", "read or place-cancel")
-	fs.StringVar(&o.Credential, "credential", "", "credential id (place-cancel mode)")
+	fs.StringVar(&o.Mode, "mode", "read", "read, place-cancel or place")
+	fs.StringVar(&o.Credential, "credential", "", "credential id (place-cancel and place modes)")
+	fs.IntVar(&o.Count, "count", 0, "stop after this many requests (0: run for the duration)")
+	fs.Float64Var(&o.Rate, "rate", 0, "requests a second across the connections (0: as fast as they go)")
 	fs.IntVar(&o.Concurrency, "concurrency", 1, "connections")
 	fs.DurationVar(&o.Duration, "duration", time.Second, "how long")
 	if err := fs.Parse(args); err != nil {

@@ -48,6 +48,9 @@ type Config struct {
 	Stream connector.StreamConfig
 	// Guards tunes how key guards value orders (PERPGATE_MARKET_SLIPPAGE_BPS).
 	Guards connector.GuardConfig
+	// AuditRetention bounds the audit trail (PERPGATE_AUDIT_RETENTION,
+	// PERPGATE_AUDIT_MAX_MB).
+	AuditRetention keys.AuditRetention
 	// Exchanges are the exchanges served (PERPGATE_EXCHANGES, comma
 	// separated); empty serves every one built in. Calls for one left out
 	// answer EXCHANGE_UNAVAILABLE.
@@ -69,17 +72,18 @@ func (c Config) serves(x contract.Exchange) bool {
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		DataDir:     ".perpgate",
-		AdminAddr:   "127.0.0.1:8081",
-		PaperSeed:   1,
-		Hyperliquid: hyperliquid.DefaultConfig(),
-		Binance:     binance.DefaultConfig(),
-		Bybit:       bybit.DefaultConfig(),
-		OKX:         okx.DefaultConfig(),
-		Paradex:     paradex.DefaultConfig(),
-		Edge:        edge.DefaultConfig(),
-		Log:         telemetry.LogConfig{Format: "text", Level: "info"},
-		Guards:      connector.DefaultGuardConfig(),
+		DataDir:        ".perpgate",
+		AdminAddr:      "127.0.0.1:8081",
+		PaperSeed:      1,
+		Hyperliquid:    hyperliquid.DefaultConfig(),
+		Binance:        binance.DefaultConfig(),
+		Bybit:          bybit.DefaultConfig(),
+		OKX:            okx.DefaultConfig(),
+		Paradex:        paradex.DefaultConfig(),
+		Edge:           edge.DefaultConfig(),
+		Log:            telemetry.LogConfig{Format: "text", Level: "info"},
+		Guards:         connector.DefaultGuardConfig(),
+		AuditRetention: keys.DefaultAuditRetention(),
 	}
 }
 
@@ -123,6 +127,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		errs = append(errs, err)
 	}
 	if c.Guards, err = connector.LoadGuardConfig(lookup); err != nil {
+		errs = append(errs, err)
+	}
+	if c.AuditRetention, err = keys.LoadAuditRetention(lookup); err != nil {
 		errs = append(errs, err)
 	}
 	if c.NATSAuth, err = bus.LoadAuth(lookup); err != nil {

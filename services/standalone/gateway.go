@@ -193,6 +193,7 @@ func (g *Gateway) startKeys(ctx context.Context, connect func(string) (*nats.Con
 	cfg.DataDir, cfg.AdminAddr, cfg.SubjectPrefix = g.cfg.DataDir, g.cfg.AdminAddr, g.cfg.Edge.SubjectPrefix
 	cfg.AdminToken, cfg.MasterKey = s.adminToken, s.masterKey
 	cfg.JetStreamReplicas = g.cfg.Edge.JetStreamReplicas
+	cfg.AuditRetention = g.cfg.AuditRetention
 	svc, err := keys.New(cfg, nc, store, g.log.With("service", "keys"), nil)
 	if err != nil {
 		return err

@@ -2,7 +2,10 @@ package standalone
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,10 +25,21 @@ type LoadOptions struct {
 	Concurrency    int
 	Duration       time.Duration
 	// Mode "read" repeats Body; "place-cancel" places a resting paper limit
-	// order and cancels it, counting each pair as one request.
+	// order and cancels it, counting each pair as one request; "place"
+	// places resting post-only limit buys with fresh clientOrderIds.
 	Mode       string
-	Credential string // for place-cancel
+	Credential string // for place-cancel and place
+	// Count, when positive, ends the run after that many requests (Duration
+	// then only bounds it).
+	Count int
+	// Rate, when positive, paces the workers together to that many
+	// requests a second.
+	Rate float64
 }
+
+// flatWindow is how many requests at each end of a concurrency-1 run
+// FirstP50 and LastP50 cover (DESIGN §13 place_flat_ratio).
+const flatWindow = 1000
 
 // Load runs keep-alive workers against a target for the duration and
 // returns what they measured; it is meant to run in a process of its own.
@@ -41,8 +56,10 @@ func Load(ctx context.Context, o LoadOptions) (benchResult, error) {
 	case "", "read":
 	case "place-cancel":
 		once = o.placeCancel
+	case "place":
+		once = o.placeResting()
 	default:
-		return benchResult{}, fmt.Errorf("loadgen: --mode %q is neither read nor place-cancel", o.Mode)
+		return benchResult{}, fmt.Errorf("loadgen: --mode %q is not read, place-cancel or place", o.Mode)
 	}
 	u, err := url.Parse(o.URL)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
@@ -54,6 +71,21 @@ func Load(ctx context.Context, o LoadOptions) (benchResult, error) {
 	var lat []time.Duration
 	var res benchResult
 	var wg sync.WaitGroup
+	var started atomic.Int64
+	more := func() bool { return o.Count <= 0 || started.Add(1) <= int64(o.Count) }
+	if o.Rate > 0 {
+		tick := time.NewTicker(time.Duration(float64(time.Second) / o.Rate))
+		defer tick.Stop()
+		counted := more
+		more = func() bool {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return false
+			}
+			return counted()
+		}
+	}
 	start := time.Now()
 	for range o.Concurrency {
 		wg.Add(1)
@@ -63,7 +95,7 @@ func Load(ctx context.Context, o LoadOptions) (benchResult, error) {
 			defer c.close()
 			var mine []time.Duration
 			fails := 0
-			for ctx.Err() == nil {
+			for ctx.Err() == nil && more() {
 				t0 := time.Now()
 				ok := once(ctx, c)
 				if ctx.Err() != nil {
@@ -75,6 +107,10 @@ func Load(ctx context.Context, o LoadOptions) (benchResult, error) {
 				mine = append(mine, time.Since(t0))
 			}
 			mu.Lock()
+			if o.Concurrency == 1 && len(mine) >= 2*flatWindow {
+				res.FirstP50 = p50(mine[:flatWindow])
+				res.LastP50 = p50(mine[len(mine)-flatWindow:])
+			}
 			lat = append(lat, mine...)
 			res.Failures += fails
 			mu.Unlock()
@@ -93,6 +129,13 @@ func Load(ctx context.Context, o LoadOptions) (benchResult, error) {
 	}
 	res.P50, res.P99 = pct(0.5), pct(0.99)
 	return res, nil
+}
+
+// p50 is the median of lat in milliseconds; it sorts a copy.
+func p50(lat []time.Duration) float64 {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	return float64(s[len(s)/2].Microseconds()) / 1000
 }
 
 // loadConn is one keep-alive HTTP/1.1 connection of one worker. A failed
@@ -153,6 +196,22 @@ func (c *loadConn) close() {
 func (o LoadOptions) read(ctx context.Context, c *loadConn) bool {
 	_, ok := c.post(ctx, []byte(o.Body))
 	return ok
+}
+
+// placeResting returns a request that places a post-only BTC buy far below
+// the paper mark (it rests; 0.001 at 10000 is the smallest notional the
+// paper market takes) under a clientOrderId no other request of any run
+// uses.
+func (o LoadOptions) placeResting() func(context.Context, *loadConn) bool {
+	var run [6]byte
+	_, _ = rand.Read(run[:])
+	prefix := "bench-" + hex.EncodeToString(run[:]) + "-"
+	var n atomic.Int64
+	return func(ctx context.Context, c *loadConn) bool {
+		b, ok := c.post(ctx, fmt.Appendf(nil, `{"operation":"placeLimitOrder","credentialId":%q,"market":"BTC","side":"BUY",`+
+			`"size":"0.001","price":"10000","postOnly":true,"clientOrderId":"%s%d"}`, o.Credential, prefix, n.Add(1)))
+		return ok && bytes.Contains(b, []byte(`"status":"OPEN"`))
+	}
 }
 
 func (o LoadOptions) placeCancel(ctx context.Context, c *loadConn) bool {

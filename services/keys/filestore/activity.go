@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/perpgate/perpgate/pkg/appendlog"
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -83,6 +84,10 @@ func (s *Store) Usage(ctx context.Context, keyID, fromDay string) ([]contract.Us
 	return out, err
 }
 
+// auditLinger is how long an audit entry waits for others to share its
+// fsync.
+const auditLinger = time.Millisecond
+
 func (s *Store) auditPath() string { return filepath.Join(filepath.Dir(s.path), AuditFileName) }
 
 // PutAudit implements keys.Store by appending a line, on disk when it
@@ -105,6 +110,9 @@ func (s *Store) PutAudit(ctx context.Context, e contract.AuditEntry) error {
 			s.auditMu.Unlock()
 			return fmt.Errorf("write audit log: %w", err)
 		}
+		// Entries wait in the audit stream, not in front of a caller:
+		// gathering them keeps their fsyncs off the disk placements wait on.
+		s.auditLog.SetLinger(auditLinger)
 	}
 	log := s.auditLog
 	pos, err := log.Write(line)
@@ -127,27 +135,22 @@ func (s *Store) PutAudit(ctx context.Context, e contract.AuditEntry) error {
 	return nil
 }
 
-// Audit implements keys.Store by reading the log.
-func (s *Store) Audit(ctx context.Context, q keys.AuditQuery) ([]contract.AuditEntry, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.auditMu.Lock()
-	f, err := os.Open(s.auditPath())
+// readAuditFile adds the entries of account in the log file at path to
+// byID, a final entry over a PENDING one; a missing file has none.
+func readAuditFile(path, account string, byID map[string]contract.AuditEntry) error {
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		s.auditMu.Unlock()
-		return []contract.AuditEntry{}, nil
+		return nil
 	}
 	if err != nil {
-		s.auditMu.Unlock()
-		return nil, fmt.Errorf("read audit log: %w", err)
+		return err
 	}
-	byID := map[string]contract.AuditEntry{}
+	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var e contract.AuditEntry
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.AccountID != q.AccountID {
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.AccountID != account {
 			continue // a torn last line after a crash, or another account
 		}
 		if prev, ok := byID[e.RequestID]; ok && e.Code == contract.AuditPending && prev.Code != contract.AuditPending {
@@ -155,20 +158,26 @@ func (s *Store) Audit(ctx context.Context, q keys.AuditQuery) ([]contract.AuditE
 		}
 		byID[e.RequestID] = e
 	}
-	f.Close()
+	return sc.Err()
+}
+
+// Audit implements keys.Store by reading the log.
+func (s *Store) Audit(ctx context.Context, q keys.AuditQuery) ([]contract.AuditEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.auditMu.Lock()
+	byID := map[string]contract.AuditEntry{}
+	err := s.readAudit(q, byID)
 	s.auditMu.Unlock()
-	if err := sc.Err(); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
 	}
 	out := []contract.AuditEntry{}
 	for _, e := range byID {
-		if e.Time.Before(q.Since) || !e.Time.Before(q.Until) {
-			continue
+		if onPage(e, q) {
+			out = append(out, e)
 		}
-		if c := e.Time.Compare(q.AfterTime); c < 0 || c == 0 && e.RequestID <= q.AfterID {
-			continue
-		}
-		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b contract.AuditEntry) int {
 		return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.RequestID, b.RequestID))

@@ -38,8 +38,10 @@ type Store struct {
 	mu    sync.Mutex
 	state state
 
-	auditMu  sync.Mutex      // the audit log, apart from the state
-	auditLog *appendlog.File // opened by the first PutAudit
+	auditMu sync.Mutex // the audit log, apart from the state
+	// auditIndex caches the sealed audit segments' indexes (auditMu).
+	auditIndex map[string]segmentIndex
+	auditLog   *appendlog.File // opened by the first PutAudit
 }
 
 var _ keys.Store = (*Store)(nil)
@@ -95,7 +97,7 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open file store: %w", err)
 	}
-	s := &Store{path: filepath.Join(dir, FileName), state: state{Version: formatVersion}}
+	s := &Store{path: filepath.Join(dir, FileName), state: state{Version: formatVersion}, auditIndex: map[string]segmentIndex{}}
 	data, err := os.ReadFile(s.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/appendlog"
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/shopspring/decimal"
 )
@@ -275,7 +276,7 @@ func (h *handler) placeOrder(r *http.Request) (any, error) {
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	o, err := h.e.PlaceOrder(r.PathValue("account"), paper.OrderRequest{
+	pr := paper.OrderRequest{
 		Market:         req.Market,
 		Side:           paper.Side(req.Side),
 		Type:           paper.OrderType(req.Type),
@@ -286,7 +287,19 @@ func (h *handler) placeOrder(r *http.Request) (any, error) {
 		ReduceOnly:     req.ReduceOnly,
 		ClientOrderID:  req.ClientOrderID,
 		PositionLinked: req.PositionLinked,
-	})
+	}
+	var o paper.Order
+	var err error
+	// A caller in this process (the standalone gateway's connector) that
+	// makes a durable write of its own before it answers waits for the
+	// journal at the same time; over HTTP the answer waits for it here.
+	if b := appendlog.BarrierFrom(r.Context()); b != nil {
+		var wait func() error
+		o, wait, err = h.e.PlaceOrderDeferred(r.PathValue("account"), pr)
+		b.Defer(wait)
+	} else {
+		o, err = h.e.PlaceOrder(r.PathValue("account"), pr)
+	}
 	if err != nil {
 		return nil, err
 	}

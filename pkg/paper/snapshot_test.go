@@ -1,0 +1,247 @@
+package paper
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/testenv"
+	"github.com/shopspring/decimal"
+)
+
+// churn runs n random calls on e (placements that rest, cross and fill,
+// stops, cancels, leverage, closes) while clock moves.
+func churn(t *testing.T, e *Engine, clock *testenv.Clock, rng *rand.Rand, n int) {
+	t.Helper()
+	for i := range n {
+		acct := fmt.Sprintf("acct-%d", rng.IntN(3))
+		mk := []string{"BTC-USD-PERP", "ETH-USD-PERP"}[rng.IntN(2)]
+		info, err := e.Market(mk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		side := []Side{Buy, Sell}[rng.IntN(2)]
+		off := decimal.NewFromInt(int64(rng.IntN(41) - 20)).Div(decimal.NewFromInt(10000))
+		price := info.MarkPrice.Add(info.MarkPrice.Mul(off)).Div(info.TickSize).Floor().Mul(info.TickSize)
+		size := info.LotSize.Mul(decimal.NewFromInt(int64(1 + rng.IntN(20))))
+		if mk == "ETH-USD-PERP" {
+			size = size.Mul(decimal.NewFromInt(10))
+		}
+		switch op := rng.IntN(12); {
+		case op < 6:
+			_, _ = e.PlaceOrder(acct, OrderRequest{Market: mk, Side: side, Type: Limit, Size: size, Price: price, ClientOrderID: fmt.Sprintf("c%d", i)})
+		case op < 7:
+			_, _ = e.PlaceOrder(acct, OrderRequest{Market: mk, Side: side, Type: Market, Size: size})
+		case op < 8:
+			_, _ = e.PlaceOrder(acct, OrderRequest{Market: mk, Side: side, Type: StopMarket, Size: size, TriggerPrice: price, ReduceOnly: rng.IntN(2) == 0})
+		case op < 10:
+			if open, _ := e.OpenOrders(acct, ""); len(open) > 0 {
+				_, _ = e.CancelOrder(acct, open[rng.IntN(len(open))].ID)
+			}
+		case op < 11:
+			_, _ = e.SetLeverage(acct, mk, 1+rng.IntN(20))
+		default:
+			_, _ = e.ClosePosition(acct, mk)
+		}
+		clock.Advance(time.Duration(rng.IntN(90)) * time.Second)
+	}
+}
+
+func stateJSON(t *testing.T, e *Engine) string {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b, err := json.Marshal(e.state())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestSnapshotRestart: an engine on a file journal that took snapshots
+// along the way reopens to exactly the state of one that never stopped,
+// and both go on alike (walk, fills, ids).
+func TestSnapshotRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "paper.journal")
+	clock := testenv.NewClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
+	cfg := Config{Seed: 3, Now: clock.Now}
+	j, records, err := OpenFileJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.every = 150
+	e, err := Reopen(cfg, j, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refClock := testenv.NewClock(clock.Now())
+	ref := New(Config{Seed: 3, Now: refClock.Now})
+	churn(t, e, clock, rand.New(rand.NewPCG(1, 2)), 1000)
+	churn(t, ref, refClock, rand.New(rand.NewPCG(1, 2)), 1000)
+	if j.snapID < 3 {
+		t.Fatalf("%d snapshots taken in 1,000 calls, every 150 records", j.snapID)
+	}
+	j.Close()
+
+	j2, records, err := OpenFileJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(records) > 151 {
+		t.Fatalf("the journal holds %d records after snapshots every 150", len(records))
+	}
+	again, err := Reopen(cfg, j2, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	if got, want := stateJSON(t, again), stateJSON(t, ref); got != want {
+		t.Fatalf("state after reopening differs from the engine that never stopped:\n got %.600s\nwant %.600s", got, want)
+	}
+	churn(t, again, clock, rand.New(rand.NewPCG(5, 6)), 300)
+	churn(t, ref, refClock, rand.New(rand.NewPCG(5, 6)), 300)
+	if got, want := stateJSON(t, again), stateJSON(t, ref); got != want {
+		t.Fatal("the reopened engine went on differently from the one that never stopped")
+	}
+}
+
+// TestSnapshotCrashBeforeJournalRestart: a crash after the snapshot was
+// written but before the journal started afresh leaves the old journal,
+// whose records the snapshot already holds: opening does not apply them
+// twice.
+func TestSnapshotCrashBeforeJournalRestart(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "paper.journal")
+	clock := testenv.NewClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
+	cfg := Config{Seed: 3, Now: clock.Now}
+	j, records, err := OpenFileJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Reopen(cfg, j, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	churn(t, e, clock, rand.New(rand.NewPCG(1, 2)), 200)
+	want := stateJSON(t, e)
+	// The snapshot as Compact writes it, without the rotation after it.
+	raw, _ := json.Marshal(snapFile{ID: 1, Seed: 3, State: json.RawMessage(want)})
+	if err := writeDurably(path+".snap", raw); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	j2, records, err := OpenFileJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	again, err := Reopen(cfg, j2, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stateJSON(t, again); got != want {
+		t.Fatalf("state after the crash:\n got %.400s\nwant %.400s", got, want)
+	}
+}
+
+// TestRestartTime: a restart with 50,000 resting orders, or after as many
+// records as the journal takes between snapshots, is ready within 3 s.
+func TestRestartTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds large journals; skipped with -short")
+	}
+	clock := testenv.NewClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
+	cfg := Config{Seed: 3, Now: clock.Now}
+	req := OrderRequest{Market: "BTC-USD-PERP", Side: Buy, Type: Limit, Size: decimal.RequireFromString("0.001"), Price: decimal.RequireFromString("10000")}
+	open := func(path string) (time.Duration, *Engine) {
+		t0 := time.Now()
+		j, records, err := OpenFileJournal(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { j.Close() })
+		e, err := Reopen(cfg, j, records)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(t0), e
+	}
+
+	t.Run("50,000 resting orders", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "paper.journal")
+		e := New(cfg)
+		if _, err := e.EnsureAccount("a", decimal.NewFromInt(1_000_000_000)); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 50_000 {
+			r := req
+			r.ClientOrderID = fmt.Sprintf("o%d", i)
+			if _, err := e.PlaceOrder("a", r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		raw, _ := json.Marshal(e.state())
+		j, _, err := OpenFileJournal(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Compact(cfg.Seed, raw); err != nil {
+			t.Fatal(err)
+		}
+		j.Close()
+		took, again := open(path)
+		if o, err := again.OpenOrders("a", ""); err != nil || len(o) != 50_000 {
+			t.Fatalf("%d open orders after the restart (%v)", len(o), err)
+		}
+		t.Logf("restart with 50,000 resting orders: %s", took)
+		if took > 3*time.Second && !raceEnabled {
+			t.Fatalf("the restart took %s", took)
+		}
+	})
+
+	t.Run("a full journal", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "paper.journal")
+		mem := &memJournal{}
+		e, err := Reopen(cfg, mem, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.EnsureAccount("a", decimal.NewFromInt(1_000_000_000)); err != nil {
+			t.Fatal(err)
+		}
+		// Placements and cancels, half of them resting on: as many records
+		// as the journal holds at most between snapshots.
+		for i := 0; len(mem.records) < snapshotEvery; i++ {
+			r := req
+			r.ClientOrderID = fmt.Sprintf("o%d", i)
+			o, err := e.PlaceOrder("a", r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i%2 == 0 {
+				if _, err := e.CancelOrder("a", o.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if i%100 == 0 {
+				clock.Advance(time.Second)
+			}
+		}
+		var data []byte
+		for _, r := range mem.records {
+			data = append(append(data, r...), '\n')
+		}
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		took, _ := open(path)
+		t.Logf("restart replaying %d records: %s", len(mem.records), took)
+		if took > 3*time.Second && !raceEnabled {
+			t.Fatalf("the restart took %s", took)
+		}
+	})
+}
