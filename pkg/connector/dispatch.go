@@ -111,6 +111,10 @@ func (d dispatch) run(ctx context.Context, op *contract.Operation, params any) (
 		return d.placeBatch(ctx, p)
 	case *contract.ProtectionParams:
 		return d.placeProtection(ctx, p)
+	case *contract.ModifyOrderParams:
+		return d.modifyOrder(ctx, p)
+	case *contract.DeadManSwitchParams:
+		return d.setDeadManSwitch(ctx, p)
 	}
 	return nil, fmt.Errorf("operation %s: no dispatch for %T", op.Name, params)
 }

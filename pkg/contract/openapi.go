@@ -24,6 +24,9 @@ func OpenAPI(version string) ([]byte, error) {
 		props["operation"] = map[string]any{"const": op.Name}
 		req["required"] = append([]string{"operation"}, req["required"].([]string)...)
 		req["description"] = op.Summary + " Minimum tier: " + string(op.MinTier) + "."
+		if op.Extension {
+			req["x-perpgate-extension"] = true
+		}
 		schemas[name+"Request"] = req
 		schemas[name+"Response"] = withSuccess(op.OutputSchema())
 		requests = append(requests, ref(name+"Request"))

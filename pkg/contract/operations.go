@@ -28,7 +28,13 @@ type Operation struct {
 	Summary  string // one paragraph for humans and agents
 	Params   reflect.Type
 	Result   reflect.Type
+	// Extension marks an operation beyond SPEC's 20 (DESIGN §13; OpenAPI
+	// x-perpgate-extension).
+	Extension bool
 }
+
+// ext marks o as an extension operation.
+func (o *Operation) ext() *Operation { o.Extension = true; return o }
 
 // Places reports whether the operation creates orders (idempotency and
 // timeout messages apply).
@@ -70,9 +76,13 @@ const (
 	OpCancelAllOrders       = "cancelAllOrders"
 	OpCloseAllPositions     = "closeAllPositions"
 	OpSetLeverage           = "setLeverage"
+
+	OpModifyOrder      = "modifyOrder"      // extension
+	OpSetDeadManSwitch = "setDeadManSwitch" // extension
 )
 
-// Operations is the table of the 20 operations, in SPEC §4 order.
+// Operations is the table of the 20 operations, in SPEC §4 order, then
+// the extension operations.
 var Operations = []*Operation{
 	op[OrderbookParams, OrderbookResult](OpGetOrderbook, "get_orderbook", GroupMarket,
 		"Read the order book of a market: bids and asks as [price, size] pairs of decimal strings, best first, prices in quote currency and sizes in base-asset units; depth is levels per side. Read-only."),
@@ -114,6 +124,21 @@ var Operations = []*Operation{
 		"Close the open position on a market with reduce-only market orders; returns the closed size in base-asset units and the average close price in quote currency. Destructive: on mainnet credentials this moves real money and realizes the profit or loss."),
 	op[LeverageParams, LeverageResult](OpSetLeverage, "set_leverage", GroupManage,
 		"Set the cross-margin leverage multiplier of a market for this account (5 means 5x). Higher leverage raises liquidation risk: on mainnet credentials that is real money."),
+	op[ModifyOrderParams, Order](OpModifyOrder, "modify_order", GroupManage,
+		"Change the price, size (new total, base-asset units) or trigger price (quote currency) of an open or pending order in place, by orderId or clientOrderId; returns the order after the change. Native amend only: a field the exchange cannot amend is refused, never cancelled and replaced. Guards judge the order after the change. On mainnet credentials this moves real money.").ext(),
+	op[DeadManSwitchParams, DeadManSwitchResult](OpSetDeadManSwitch, "set_dead_man_switch", GroupManage,
+		"Arm a dead man's switch: unless called again within timeoutSeconds (5-3600; 0 turns it off), every open order of the credential, or of market when given, is cancelled. Returns native or emulated (kept by the gateway) and the deadline in Unix seconds. Destructive when it fires: on mainnet credentials these orders are real money, and a position may be left without its stop-loss.").ext(),
+}
+
+// SpecOperations counts the operations of SPEC §4 (the rest are extensions).
+func SpecOperations() int {
+	n := 0
+	for _, o := range Operations {
+		if !o.Extension {
+			n++
+		}
+	}
+	return n
 }
 
 var byName = func() map[string]*Operation {

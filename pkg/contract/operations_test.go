@@ -7,13 +7,15 @@ import (
 )
 
 func TestOperationTable(t *testing.T) {
-	if len(Operations) != 20 {
-		t.Fatalf("want 20 operations, got %d", len(Operations))
+	if SpecOperations() != 20 {
+		t.Fatalf("want SPEC's 20 operations, got %d", SpecOperations())
 	}
 	snake := regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
 	groups := map[Group]int{}
 	for _, op := range Operations {
-		groups[op.Group]++
+		if !op.Extension {
+			groups[op.Group]++
+		}
 		if got, _ := Lookup(op.Name); got != op {
 			t.Errorf("Lookup(%q) does not find its own row", op.Name)
 		}

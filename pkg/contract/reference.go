@@ -36,6 +36,8 @@ var Examples = []Example{
 	{OpPlaceLimitOrder, `"market":"BTC-USD-PERP","side":"BUY","size":"0.01","price":"50000"`, "A buy well below the mark price rests on the book."},
 	{OpPlaceLimitOrder, `"market":"BTC-USD-PERP","side":"BUY","size":"0.01","price":"49000","postOnly":true`, "Post-only: it rests on the book, or is refused with POST_ONLY_REJECTED where it would take liquidity. A new clientOrderId each time (or none) places a new order; a repeated one answers the first result."},
 	{OpGetOrders, `"market":"BTC-USD-PERP"`, ""},
+	{OpModifyOrder, `"orderId":"$ORDER_ID","market":"BTC-USD-PERP","price":"50500","size":"0.02"`, "Amends the resting order in place (it keeps its orderId); repeating the same change answers the order as it stands and changes nothing."},
+	{OpSetDeadManSwitch, `"market":"BTC-USD-PERP","timeoutSeconds":60`, "Unless set again within 60 seconds, the market's open orders are cancelled; call it periodically to keep them."},
 	{OpCancelOrder, `"orderId":"$ORDER_ID","market":"BTC-USD-PERP"`, "$ORDER_ID is the orderId a placement answered."},
 	{OpSetLeverage, `"market":"BTC-USD-PERP","leverage":5`, ""},
 	{OpPlaceMarketOrder, `"market":"BTC-USD-PERP","side":"BUY","size":"0.01"`, "Opens a long position at market."},
@@ -46,6 +48,7 @@ var Examples = []Example{
 	{OpGetFills, `"market":"BTC-USD-PERP","limit":10`, ""},
 	{OpCancelAllOrders, `"market":"BTC-USD-PERP"`, "Cancels the stop and protection orders too."},
 	{OpCloseAllPositions, `"market":"BTC-USD-PERP"`, ""},
+	{OpSetDeadManSwitch, `"market":"BTC-USD-PERP","timeoutSeconds":0`, "0 turns the switch off."},
 }
 
 // Body returns the example's request body with credentialId set to cred.
@@ -74,7 +77,8 @@ func Reference() []byte {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# API reference\n\n")
 	w("<!-- Generated from the operation table (pkg/contract) by `make docs`; do not edit by hand. -->\n\n")
-	w("Every call is `POST /v1` with a JSON object: `operation` names one of the 20 operations below, ")
+	w("Every call is `POST /v1` with a JSON object: `operation` names one of the 20 operations below ")
+	w("or one of the gateway's extension operations (marked *extension*), ")
 	w("`credentialId` the exchange credential to act with, and the operation's parameters sit beside them. ")
 	w("Send the API key as `X-API-Key: <key>` or `Authorization: Bearer <key>`. ")
 	w("A success answers `{\"success\":true, ...result fields}`; a failure answers ")
@@ -96,6 +100,9 @@ func Reference() []byte {
 		kind := "read-only"
 		if !op.ReadOnly {
 			kind = "changes orders or positions"
+		}
+		if op.Extension {
+			kind += ", *extension*"
 		}
 		w("| [`%s`](#%s) | `%s` | %s | %s |\n", op.Name, strings.ToLower(op.Name), op.Tool, op.MinTier, kind)
 	}

@@ -1,0 +1,148 @@
+package standalone
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/shopspring/decimal"
+)
+
+// venueCall is one venue of the modifyOrder and setDeadManSwitch
+// acceptance: a gateway, the key and credential to call with and a market.
+type venueCall struct {
+	g      *testGateway
+	key    string
+	cred   string
+	market string
+	size   string // a size the venue takes
+	// native is the mode setDeadManSwitch answers for a market-wide
+	// switch and one over every market.
+	nativeMarket, nativeAll bool
+}
+
+func (v venueCall) do(body map[string]any) response {
+	v.g.t.Helper()
+	body["credentialId"] = v.cred
+	return v.g.call(v.key, body)
+}
+
+func (v venueCall) ok(body map[string]any) map[string]any {
+	v.g.t.Helper()
+	r := v.do(body)
+	if r.status != http.StatusOK || r.body["success"] != true {
+		v.g.t.Fatalf("%v: status %d body %s", body["operation"], r.status, r.raw)
+	}
+	return r.body
+}
+
+// openOrder is the order id among getOrders, or nil.
+func (v venueCall) openOrder(id string) map[string]any {
+	v.g.t.Helper()
+	for _, o := range objects(v.g.t, v.ok(map[string]any{"operation": "getOrders", "market": v.market})["orders"]) {
+		if o["id"] == id {
+			return o
+		}
+	}
+	return nil
+}
+
+// checkModifyOrder places a resting buy, amends it through /v1 (dry run,
+// by orderId, a repeat, by clientOrderId) and MCP, and checks what the
+// venue then lists; a trigger price on a limit order is refused naming it.
+func checkModifyOrder(t *testing.T, v venueCall) {
+	d := decimal.RequireFromString
+	mark := d(v.ok(map[string]any{"operation": "getMarkPrice", "market": v.market})["markPrice"].(string))
+	p1, p2, p3 := mark.Mul(d("0.8")).Round(0), mark.Mul(d("0.79")).Round(0), mark.Mul(d("0.78")).Round(0)
+	size := d(v.size)
+	placed := v.ok(map[string]any{"operation": "placeLimitOrder", "market": v.market, "side": "BUY", "size": v.size,
+		"price": p1.String(), "clientOrderId": "amend-1"})
+	id := placed["orderId"].(string)
+
+	dry := v.ok(map[string]any{"operation": "modifyOrder", "orderId": id, "market": v.market, "price": p2.String(), "dryRun": true})
+	if dry["dryRun"] != true || !d(dry["price"].(string)).Equal(p2) {
+		t.Fatalf("dry run answered %v", dry)
+	}
+	if o := v.openOrder(id); o == nil || !d(o["price"].(string)).Equal(p1) {
+		t.Fatalf("a dry run changed the order: %v", o)
+	}
+
+	got := v.ok(map[string]any{"operation": "modifyOrder", "orderId": id, "market": v.market, "price": p2.String(), "size": size.Mul(d("2")).String()})
+	if got["id"] != id || !d(got["price"].(string)).Equal(p2) || !d(got["size"].(string)).Equal(size.Mul(d("2"))) {
+		t.Fatalf("modifyOrder answered %v, want id %s price %s size %s", got, id, p2, size.Mul(d("2")))
+	}
+	o := v.openOrder(id)
+	if o == nil || !d(o["price"].(string)).Equal(p2) || !d(o["size"].(string)).Equal(size.Mul(d("2"))) {
+		t.Fatalf("the venue lists %v after the amend", o)
+	}
+	again := v.ok(map[string]any{"operation": "modifyOrder", "orderId": id, "market": v.market, "price": p2.String(), "size": size.Mul(d("2")).String()})
+	if again["id"] != id || !d(again["price"].(string)).Equal(p2) {
+		t.Fatalf("a repeated modify answered %v", again)
+	}
+	byClient := v.ok(map[string]any{"operation": "modifyOrder", "clientOrderId": "amend-1", "market": v.market, "price": p3.String()})
+	if !d(byClient["price"].(string)).Equal(p3) {
+		t.Fatalf("modify by clientOrderId answered %v", byClient)
+	}
+	r := v.do(map[string]any{"operation": "modifyOrder", "orderId": id, "market": v.market, "triggerPrice": p3.String()})
+	if r.status != http.StatusBadRequest || r.code() != string(contract.CodeInvalidRequest) || !contains(r.body["error"].(string), "triggerPrice") {
+		t.Fatalf("triggerPrice on a limit order: %d %s", r.status, r.raw)
+	}
+
+	c := mustConnectMCP(t, v.g, "streamable", v.key)
+	viaMCP := c.ok("modify_order", map[string]any{"credentialId": v.cred, "orderId": id, "market": v.market, "price": p2.String()})
+	if viaMCP["id"] != id || !d(viaMCP["price"].(string)).Equal(p2) {
+		t.Fatalf("modify_order answered %v", viaMCP)
+	}
+	if o := v.openOrder(id); o == nil || !d(o["price"].(string)).Equal(p2) {
+		t.Fatalf("the venue lists %v after modify_order", o)
+	}
+	v.ok(map[string]any{"operation": "cancelOrder", "orderId": id, "market": v.market})
+}
+
+// checkDeadManSwitch arms, renews and turns off the switch through /v1
+// and MCP, for one market and for every market, and checks the mode.
+func checkDeadManSwitch(t *testing.T, v venueCall) {
+	mode := func(native bool) string {
+		if native {
+			return contract.DeadManNative
+		}
+		return contract.DeadManEmulated
+	}
+	c := mustConnectMCP(t, v.g, "streamable", v.key)
+	for _, tc := range []struct {
+		args   map[string]any
+		native bool
+	}{
+		{map[string]any{"market": v.market}, v.nativeMarket},
+		{map[string]any{}, v.nativeAll},
+	} {
+		arm := map[string]any{"credentialId": v.cred, "timeoutSeconds": 60}
+		off := map[string]any{"operation": "setDeadManSwitch", "timeoutSeconds": 0}
+		for k, val := range tc.args {
+			arm[k], off[k] = val, val
+		}
+		got := c.ok("set_dead_man_switch", arm)
+		now := time.Now().Unix()
+		dl, _ := got["deadline"].(float64)
+		if got["mode"] != mode(tc.native) || int64(dl) < now+55 || int64(dl) > now+65 {
+			t.Fatalf("set_dead_man_switch %v answered %v, want mode %s and a deadline 60 s from %d", tc.args, got, mode(tc.native), now)
+		}
+		if res := v.ok(off); res["mode"] != mode(tc.native) || res["deadline"] != float64(0) {
+			t.Fatalf("setDeadManSwitch 0 %v answered %v", tc.args, res)
+		}
+	}
+	r := v.do(map[string]any{"operation": "setDeadManSwitch", "timeoutSeconds": 3})
+	if r.status != http.StatusBadRequest || !contains(r.body["error"].(string), "timeoutSeconds") {
+		t.Fatalf("timeoutSeconds 3: %d %s", r.status, r.raw)
+	}
+}
+
+// TestPaperModifyOrder: modifyOrder and setDeadManSwitch on the paper
+// exchange, through /v1 and MCP.
+func TestPaperModifyOrder(t *testing.T) {
+	g := startGateway(t)
+	v := venueCall{g: g, key: g.Bootstrap().APIKey, cred: g.Bootstrap().CredentialID, market: "BTC-USD-PERP", size: "0.01"}
+	checkModifyOrder(t, v)
+	checkDeadManSwitch(t, v)
+}
