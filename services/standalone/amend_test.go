@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/contract"
+	binancesim "github.com/perpgate/perpgate/services/connectors/binance/sim"
 	"github.com/shopspring/decimal"
 )
 
@@ -143,6 +144,15 @@ func checkDeadManSwitch(t *testing.T, v venueCall) {
 func TestPaperModifyOrder(t *testing.T) {
 	g := startGateway(t)
 	v := venueCall{g: g, key: g.Bootstrap().APIKey, cred: g.Bootstrap().CredentialID, market: "BTC-USD-PERP", size: "0.01"}
+	checkModifyOrder(t, v)
+	checkDeadManSwitch(t, v)
+}
+
+// TestBinanceModifyOrder: Modify Order and countdownCancelAll (per
+// symbol, so native only with a market) on the Binance simulator.
+func TestBinanceModifyOrder(t *testing.T) {
+	b := startBinance(t, binancesim.Config{})
+	v := venueCall{g: b.testGateway, key: b.live, cred: b.mainCred, market: "BTC-USDT-PERP", size: "0.01", nativeMarket: true}
 	checkModifyOrder(t, v)
 	checkDeadManSwitch(t, v)
 }

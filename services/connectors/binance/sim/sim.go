@@ -88,6 +88,7 @@ type Server struct {
 	weightUsed  int
 	throttled   bool      // a 429 was sent this minute
 	bannedUntil time.Time // 418 until then
+	countdowns  map[string]*time.Timer // apiKey + " " + symbol → countdownCancelAll
 
 	hub hub // market-data websockets (stream.go)
 }
