@@ -7,6 +7,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/contract"
 	binancesim "github.com/perpgate/perpgate/services/connectors/binance/sim"
+	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
 	"github.com/shopspring/decimal"
 )
 
@@ -153,6 +154,16 @@ func TestPaperModifyOrder(t *testing.T) {
 func TestBinanceModifyOrder(t *testing.T) {
 	b := startBinance(t, binancesim.Config{})
 	v := venueCall{g: b.testGateway, key: b.live, cred: b.mainCred, market: "BTC-USDT-PERP", size: "0.01", nativeMarket: true}
+	checkModifyOrder(t, v)
+	checkDeadManSwitch(t, v)
+}
+
+// TestBybitModifyOrder: order/amend on the Bybit simulator; Bybit's
+// dead man's switch (disconnect cancel-all) is tied to a websocket, so
+// the switch is emulated.
+func TestBybitModifyOrder(t *testing.T) {
+	b := startBybit(t, bybitsim.Config{}, nil)
+	v := venueCall{g: b.testGateway, key: b.live, cred: b.mainCred, market: "BTC-USDT-PERP", size: "0.01"}
 	checkModifyOrder(t, v)
 	checkDeadManSwitch(t, v)
 }

@@ -34,6 +34,7 @@ func (s *Server) table() map[string]route {
 		"POST /v5/order/create":            sig(s.create),
 		"POST /v5/order/create-batch":      sig(s.createBatch),
 		"POST /v5/order/cancel":            sig(s.cancel),
+		"POST /v5/order/amend":             sig(s.amend),
 		"POST /v5/order/cancel-all":        sig(s.cancelAll),
 	}
 	if !s.cfg.Demo { // the demo host serves neither (demo page)
