@@ -8,6 +8,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/contract"
 	binancesim "github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
+	okxsim "github.com/perpgate/perpgate/services/connectors/okx/sim"
 	"github.com/shopspring/decimal"
 )
 
@@ -164,6 +165,16 @@ func TestBinanceModifyOrder(t *testing.T) {
 func TestBybitModifyOrder(t *testing.T) {
 	b := startBybit(t, bybitsim.Config{}, nil)
 	v := venueCall{g: b.testGateway, key: b.live, cred: b.mainCred, market: "BTC-USDT-PERP", size: "0.01"}
+	checkModifyOrder(t, v)
+	checkDeadManSwitch(t, v)
+}
+
+// TestOKXModifyOrder: amend-order on the OKX simulator; cancel-all-after
+// is account-wide with 10-120 s, so it serves a switch over every market
+// only.
+func TestOKXModifyOrder(t *testing.T) {
+	o := startOKX(t, okxsim.Config{}, nil)
+	v := venueCall{g: o.testGateway, key: o.live, cred: o.mainCred, market: "BTC-USDT-PERP", size: "0.01", nativeAll: true}
 	checkModifyOrder(t, v)
 	checkDeadManSwitch(t, v)
 }
