@@ -78,7 +78,7 @@ func (d dispatch) modifyOrder(ctx context.Context, p *contract.ModifyOrderParams
 	if err := d.minNotionalAtMark(ctx, a.After); err != nil {
 		return nil, err
 	}
-	if a.Changes(FieldTriggerPrice) {
+	if a.After.Type == Stop { // the mark tells a venue the stop's direction
 		if err := d.markStop(ctx, &a.After); err != nil {
 			return nil, err
 		}

@@ -178,3 +178,13 @@ func TestOKXModifyOrder(t *testing.T) {
 	checkModifyOrder(t, v)
 	checkDeadManSwitch(t, v)
 }
+
+// TestHyperliquidModifyOrder: the modify action on the Hyperliquid
+// simulator; scheduleCancel is account-wide, so it serves a switch over
+// every market only.
+func TestHyperliquidModifyOrder(t *testing.T) {
+	e := startHyperliquid(t)
+	v := venueCall{g: e.testGateway, key: e.Bootstrap().APIKey, cred: e.testCred, market: "BTC", size: "0.01", nativeAll: true}
+	checkModifyOrder(t, v)
+	checkDeadManSwitch(t, v)
+}
