@@ -9,6 +9,7 @@ import (
 	binancesim "github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
 	okxsim "github.com/perpgate/perpgate/services/connectors/okx/sim"
+	paradexsim "github.com/perpgate/perpgate/services/connectors/paradex/sim"
 	"github.com/shopspring/decimal"
 )
 
@@ -185,6 +186,15 @@ func TestOKXModifyOrder(t *testing.T) {
 func TestHyperliquidModifyOrder(t *testing.T) {
 	e := startHyperliquid(t)
 	v := venueCall{g: e.testGateway, key: e.Bootstrap().APIKey, cred: e.testCred, market: "BTC", size: "0.01", nativeAll: true}
+	checkModifyOrder(t, v)
+	checkDeadManSwitch(t, v)
+}
+
+// TestParadexModifyOrder: Modify order on the Paradex simulator; Paradex
+// has no dead man's switch over REST, so the switch is emulated.
+func TestParadexModifyOrder(t *testing.T) {
+	p := startParadex(t, paradexsim.Config{}, nil)
+	v := venueCall{g: p.testGateway, key: p.live, cred: p.mainCred, market: "BTC", size: "0.01"}
 	checkModifyOrder(t, v)
 	checkDeadManSwitch(t, v)
 }
