@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -100,7 +101,9 @@ func (d dispatch) amend(ctx context.Context, am Amender, a Amendment, dryRun boo
 			return nil, err
 		}
 		raised.notional = decimal.Max(decimal.Zero, after.notional.Sub(a.Before.Size.Mul(beforePrice)))
-		raised.ClientOrderID = "modify:" + a.OrderID + ":" + a.After.Size.String() + ":" + a.After.Price.String() + ":" + a.After.TriggerPrice.String()
+		// Each amendment counts on its own: the same change made twice
+		// (down and up again) raises the day's total twice.
+		raised.ClientOrderID = "modify:" + a.OrderID + ":" + uuid.NewString()
 	}
 	pending := decimal.Zero
 	if a.Before.ClientOrderID == "" && after.notional.IsPositive() {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/keys"
 	binancesim "github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
 	okxsim "github.com/perpgate/perpgate/services/connectors/okx/sim"
@@ -158,6 +159,20 @@ func TestBinanceModifyOrder(t *testing.T) {
 	v := venueCall{g: b.testGateway, key: b.live, cred: b.mainCred, market: "BTC-USDT-PERP", size: "0.01", nativeMarket: true}
 	checkModifyOrder(t, v)
 	checkDeadManSwitch(t, v)
+
+	// Binance's conditional orders have no modify: no silent cancel and replace.
+	mark := decimal.RequireFromString(v.ok(map[string]any{"operation": "getMarkPrice", "market": v.market})["markPrice"].(string))
+	stop := v.ok(map[string]any{"operation": "placeStopOrder", "market": v.market, "side": "SELL", "size": "0.01",
+		"triggerPrice": mark.Mul(decimal.RequireFromString("0.9")).Round(0).String(), "reduceOnly": false})
+	r := v.do(map[string]any{"operation": "modifyOrder", "orderId": stop["orderId"], "market": v.market,
+		"triggerPrice": mark.Mul(decimal.RequireFromString("0.85")).Round(0).String()})
+	if r.status != http.StatusBadRequest || r.code() != string(contract.CodeInvalidRequest) ||
+		!contains(r.body["error"].(string), `"triggerPrice" cannot be amended`) {
+		t.Fatalf("triggerPrice of a Binance stop: %d %s", r.status, r.raw)
+	}
+	if o := v.openOrder(stop["orderId"].(string)); o == nil {
+		t.Fatalf("the refused modify touched the stop order")
+	}
 }
 
 // TestBybitModifyOrder: order/amend on the Bybit simulator; Bybit's
@@ -197,4 +212,40 @@ func TestParadexModifyOrder(t *testing.T) {
 	v := venueCall{g: p.testGateway, key: p.live, cred: p.mainCred, market: "BTC", size: "0.01"}
 	checkModifyOrder(t, v)
 	checkDeadManSwitch(t, v)
+}
+
+// TestModifyOrderGuards: guards judge the order after the change, and a
+// raised notional counts its increase (each time) against
+// maxDailyNotional, a lowered one nothing; a dry run is judged alike.
+func TestModifyOrderGuards(t *testing.T) {
+	g := startGateway(t)
+	d := decimal.RequireFromString
+	mark := d(g.ok(map[string]any{"operation": "getMarkPrice", "market": "BTC"})["markPrice"].(string))
+	price := mark.Mul(d("0.5")).Round(0)
+	n := price.Mul(d("0.01")) // the notional of 0.01 BTC at price
+	maxOrder, maxDaily := n.Mul(d("3.5")), n.Mul(d("4.5"))
+	key := g.newKey("", keys.KeyRequest{Env: contract.KeyEnvTest, Guards: contract.Guards{MaxOrderNotional: &maxOrder, MaxDailyNotional: &maxDaily}})
+	v := venueCall{g: g, key: key, cred: g.Bootstrap().CredentialID, market: "BTC-USD-PERP"}
+	id := v.ok(map[string]any{"operation": "placeLimitOrder", "market": v.market, "side": "BUY", "size": "0.01", "price": price.String()})["orderId"]
+	resize := func(size string, dryRun bool) response {
+		return v.do(map[string]any{"operation": "modifyOrder", "orderId": id, "market": v.market, "size": size, "dryRun": dryRun})
+	}
+	want := func(r response, code contract.Code) {
+		t.Helper()
+		if code == "" && r.status != http.StatusOK || code != "" && r.code() != string(code) {
+			t.Fatalf("want %q, got %d %s", code, r.status, r.raw)
+		}
+	}
+	want(resize("0.04", true), contract.CodeOrderNotionalExceeded) // 4n > 3.5n
+	want(resize("0.04", false), contract.CodeOrderNotionalExceeded)
+	want(resize("0.03", false), "") // +2n: 3n today
+	want(resize("0.02", false), "") // lowered: still 3n
+	want(resize("0.03", true), "")  // a dry run counts nothing
+	want(resize("0.03", false), "") // +n: 4n
+	want(resize("0.02", false), "")
+	want(resize("0.03", true), contract.CodeDailyNotionalExceeded) // +n would make 5n > 4.5n
+	want(resize("0.03", false), contract.CodeDailyNotionalExceeded)
+	if o := v.openOrder(id.(string)); o == nil || !d(o["size"].(string)).Equal(d("0.02")) {
+		t.Fatalf("a refused modify changed the order: %v", o)
+	}
 }
