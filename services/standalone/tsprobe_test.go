@@ -3,6 +3,7 @@ package standalone
 import (
 	"context"
 	"encoding/json"
+	"github.com/perpgate/perpgate/pkg/contract"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,7 +53,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		DryRun     bool   `json:"dryRun"`
 		TakeProfit string `json:"takeProfit"`
 	}
-	if err := json.Unmarshal(out, &seen); err != nil || seen.Tools != 20 || seen.Bids == 0 || !seen.DryRun || seen.TakeProfit != "63000" {
+	if err := json.Unmarshal(out, &seen); err != nil || seen.Tools != len(contract.Operations) || seen.Bids == 0 || !seen.DryRun || seen.TakeProfit != "63000" {
 		t.Fatalf("TypeScript MCP client saw %s (%v)", out, err)
 	}
 }
