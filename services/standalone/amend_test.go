@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/contract"
-	"github.com/perpgate/perpgate/services/keys"
 	binancesim "github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
 	okxsim "github.com/perpgate/perpgate/services/connectors/okx/sim"
 	paradexsim "github.com/perpgate/perpgate/services/connectors/paradex/sim"
+	"github.com/perpgate/perpgate/services/keys"
 	"github.com/shopspring/decimal"
 )
 
