@@ -42,6 +42,10 @@ type deadManEntry struct {
 	FiringSince int64 `json:"firingSince,omitempty"`
 }
 
+// deadManLook is how often a replica looks for the bucket before any
+// switch was armed, and retries an unreachable JetStream.
+const deadManLook = 10 * time.Second
+
 // deadManRefire is how long a claimed switch may take to cancel before
 // another replica fires it again (its claimer died).
 const deadManRefire = 30 * time.Second
@@ -101,10 +105,12 @@ type deadMen struct {
 	mu     sync.Mutex
 	kv     jetstream.KeyValue
 	timers map[string]*time.Timer
+	ready  chan struct{} // closed once this replica has the bucket open
+	opened sync.Once
 }
 
 func newDeadMen(r *Runtime) *deadMen {
-	return &deadMen{r: r, prefix: string(r.adapter.Exchange()) + ".", timers: map[string]*time.Timer{}}
+	return &deadMen{r: r, prefix: string(r.adapter.Exchange()) + ".", timers: map[string]*time.Timer{}, ready: make(chan struct{})}
 }
 
 func (dm *deadMen) key(credID string, m *Market) string {
@@ -115,8 +121,10 @@ func (dm *deadMen) key(credID string, m *Market) string {
 	return dm.prefix + credID + "." + scope
 }
 
-// bucket opens (creating it if needed) the KV bucket.
-func (dm *deadMen) bucket(ctx context.Context) (jetstream.KeyValue, error) {
+// bucket opens the KV bucket; create makes it when it does not exist yet
+// (on the first switch armed), so a deployment that never arms one has
+// no bucket.
+func (dm *deadMen) bucket(ctx context.Context, create bool) (jetstream.KeyValue, error) {
 	dm.mu.Lock()
 	defer dm.mu.Unlock()
 	if dm.kv != nil {
@@ -128,15 +136,20 @@ func (dm *deadMen) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	kv, err := js.CreateOrUpdateKeyValue(cctx, jetstream.KeyValueConfig{
-		Bucket:      dm.r.cfg.Subjects.DeadManSwitches(),
-		Description: "deadlines of the dead man's switches the gateway emulates",
-		History:     1,
-	})
+	name := dm.r.cfg.Subjects.DeadManSwitches()
+	kv, err := js.KeyValue(cctx, name)
+	if errors.Is(err, jetstream.ErrBucketNotFound) && create {
+		kv, err = js.CreateOrUpdateKeyValue(cctx, jetstream.KeyValueConfig{
+			Bucket:      name,
+			Description: "deadlines of the dead man's switches the gateway emulates",
+			History:     1,
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
 	dm.kv = kv
+	dm.opened.Do(func() { close(dm.ready) })
 	return kv, nil
 }
 
@@ -149,7 +162,7 @@ func (dm *deadMen) unavailable(err error) error {
 }
 
 func (dm *deadMen) arm(ctx context.Context, key string, e deadManEntry) error {
-	kv, err := dm.bucket(ctx)
+	kv, err := dm.bucket(ctx, true)
 	if err != nil {
 		return dm.unavailable(err)
 	}
@@ -161,8 +174,9 @@ func (dm *deadMen) arm(ctx context.Context, key string, e deadManEntry) error {
 }
 
 func (dm *deadMen) clear(ctx context.Context, key string) error {
-	kv, err := dm.bucket(ctx)
-	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+	kv, err := dm.bucket(ctx, false)
+	if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
 		return nil // no emulated switch can stand
 	}
 	if err != nil {
@@ -175,15 +189,28 @@ func (dm *deadMen) clear(ctx context.Context, key string) error {
 }
 
 // watch follows the exchange's keys until ctx ends, keeping one timer per
-// armed key; it retries while JetStream is unreachable.
+// armed key. Until a switch is first armed there is no bucket: it looks
+// again every deadManLook (at once when this replica creates it).
 func (dm *deadMen) watch(ctx context.Context) {
+	warned, ready := false, dm.ready
 	for ctx.Err() == nil {
-		if err := dm.watchOnce(ctx); err != nil && ctx.Err() == nil {
-			dm.r.log.Warn("dead man's switches not watched; retrying", "err", err)
+		wait := 2 * time.Second
+		err := dm.watchOnce(ctx)
+		switch {
+		case ctx.Err() != nil:
+		case errors.Is(err, jetstream.ErrBucketNotFound):
+			wait = deadManLook
+		case err != nil && !warned:
+			dm.r.log.Warn("dead man's switches not watched (JetStream?); retrying", "err", err)
+			warned, wait = true, deadManLook
+		case err != nil:
+			wait = deadManLook
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(2 * time.Second):
+		case <-time.After(wait):
+		case <-ready:
+			ready = nil // this replica created the bucket: watch it now, once
 		}
 	}
 	dm.mu.Lock()
@@ -195,7 +222,7 @@ func (dm *deadMen) watch(ctx context.Context) {
 }
 
 func (dm *deadMen) watchOnce(ctx context.Context) error {
-	kv, err := dm.bucket(ctx)
+	kv, err := dm.bucket(ctx, false)
 	if err != nil {
 		return err
 	}
