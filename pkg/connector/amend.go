@@ -243,3 +243,21 @@ func changedFields(cur contract.Order, a OrderRequest) []string {
 	}
 	return out
 }
+
+// Amended is the order after a as the venue lists it among open; when it
+// is not listed (filled meanwhile, or the read failed) it is the order as
+// it was asked to be.
+func (a Amendment) Amended(open []contract.Order) contract.Order {
+	for _, o := range open {
+		if o.ID == a.OrderID {
+			return o
+		}
+	}
+	out := a.Before
+	out.Size, out.Price = a.After.Size, a.After.Price
+	if a.After.Type == Stop {
+		t := a.After.TriggerPrice
+		out.TriggerPrice = &t
+	}
+	return out
+}

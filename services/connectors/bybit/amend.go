@@ -45,15 +45,11 @@ func (a *Adapter) ModifyOrder(ctx context.Context, c connector.Credential, am co
 		return contract.Order{}, err
 	}
 	var res orders
-	if err := a.get(ctx, c, "/v5/order/realtime", symbolQuery(am.After.Market).Add("orderId", am.OrderID), &res); err != nil || len(res.List) == 0 {
-		// Amended, but not read back: answer the order as it was asked to be.
-		out := am.Before
-		out.Size, out.Price = am.After.Size, am.After.Price
-		if am.After.Type == connector.Stop {
-			t := am.After.TriggerPrice
-			out.TriggerPrice = &t
+	var read []contract.Order
+	if err := a.get(ctx, c, "/v5/order/realtime", symbolQuery(am.After.Market).Add("orderId", am.OrderID), &res); err == nil {
+		for _, o := range res.List {
+			read = append(read, orderFromWire(o))
 		}
-		return out, nil
 	}
-	return orderFromWire(res.List[0]), nil
+	return am.Amended(read), nil
 }

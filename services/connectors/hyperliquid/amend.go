@@ -51,17 +51,8 @@ func (a *Adapter) ModifyOrder(ctx context.Context, c connector.Credential, am co
 	if _, err := a.send(ctx, c, acct, ModifyAction{Type: ActionModify, Oid: oid, Order: w}, 1); err != nil {
 		return contract.Order{}, err
 	}
-	open, err := a.GetOrders(ctx, c, &am.After.Market)
-	if err == nil {
-		for _, o := range open.Orders {
-			if o.ID == am.OrderID {
-				return o, nil
-			}
-		}
-	}
-	out := am.Before
-	out.Size, out.Price = am.After.Size, am.After.Price
-	return out, nil
+	open, _ := a.GetOrders(ctx, c, &am.After.Market)
+	return am.Amended(open.Orders), nil
 }
 
 // NativeDeadMan implements connector.DeadManSwitcher: scheduleCancel

@@ -58,18 +58,8 @@ func (a *Adapter) ModifyOrder(ctx context.Context, c connector.Credential, am co
 	if err := a.post(ctx, c, request{path: "/api/v5/trade/amend-order", body: b, limit: cancelRule, instID: b.InstID}, nil); err != nil {
 		return contract.Order{}, err
 	}
-	open, err := a.GetOrders(ctx, c, &am.After.Market)
-	if err == nil {
-		for _, o := range open.Orders {
-			if o.ID == am.OrderID {
-				return o, nil
-			}
-		}
-	}
-	// Amended, but not read back (filled meanwhile, or the read failed).
-	out := am.Before
-	out.Size, out.Price = am.After.Size, am.After.Price
-	return out, nil
+	open, _ := a.GetOrders(ctx, c, &am.After.Market)
+	return am.Amended(open.Orders), nil
 }
 
 // NativeDeadMan implements connector.DeadManSwitcher: OKX's

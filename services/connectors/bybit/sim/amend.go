@@ -32,15 +32,8 @@ func (s *Server) amend(q *req) (any, *apiErr) {
 	if e != nil {
 		return nil, e
 	}
-	var o *bybitOrder
-	if b.OrderID != "" {
-		s.mu.Lock()
-		o = s.orders[b.OrderID]
-		s.mu.Unlock()
-	} else if b.OrderLinkID != "" {
-		o = s.findLink(q.key, b.OrderLinkID)
-	}
-	if o == nil || o.Key != q.key || o.Symbol != b.Symbol || o.frozen != nil {
+	o := s.ownOrder(q.key, b.Symbol, b.OrderID, b.OrderLinkID)
+	if o == nil {
 		return nil, errf(110001, "Order does not exist.")
 	}
 	var a paper.Amend
@@ -71,4 +64,21 @@ func (s *Server) amend(q *req) (any, *apiErr) {
 		return nil, errf(110003, "%v", err)
 	}
 	return map[string]string{"orderId": o.ID, "orderLinkId": po.ClientOrderID}, nil
+}
+
+// ownOrder is key's order on symbol named by orderId, else orderLinkId;
+// nil when there is none the engine took.
+func (s *Server) ownOrder(key, symbol, id, link string) *bybitOrder {
+	var o *bybitOrder
+	if id != "" {
+		s.mu.Lock()
+		o = s.orders[id]
+		s.mu.Unlock()
+	} else if link != "" {
+		o = s.findLink(key, link)
+	}
+	if o == nil || o.Key != key || o.Symbol != symbol || o.frozen != nil {
+		return nil
+	}
+	return o
 }

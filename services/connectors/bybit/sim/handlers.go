@@ -761,15 +761,8 @@ func (s *Server) cancel(q *req) (any, *apiErr) {
 	if _, e := s.market(b.Symbol); e != nil {
 		return nil, e
 	}
-	var o *bybitOrder
-	if b.OrderID != "" {
-		s.mu.Lock()
-		o = s.orders[b.OrderID]
-		s.mu.Unlock()
-	} else if b.OrderLinkID != "" {
-		o = s.findLink(q.key, b.OrderLinkID)
-	}
-	if o == nil || o.Key != q.key || o.Symbol != b.Symbol || o.frozen != nil {
+	o := s.ownOrder(q.key, b.Symbol, b.OrderID, b.OrderLinkID)
+	if o == nil {
 		return nil, errf(110001, "Order does not exist.")
 	}
 	po, err := s.eng.CancelOrder(q.key, o.PaperID)
