@@ -8,6 +8,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/contract"
 	binancesim "github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
+	hl "github.com/perpgate/perpgate/services/connectors/hyperliquid"
 	okxsim "github.com/perpgate/perpgate/services/connectors/okx/sim"
 	paradexsim "github.com/perpgate/perpgate/services/connectors/paradex/sim"
 	"github.com/perpgate/perpgate/services/keys"
@@ -203,6 +204,18 @@ func TestHyperliquidModifyOrder(t *testing.T) {
 	v := venueCall{g: e.testGateway, key: e.Bootstrap().APIKey, cred: e.testCred, market: "BTC", size: "0.01", nativeAll: true}
 	checkModifyOrder(t, v)
 	checkDeadManSwitch(t, v)
+
+	// modify sends the whole order again: a post-only order stays post-only
+	// and keeps its cloid.
+	mark := decimal.RequireFromString(v.ok(map[string]any{"operation": "getMarkPrice", "market": "BTC"})["markPrice"].(string))
+	po := v.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "postOnly": true,
+		"price": mark.Mul(decimal.RequireFromString("0.7")).Round(0).String(), "clientOrderId": "amend-alo"})
+	v.ok(map[string]any{"operation": "modifyOrder", "orderId": po["orderId"], "market": "BTC", "size": "0.02"})
+	acts := e.sim.Actions()
+	m, ok := acts[len(acts)-1].Action.(*hl.ModifyAction)
+	if !ok || m.Order.Type.Limit == nil || m.Order.Type.Limit.TIF != "Alo" || m.Order.Cloid == "" {
+		t.Fatalf("the modify sent %+v, want the order's Alo time in force and its cloid", acts[len(acts)-1].Action)
+	}
 }
 
 // TestParadexModifyOrder: Modify order on the Paradex simulator; Paradex

@@ -30,29 +30,49 @@ func (a *Adapter) ModifyOrder(ctx context.Context, c connector.Credential, am co
 	if err != nil {
 		return contract.Order{}, contract.Errorf(contract.CodeInvalidRequest, "field \"orderId\": %q is not a hyperliquid order id", am.OrderID)
 	}
+	// The modify sends the whole order: it keeps its time in force and cloid.
+	tif, cloid := a.resting(ctx, c, acct, oid)
+	after := am.After
+	after.PostOnly = tif == "Alo"
 	var w OrderWire
-	if am.After.Type == connector.Stop {
-		info, err := a.asset(ctx, c, am.After.Market.Native)
+	if after.Type == connector.Stop {
+		info, err := a.asset(ctx, c, after.Market.Native)
 		if err != nil {
 			return contract.Order{}, err
 		}
 		tpsl := "tp"
-		if am.After.StopAgainstSide() {
+		if after.StopAgainstSide() {
 			tpsl = "sl"
 		}
-		w, _ = triggerWire(info, am.After.Side, am.After.Size, am.After.TriggerPrice, tpsl, am.After.ReduceOnly, "")
-	} else if w, _, _, err = a.limitWire(ctx, c, am.After); err != nil {
+		w, _ = triggerWire(info, after.Side, after.Size, after.TriggerPrice, tpsl, after.ReduceOnly, "")
+	} else if w, _, _, err = a.limitWire(ctx, c, after); err != nil {
 		return contract.Order{}, err
 	}
-	w.Cloid = ""
-	if am.Before.ClientOrderID != "" {
-		w.Cloid = Cloid(c.ID, am.Before.ClientOrderID) // the order keeps its client id
-	}
+	w.Cloid = cloid
 	if _, err := a.send(ctx, c, acct, ModifyAction{Type: ActionModify, Oid: oid, Order: w}, 1); err != nil {
 		return contract.Order{}, err
 	}
 	open, _ := a.GetOrders(ctx, c, &am.After.Market)
 	return am.Amended(open.Orders), nil
+}
+
+// resting reads an open order's time in force and cloid ("" when unknown).
+func (a *Adapter) resting(ctx context.Context, c connector.Credential, acct *account, oid uint64) (tif, cloid string) {
+	open, err := a.openOrders(ctx, c, acct)
+	if err != nil {
+		return "", ""
+	}
+	for _, o := range open {
+		if uint64(o.Oid) == oid {
+			if o.Tif != nil {
+				tif = *o.Tif
+			}
+			if o.Cloid != nil {
+				cloid = *o.Cloid
+			}
+		}
+	}
+	return tif, cloid
 }
 
 // NativeDeadMan implements connector.DeadManSwitcher: scheduleCancel
