@@ -151,6 +151,7 @@ func TestPaperModifyOrder(t *testing.T) {
 	v := venueCall{g: g, key: g.Bootstrap().APIKey, cred: g.Bootstrap().CredentialID, market: "BTC-USD-PERP", size: "0.01"}
 	checkModifyOrder(t, v)
 	checkDeadManSwitch(t, v)
+	checkModifyStop(t, v)
 }
 
 // TestBinanceModifyOrder: Modify Order and countdownCancelAll (per
@@ -184,6 +185,7 @@ func TestBybitModifyOrder(t *testing.T) {
 	v := venueCall{g: b.testGateway, key: b.live, cred: b.mainCred, market: "BTC-USDT-PERP", size: "0.01"}
 	checkModifyOrder(t, v)
 	checkDeadManSwitch(t, v)
+	checkModifyStop(t, v)
 }
 
 // TestOKXModifyOrder: amend-order on the OKX simulator; cancel-all-after
@@ -194,6 +196,27 @@ func TestOKXModifyOrder(t *testing.T) {
 	v := venueCall{g: o.testGateway, key: o.live, cred: o.mainCred, market: "BTC-USDT-PERP", size: "0.01", nativeAll: true}
 	checkModifyOrder(t, v)
 	checkDeadManSwitch(t, v)
+	checkModifyStop(t, v)
+}
+
+// checkModifyStop amends a stop's size and trigger price in place.
+func checkModifyStop(t *testing.T, v venueCall) {
+	d := decimal.RequireFromString
+	mark := d(v.ok(map[string]any{"operation": "getMarkPrice", "market": v.market})["markPrice"].(string))
+	trigger := mark.Mul(d("0.85")).Round(0)
+	stop := v.ok(map[string]any{"operation": "placeStopOrder", "market": v.market, "side": "SELL", "size": v.size,
+		"triggerPrice": mark.Mul(d("0.9")).Round(0).String(), "reduceOnly": false})
+	got := v.ok(map[string]any{"operation": "modifyOrder", "orderId": stop["orderId"], "market": v.market,
+		"triggerPrice": trigger.String(), "size": d(v.size).Mul(d("2")).String()})
+	o := v.openOrder(stop["orderId"].(string))
+	if o == nil || got["triggerPrice"] == nil || !d(o["triggerPrice"].(string)).Equal(trigger) || !d(o["size"].(string)).Equal(d(v.size).Mul(d("2"))) {
+		t.Fatalf("modifyOrder of a stop answered %v; the venue lists %v", got, o)
+	}
+	r := v.do(map[string]any{"operation": "modifyOrder", "orderId": stop["orderId"], "market": v.market, "price": trigger.String()})
+	if r.status != http.StatusBadRequest || !contains(r.body["error"].(string), `"price" does not apply`) {
+		t.Fatalf("price on a stop: %d %s", r.status, r.raw)
+	}
+	v.ok(map[string]any{"operation": "cancelOrder", "orderId": stop["orderId"], "market": v.market})
 }
 
 // TestHyperliquidModifyOrder: the modify action on the Hyperliquid
@@ -204,6 +227,7 @@ func TestHyperliquidModifyOrder(t *testing.T) {
 	v := venueCall{g: e.testGateway, key: e.Bootstrap().APIKey, cred: e.testCred, market: "BTC", size: "0.01", nativeAll: true}
 	checkModifyOrder(t, v)
 	checkDeadManSwitch(t, v)
+	checkModifyStop(t, v)
 
 	// modify sends the whole order again: a post-only order stays post-only
 	// and keeps its cloid.

@@ -19,14 +19,24 @@ type amendBody struct {
 	NewPx  string `json:"newPx,omitempty"`
 }
 
+// amendAlgoBody is POST /api/v5/trade/amend-algos' body for a trigger
+// order
+// (https://www.okx.com/docs-v5/en/#order-book-trading-algo-trading-post-amend-algo-order).
+type amendAlgoBody struct {
+	InstID       string `json:"instId"`
+	AlgoID       string `json:"algoId"`
+	NewSz        string `json:"newSz,omitempty"`
+	NewTriggerPx string `json:"newTriggerPx,omitempty"`
+}
+
 // Amendable implements connector.Amender: amend-order changes a pending
-// regular order's size and price. Stops are algo orders, which this
-// connector does not amend.
+// regular order's size and price, amend-algos a stop's (trigger order's)
+// size and trigger price.
 func (a *Adapter) Amendable(t connector.OrderType) []string {
-	if t == connector.Limit {
-		return []string{connector.FieldPrice, connector.FieldSize}
+	if t == connector.Stop {
+		return []string{connector.FieldSize, connector.FieldTriggerPrice}
 	}
-	return nil
+	return []string{connector.FieldPrice, connector.FieldSize}
 }
 
 // ModifyOrder implements connector.Amender: amend-order answers ids only,
@@ -36,26 +46,33 @@ func (a *Adapter) ModifyOrder(ctx context.Context, c connector.Credential, am co
 	if err != nil {
 		return contract.Order{}, err
 	}
-	if algo {
-		return contract.Order{}, contract.Errorf(contract.CodeInvalidRequest,
-			"order %s is an OKX algo order, which this gateway does not amend; cancel it and place a new one", am.OrderID)
-	}
 	im, err := a.inst(ctx, c, am.After.Market.Native)
 	if err != nil {
 		return contract.Order{}, err
 	}
-	b := amendBody{InstID: am.After.Market.Native, OrdID: oid}
+	newSz := ""
 	if am.Changes(connector.FieldSize) {
 		sz, err := sized(am.After, im)
 		if err != nil {
 			return contract.Order{}, err
 		}
-		b.NewSz = fmtDec(sz)
+		newSz = fmtDec(sz)
 	}
-	if am.Changes(connector.FieldPrice) {
-		b.NewPx = fmtDec(am.After.Price)
+	inst := am.After.Market.Native
+	if algo {
+		b := amendAlgoBody{InstID: inst, AlgoID: oid, NewSz: newSz}
+		if am.Changes(connector.FieldTriggerPrice) {
+			b.NewTriggerPx = fmtDec(am.After.TriggerPrice)
+		}
+		err = a.post(ctx, c, request{path: "/api/v5/trade/amend-algos", body: b, limit: algoRule, instID: inst}, nil)
+	} else {
+		b := amendBody{InstID: inst, OrdID: oid, NewSz: newSz}
+		if am.Changes(connector.FieldPrice) {
+			b.NewPx = fmtDec(am.After.Price)
+		}
+		err = a.post(ctx, c, request{path: "/api/v5/trade/amend-order", body: b, limit: cancelRule, instID: inst}, nil)
 	}
-	if err := a.post(ctx, c, request{path: "/api/v5/trade/amend-order", body: b, limit: cancelRule, instID: b.InstID}, nil); err != nil {
+	if err != nil {
 		return contract.Order{}, err
 	}
 	open, _ := a.GetOrders(ctx, c, &am.After.Market)

@@ -88,3 +88,51 @@ func (s *Server) cancelAllAfter(q *req) (any, *apiErr) {
 	}
 	return []any{map[string]string{"triggerTime": trigger, "tag": "", "ts": strconv.FormatInt(q.now.UnixMilli(), 10)}}, nil
 }
+
+// amendAlgo is Amend algo order (POST /api/v5/trade/amend-algos) for a
+// live trigger order: newSz in contracts and newTriggerPx
+// (https://www.okx.com/docs-v5/en/#order-book-trading-algo-trading-post-amend-algo-order).
+func (s *Server) amendAlgo(q *req) (any, *apiErr) {
+	get, e := decodeObject(q.body)
+	if e != nil {
+		return nil, e
+	}
+	in, e := s.inst(get("instId"))
+	if e != nil {
+		return nil, e
+	}
+	failed := func(code, msg string) *apiErr {
+		return &apiErr{status: 200, code: "1", msg: "All operations failed", data: []any{map[string]string{
+			"algoId": get("algoId"), "algoClOrdId": get("algoClOrdId"), "reqId": get("reqId"), "sCode": code, "sMsg": msg}}}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.algos[get("algoId")]
+	if a != nil {
+		s.refresh(a)
+	}
+	if a == nil || a.key != q.key || a.instID != in.InstID || a.state != "live" || a.ordType != "trigger" || len(a.paperIDs) != 1 {
+		return nil, failed("51503", "Order modification failed as the order has been filled, canceled or does not exist.")
+	}
+	var am paper.Amend
+	sz, px := a.sz, a.triggerPx
+	if v := get("newSz"); v != "" {
+		n, err := decimal.NewFromString(v)
+		if err != nil || !n.IsPositive() || !n.Mod(in.LotSz).IsZero() {
+			return nil, failed("51000", "Parameter newSz error")
+		}
+		sz, am.Size = n, n.Mul(in.CtVal)
+	}
+	if v := get("newTriggerPx"); v != "" {
+		n, err := decimal.NewFromString(v)
+		if err != nil || !n.IsPositive() || !n.Mod(in.TickSz).IsZero() {
+			return nil, failed("51000", "Parameter newTriggerPx error")
+		}
+		px, am.TriggerPrice = n, n
+	}
+	if _, err := s.eng.AmendOrder(a.key, a.paperIDs[0], am); err != nil {
+		return nil, failed("51503", err.Error())
+	}
+	a.sz, a.triggerPx = sz, px
+	return []any{map[string]string{"algoId": a.id, "algoClOrdId": a.clOrd, "reqId": get("reqId"), "sCode": "0", "sMsg": ""}}, nil
+}

@@ -35,6 +35,7 @@ func (s *Server) table() map[string]route {
 		"POST /api/v5/trade/batch-orders":        sig(s.batchOrders),
 		"POST /api/v5/trade/cancel-order":        sig(s.cancelOrder),
 		"POST /api/v5/trade/amend-order":         sig(s.amendOrder),
+		"POST /api/v5/trade/amend-algos":         sig(s.amendAlgo),
 		"POST /api/v5/trade/cancel-all-after":    sig(s.cancelAllAfter),
 		"POST /api/v5/trade/cancel-batch-orders": sig(s.cancelBatch),
 		"POST /api/v5/trade/order-algo":          sig(s.placeAlgo),
