@@ -105,12 +105,7 @@ func (d dispatch) amend(ctx context.Context, am Amender, a Amendment, dryRun boo
 		// (down and up again) raises the day's total twice.
 		raised.ClientOrderID = "modify:" + a.OrderID + ":" + uuid.NewString()
 	}
-	pending := decimal.Zero
-	if a.Before.ClientOrderID == "" && after.notional.IsPositive() {
-		// The order stands among the resting ones at its old value.
-		pending = a.Before.Size.Sub(a.Before.FilledSize).Mul(restingPrice(a.Before, after.price, d.r.cfg.Guards.MarketSlippageBps)).Neg()
-	}
-	if err := d.checkExposure(ctx, after, pending); err != nil {
+	if err := d.amendedExposure(ctx, after, a.Before); err != nil {
 		return nil, err
 	}
 	if dryRun {
@@ -138,6 +133,23 @@ func (d dispatch) amend(ctx context.Context, am Amender, a Amendment, dryRun boo
 		res.ClientOrderID = a.Before.ClientOrderID
 	}
 	return res, nil
+}
+
+// amendedExposure applies maxLeverage and maxPositionNotional to the order
+// after the change: the order itself is left out of the resting orders at
+// its old value, whether or not the venue lists it with its client id.
+func (d dispatch) amendedExposure(ctx context.Context, after priced, before contract.Order) error {
+	pending := decimal.Zero
+	if d.guards != nil && d.guards.MaxPositionNotional != nil && !after.ReduceOnly {
+		mark, err := d.guardMark(ctx, after.Market)
+		if err != nil {
+			return err
+		}
+		left := before.Size.Sub(before.FilledSize)
+		pending = left.Mul(restingPrice(before, mark, d.r.cfg.Guards.MarketSlippageBps)).Neg()
+	}
+	after.ClientOrderID = "" // so that restingNotional counts the order as it stands
+	return d.checkExposure(ctx, after, pending)
 }
 
 // openOrder finds the order to amend among the open ones, by orderId or

@@ -285,4 +285,12 @@ func TestModifyOrderGuards(t *testing.T) {
 	if o := v.openOrder(id.(string)); o == nil || !d(o["size"].(string)).Equal(d("0.02")) {
 		t.Fatalf("a refused modify changed the order: %v", o)
 	}
+	v.ok(map[string]any{"operation": "cancelOrder", "orderId": id, "market": v.market})
+
+	// maxPositionNotional: the order counts once, at its new value.
+	maxPos := n.Mul(d("2.5"))
+	v.key = g.newKey("", keys.KeyRequest{Env: contract.KeyEnvTest, Guards: contract.Guards{MaxPositionNotional: &maxPos}})
+	id = v.ok(map[string]any{"operation": "placeLimitOrder", "market": v.market, "side": "BUY", "size": "0.01", "price": price.String()})["orderId"]
+	want(resize("0.02", false), "") // 2n, not n + 2n
+	want(resize("0.03", false), contract.CodePositionNotionalExceeded)
 }
