@@ -127,5 +127,19 @@ func connectorUser(s contract.Subjects, x contract.Exchange) ServiceUser {
 		AllowResponses: true,
 	}
 	u.Subscribe = []string{s.ExchangeRoot(x) + ".>", stream, s.Events(), "$SRV.>", u.InboxPrefix() + ".>"}
+	u.Publish = append(u.Publish, deadManPublish(s, x)...)
+	u.Why += " It keeps the dead man's switches the gateway emulates in the bucket " + s.DeadManSwitches() +
+		": its own keys, that bucket's stream API and a watch (ordered consumer) on it."
 	return u
+}
+
+// deadManPublish is what a connector needs of the dead man's switch bucket.
+func deadManPublish(s contract.Subjects, x contract.Exchange) []string {
+	b := s.DeadManSwitches()
+	return []string{
+		"$KV." + b + "." + string(x) + ".>",
+		"$JS.API.STREAM.INFO.KV_" + b, "$JS.API.STREAM.CREATE.KV_" + b, "$JS.API.STREAM.UPDATE.KV_" + b,
+		"$JS.API.DIRECT.GET.KV_" + b + ".>", "$JS.API.CONSUMER.CREATE.KV_" + b, "$JS.API.CONSUMER.CREATE.KV_" + b + ".>",
+		"$JS.API.CONSUMER.DELETE.KV_" + b + ".>", "$JS.API.CONSUMER.INFO.KV_" + b + ".>",
+	}
 }

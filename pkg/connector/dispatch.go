@@ -114,6 +114,10 @@ func (d dispatch) run(ctx context.Context, op *contract.Operation, params any) (
 		return d.placeProtection(ctx, p)
 	case *contract.FundingPaymentsParams:
 		return d.fundingPayments(ctx, p)
+	case *contract.ModifyOrderParams:
+		return d.modifyOrder(ctx, p)
+	case *contract.DeadManSwitchParams:
+		return d.setDeadManSwitch(ctx, p)
 	}
 	return nil, fmt.Errorf("operation %s: no dispatch for %T", op.Name, params)
 }

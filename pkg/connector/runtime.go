@@ -120,6 +120,7 @@ type Runtime struct {
 
 	protections ProtectionStore
 	leverage    *leverageCache // for maxLeverage on placements
+	deadman     *deadMen       // emulated dead man's switches
 	stopWatch   context.CancelFunc
 	watching    sync.WaitGroup
 	inflight    sync.WaitGroup
@@ -140,7 +141,7 @@ type Runtime struct {
 func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log *slog.Logger) *Runtime {
 	cfg = cfg.withDefaults()
 	x := adapter.Exchange()
-	return &Runtime{
+	r := &Runtime{
 		cfg:       cfg,
 		adapter:   adapter,
 		nc:        nc,
@@ -155,6 +156,8 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 		protections: cfg.Protections,
 		leverage:    newLeverageCache(cfg.Now),
 	}
+	r.deadman = newDeadMen(r)
+	return r
 }
 
 // Start registers the micro service (queue group, so replicas share the
@@ -208,6 +211,8 @@ func (r *Runtime) Start() error {
 		return fmt.Errorf("subscribe to leverage changes: %w", err)
 	}
 	watchCtx, stopWatch := context.WithCancel(context.Background())
+	r.watching.Add(1)
+	go func() { defer r.watching.Done(); r.deadman.watch(watchCtx) }()
 	if !r.linksProtection() {
 		r.watching.Add(1)
 		go func() { defer r.watching.Done(); r.watchLoop(watchCtx, r.cfg.ProtectionCheck) }()

@@ -47,6 +47,10 @@ var extensionOperations = []*Operation{
 		"Wait until an order (by orderId or clientOrderId) is filled (until=filled), is final: filled, cancelled or rejected (until=done), or changes at all (until=change), for at most timeoutSeconds (1-60); returns the order as last known and reached=true when the condition was met, reached=false on timeout. Use it instead of polling get_orders. Read-only."),
 	eventOp[GetEventsParams, GetEventsResult](OpGetEvents, "get_events",
 		"Read the credential's account events (order, fill, position, balance, funding) after the event id `after`, oldest first, at most limit (1-500); pass the returned `next` as `after` to read on. A first event of type reset means `after` is older than the retention: take a snapshot with get_orders and get_positions. Read-only."),
+	ext[ModifyOrderParams, Order](OpModifyOrder, "modify_order", GroupManage, false,
+		"Change the price, size (new total, base-asset units) or trigger price (quote currency) of an open or pending order in place, by orderId or clientOrderId; returns the order after the change. Native amend only: a field the exchange cannot amend is refused, never cancelled and replaced. Guards judge the order after the change. On mainnet credentials this moves real money."),
+	ext[DeadManSwitchParams, DeadManSwitchResult](OpSetDeadManSwitch, "set_dead_man_switch", GroupManage, false,
+		"Arm a dead man's switch: unless called again within timeoutSeconds (5-3600; 0 turns it off), every open order of the credential, or of market when given, is cancelled. Returns native or emulated (kept by the gateway) and the deadline in Unix seconds. Destructive when it fires: on mainnet credentials these orders are real money, and a position may be left without its stop-loss."),
 }
 
 // SpecOperations returns the 20 operations of SPEC §4, without extensions.

@@ -79,6 +79,8 @@ const (
 	OpSetLeverage           = "setLeverage"
 	OpWaitForOrder          = "waitForOrder"
 	OpGetEvents             = "getEvents"
+	OpModifyOrder           = "modifyOrder"
+	OpSetDeadManSwitch      = "setDeadManSwitch"
 )
 
 // Operations is the table: the 20 operations in SPEC §4 order, then the

@@ -141,3 +141,43 @@ type LeverageParams struct {
 	Market   string `json:"market" op:"required,market" desc:"Market symbol."`
 	Leverage int    `json:"leverage" op:"required,min=1,max=200" desc:"Cross-margin leverage multiplier."`
 }
+
+// ModifyOrderParams are modifyOrder's parameters (an extension operation).
+type ModifyOrderParams struct {
+	OrderID       string          `json:"orderId,omitempty" op:"maxlen=128" desc:"Exchange order id; give this or clientOrderId."`
+	ClientOrderID string          `json:"clientOrderId,omitempty" op:"clientid" desc:"The clientOrderId the order was placed with; give this or orderId."`
+	Market        string          `json:"market" op:"required,market" desc:"Market symbol of the order."`
+	Price         decimal.Decimal `json:"price,omitzero" op:"positive" desc:"New limit price in quote currency (limit orders); unchanged when absent."`
+	Size          decimal.Decimal `json:"size,omitzero" op:"positive" desc:"New total size in base-asset units, filled part included; unchanged when absent."`
+	TriggerPrice  decimal.Decimal `json:"triggerPrice,omitzero" op:"positive" desc:"New trigger price (stop orders); unchanged when absent."`
+	DryRun        bool            `json:"dryRun,omitempty" op:"default=false" desc:"Validate, round and check guards, send nothing: the answer shows the order as it would be after the change."`
+}
+
+// Validate asks for exactly one order reference and at least one change.
+func (p *ModifyOrderParams) Validate() *Error {
+	if (p.OrderID == "") == (p.ClientOrderID == "") {
+		return invalid("give exactly one of orderId and clientOrderId")
+	}
+	if p.Price.IsZero() && p.Size.IsZero() && p.TriggerPrice.IsZero() {
+		return invalid("give at least one of price, size and triggerPrice to change")
+	}
+	return nil
+}
+
+// DeadManSwitchParams are setDeadManSwitch's parameters (an extension
+// operation).
+type DeadManSwitchParams struct {
+	TimeoutSeconds int    `json:"timeoutSeconds" op:"required,min=0,max=3600" desc:"Seconds (5-3600) until every open order is cancelled unless the switch is set again; 0 turns it off."`
+	Market         string `json:"market,omitempty" op:"market" desc:"Only this market's orders; every market of the credential when absent."`
+}
+
+// Validate refuses timeouts between 0 and the shortest switch.
+func (p *DeadManSwitchParams) Validate() *Error {
+	if p.TimeoutSeconds != 0 && p.TimeoutSeconds < MinDeadManSeconds {
+		return invalid("field \"timeoutSeconds\" must be 0 (off) or %d to 3600, got %d", MinDeadManSeconds, p.TimeoutSeconds)
+	}
+	return nil
+}
+
+// MinDeadManSeconds is the shortest dead man's switch timeout.
+const MinDeadManSeconds = 5

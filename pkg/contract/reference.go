@@ -36,6 +36,8 @@ var Examples = []Example{
 	{OpPlaceLimitOrder, `"market":"BTC-USD-PERP","side":"BUY","size":"0.01","price":"50000"`, "A buy well below the mark price rests on the book."},
 	{OpPlaceLimitOrder, `"market":"BTC-USD-PERP","side":"BUY","size":"0.01","price":"49000","postOnly":true`, "Post-only: it rests on the book, or is refused with POST_ONLY_REJECTED where it would take liquidity. A new clientOrderId each time (or none) places a new order; a repeated one answers the first result."},
 	{OpGetOrders, `"market":"BTC-USD-PERP"`, ""},
+	{Operation: OpModifyOrder, Params: `"orderId":"$ORDER_ID","market":"BTC-USD-PERP","price":"50500","size":"0.02"`, Note: "Amends the resting order in place (it keeps its orderId); repeating the same change answers the order as it stands and changes nothing."},
+	{OpSetDeadManSwitch, `"market":"BTC-USD-PERP","timeoutSeconds":60`, "Unless set again within 60 seconds, the market's open orders are cancelled; call it periodically to keep them."},
 	{OpCancelOrder, `"orderId":"$ORDER_ID","market":"BTC-USD-PERP"`, "$ORDER_ID is the orderId a placement answered."},
 	{OpSetLeverage, `"market":"BTC-USD-PERP","leverage":5`, ""},
 	{OpPlaceMarketOrder, `"market":"BTC-USD-PERP","side":"BUY","size":"0.01"`, "Opens a long position at market."},
@@ -53,6 +55,7 @@ var Examples = []Example{
 		Note: "Answers `{\"payments\":[{\"market\":\"BTC-USD-PERP\",\"amount\":\"-0.42\",\"rate\":\"0.0001\",\"positionSize\":\"0.01\",\"time\":1767225600}]}`, newest first; empty until a position has been held over a funding time."},
 	{Operation: OpGetEvents, Params: `"types":"order,fill","limit":5`, Note: "The oldest kept order and fill events; pass `next` as `after` to read on."},
 	{Operation: OpWaitForOrder, Params: `"orderId":"$ORDER_ID","until":"done","timeoutSeconds":5`, Note: "The order cancelled above is final already, so this answers at once with `reached:true`; for a resting order it waits up to timeoutSeconds."},
+	{Operation: OpSetDeadManSwitch, Params: `"market":"BTC-USD-PERP","timeoutSeconds":0`, Note: "0 turns the switch off."},
 }
 
 // Body returns the example's request body with credentialId set to cred.
@@ -106,13 +109,16 @@ func Reference() []byte {
 	w("```sh\nexport PG=http://localhost:8080 KEY=$(jq -r .apiKey .perpgate/bootstrap.json) CRED=$(jq -r .credentialId .perpgate/bootstrap.json)\n")
 	w("v1() { curl -s \"$PG/v1\" -H \"X-API-Key: $KEY\" -H 'Content-Type: application/json' -d \"${1//\\$CRED/$CRED}\"; echo; }\n")
 	w("v1 '%s'\n```\n\n", Examples[0].Body("$CRED"))
-	w("`$ORDER_ID` in the cancelOrder and waitForOrder examples stands for the `orderId` the resting limit order answered.\n\n")
+	w("`$ORDER_ID` in the modifyOrder, cancelOrder and waitForOrder examples stands for the `orderId` the resting limit order answered.\n\n")
 
 	w("## Operations\n\n| operation | MCP tool | minimum tier | |\n|---|---|---|---|\n")
 	for _, op := range Operations {
 		kind := "read-only"
 		if !op.ReadOnly {
 			kind = "changes orders or positions"
+		}
+		if op.Extension {
+			kind += ", *extension*"
 		}
 		w("| [`%s`](#%s) | `%s` | %s | %s |\n", op.Name, strings.ToLower(op.Name), op.Tool, op.MinTier, kind)
 	}

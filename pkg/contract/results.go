@@ -295,3 +295,15 @@ type DryRunProtectionResult struct {
 
 // StatusDryRun marks a batch entry that a dry run would have sent.
 const StatusDryRun = "DRY_RUN"
+
+// Dead man's switch modes: the venue's own switch, or the gateway's timer.
+const (
+	DeadManNative   = "native"
+	DeadManEmulated = "emulated"
+)
+
+// DeadManSwitchResult is setDeadManSwitch's result (an extension operation).
+type DeadManSwitchResult struct {
+	Mode     string `json:"mode" desc:"native (the exchange's own switch) or emulated (a timer kept by the gateway)."`
+	Deadline int64  `json:"deadline" desc:"When the orders are cancelled unless the switch is set again, Unix seconds; 0 when off."`
+}

@@ -51,7 +51,7 @@ func (o *Operation) OutputSchema() map[string]any {
 // dryRunResult is the result type of a placement with dryRun: true.
 func dryRunResult(o *Operation) reflect.Type {
 	switch o.Name {
-	case OpPlaceLimitOrder, OpPlaceMarketOrder, OpPlaceStopOrder:
+	case OpPlaceLimitOrder, OpPlaceMarketOrder, OpPlaceStopOrder, OpModifyOrder:
 		return reflect.TypeFor[DryRunResult]()
 	case OpPlaceBatchOrder:
 		return reflect.TypeFor[DryRunBatchResult]()

@@ -88,3 +88,10 @@ func (s Subjects) LeverageChanged(x Exchange) string {
 func (s Subjects) StreamLeases() string {
 	return strings.ToUpper(strings.NewReplacer(".", "_", "-", "_", "*", "_", ">", "_").Replace(s.Prefix)) + "_STREAM_LEASES"
 }
+
+// DeadManSwitches names the JetStream KV bucket holding the deadlines of
+// the dead man's switches the gateway emulates (setDeadManSwitch), one key
+// per <exchange>.<credentialId>.<market or _all>.
+func (s Subjects) DeadManSwitches() string {
+	return strings.ToUpper(strings.NewReplacer(".", "_", "-", "_", "*", "_", ">", "_").Replace(s.Prefix)) + "_DEADMAN"
+}

@@ -50,6 +50,7 @@ const (
 	opClose    = "close"
 	opLeverage = "leverage"
 	opMark     = "mark"
+	opAmend    = "amend"
 )
 
 // record is one journal line.
@@ -195,5 +196,9 @@ func (e *Engine) apply(r record) {
 		_, _ = e.SetLeverage(r.Account, r.Market, r.Leverage)
 	case opMark:
 		_, _ = e.SetMarkPrice(r.Market, r.Price)
+	case opAmend:
+		if r.Order != nil {
+			_, _ = e.AmendOrder(r.Account, r.ID, Amend{Size: r.Order.Size, Price: r.Order.Price, TriggerPrice: r.Order.TriggerPrice})
+		}
 	}
 }

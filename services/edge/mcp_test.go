@@ -66,6 +66,7 @@ func TestToolsFromOperationTable(t *testing.T) {
 		"place_limit_order": false, "place_market_order": false, "place_stop_order": false,
 		"place_batch_order": false, "place_protection_orders": false,
 		"cancel_order": true, "cancel_all_orders": true, "close_all_positions": true, "set_leverage": true,
+		"modify_order": true, "set_dead_man_switch": true,
 	}
 	if n := len(contract.SpecOperations()); n != 20 {
 		t.Fatalf("the operation table has %d of SPEC's operations, want 20", n)

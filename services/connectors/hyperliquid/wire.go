@@ -126,6 +126,10 @@ func DecodeAction(raw json.RawMessage) (any, error) {
 		v = &UpdateLeverageAction{}
 	case ActionNoop:
 		v = &NoopAction{}
+	case ActionModify:
+		v = &ModifyAction{}
+	case ActionScheduleCancel:
+		v = &ScheduleCancelAction{}
 	default:
 		return nil, fmt.Errorf("action type %q is not supported", head.Type)
 	}

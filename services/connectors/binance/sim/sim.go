@@ -89,8 +89,9 @@ type Server struct {
 	clientSeq   int64
 	weightMin   int64 // minute the weight count is for
 	weightUsed  int
-	throttled   bool      // a 429 was sent this minute
-	bannedUntil time.Time // 418 until then
+	throttled   bool                   // a 429 was sent this minute
+	bannedUntil time.Time              // 418 until then
+	countdowns  map[string]*time.Timer // apiKey + " " + symbol → countdownCancelAll
 
 	hub hub // market-data websockets (stream.go)
 }

@@ -35,6 +35,7 @@ func (s *Server) table() map[string]route {
 		"POST /v5/order/create":            sig(s.create),
 		"POST /v5/order/create-batch":      sig(s.createBatch),
 		"POST /v5/order/cancel":            sig(s.cancel),
+		"POST /v5/order/amend":             sig(s.amend),
 		"POST /v5/order/cancel-all":        sig(s.cancelAll),
 	}
 	if !s.cfg.Demo { // the demo host serves neither (demo page)
@@ -761,15 +762,8 @@ func (s *Server) cancel(q *req) (any, *apiErr) {
 	if _, e := s.market(b.Symbol); e != nil {
 		return nil, e
 	}
-	var o *bybitOrder
-	if b.OrderID != "" {
-		s.mu.Lock()
-		o = s.orders[b.OrderID]
-		s.mu.Unlock()
-	} else if b.OrderLinkID != "" {
-		o = s.findLink(q.key, b.OrderLinkID)
-	}
-	if o == nil || o.Key != q.key || o.Symbol != b.Symbol || o.frozen != nil {
+	o := s.ownOrder(q.key, b.Symbol, b.OrderID, b.OrderLinkID)
+	if o == nil {
 		return nil, errf(110001, "Order does not exist.")
 	}
 	po, err := s.eng.CancelOrder(q.key, o.PaperID)

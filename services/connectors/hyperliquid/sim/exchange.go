@@ -130,6 +130,18 @@ func (s *Sim) serveExchange(w http.ResponseWriter, r *http.Request) {
 		okAnswer(w, "default", nil)
 	case *hl.NoopAction:
 		okAnswer(w, "default", nil)
+	case *hl.ModifyAction:
+		if msg := s.modify(user, a); msg != "" {
+			errAnswer(w, msg)
+			return
+		}
+		okAnswer(w, "default", nil)
+	case *hl.ScheduleCancelAction:
+		if msg := s.scheduleCancel(user, a); msg != "" {
+			errAnswer(w, msg)
+			return
+		}
+		okAnswer(w, "default", nil)
 	}
 }
 
@@ -174,8 +186,14 @@ func (s *Sim) spend(user string, action any) string {
 // the wrong signer back, which is how the docs' "trailing zeros" signing
 // error shows (fact sheet §4.5).
 func normalize(action any) {
-	a, ok := action.(*hl.OrderAction)
-	if !ok {
+	var orders []hl.OrderWire
+	switch a := action.(type) {
+	case *hl.OrderAction:
+		orders = a.Orders
+	case *hl.ModifyAction:
+		orders = []hl.OrderWire{a.Order}
+		defer func() { a.Order = orders[0] }()
+	default:
 		return
 	}
 	strip := func(s string) string {
@@ -184,8 +202,8 @@ func normalize(action any) {
 		}
 		return s
 	}
-	for i := range a.Orders {
-		o := &a.Orders[i]
+	for i := range orders {
+		o := &orders[i]
 		o.Price, o.Size = strip(o.Price), strip(o.Size)
 		if o.Type.Trigger != nil {
 			o.Type.Trigger.TriggerPx = strip(o.Type.Trigger.TriggerPx)

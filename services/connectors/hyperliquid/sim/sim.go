@@ -93,8 +93,9 @@ type Sim struct {
 	budgets  map[string]*budget             // per user address and class
 	reqCap   int
 	pageCap  int
-	requests atomic.Int64 // requests received on both paths, for tests
-	actionRq atomic.Int64 // requests received on /exchange
+	deadman  map[string]*scheduled // user → scheduleCancel (amend.go)
+	requests atomic.Int64          // requests received on both paths, for tests
+	actionRq atomic.Int64          // requests received on /exchange
 }
 
 // budget is one address's use of one allowance (actions or cancels).

@@ -103,6 +103,7 @@ type Server struct {
 	algoSeq int64
 	dead    map[string]deadOrder // post-only orders OKX accepted and cancelled
 	deadSeq int64
+	after   map[string]*time.Timer // apiKey → cancel-all-after countdown
 
 	ws simkit.Sockets[*websocket.Conn] // public websockets (stream.go)
 }

@@ -27,6 +27,7 @@
 //	GET    /v1/accounts/{account}/orders/{id}           Order (any state)
 //	GET    /v1/accounts/{account}/orders?clientOrderId= OrdersResponse (the newest order with that id, any state)
 //	DELETE /v1/accounts/{account}/orders/{id}           Order (now CANCELLED)
+//	PATCH  /v1/accounts/{account}/orders/{id}  AmendRequest  Order (amended in place)
 //	GET    /v1/accounts/{account}/fills?market=&limit=N FillsResponse (newest first, default 100)
 //	GET    /v1/accounts/{account}/leverage/{market}     LeverageResponse
 //	PUT    /v1/accounts/{account}/leverage/{market} LeverageRequest  LeverageResponse

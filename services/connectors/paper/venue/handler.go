@@ -57,6 +57,7 @@ func newHandler(e *paper.Engine, log *slog.Logger) http.Handler {
 	route("DELETE /v1/accounts/{account}/orders", h.cancelAll)
 	route("GET /v1/accounts/{account}/orders/{id}", h.order)
 	route("DELETE /v1/accounts/{account}/orders/{id}", h.cancelOrder)
+	route("PATCH /v1/accounts/{account}/orders/{id}", h.amendOrder)
 	route("GET /v1/accounts/{account}/fills", h.fills)
 	route("GET /v1/accounts/{account}/funding", h.fundingPayments)
 	route("GET /v1/accounts/{account}/leverage/{market}", h.leverage)

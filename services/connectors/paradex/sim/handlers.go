@@ -99,6 +99,7 @@ func (s *Server) routes() *http.ServeMux {
 	add("POST /v1/orders", true, s.create)
 	add("POST /v1/orders/batch", true, s.createBatch)
 	add("DELETE /v1/orders/{id}", true, s.cancel)
+	add("PUT /v1/orders/{id}", true, s.modify)
 	add("DELETE /v1/orders", true, s.cancelAll)
 	add("POST /v1/account/margin/{market}", true, s.setMargin)
 	add("GET /v1/account/margin", true, s.getMargin)

@@ -1,0 +1,59 @@
+package binance
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+)
+
+// Amendable implements connector.Amender. Binance's Modify Order (PUT
+// /fapi/v1/order) takes LIMIT orders only, price and quantity together;
+// conditional orders live in the algo service, which has no modify
+// (https://developers.binance.com/docs/derivatives/usds-margined-futures/trade/rest-api/Modify-Order).
+func (a *Adapter) Amendable(t connector.OrderType) []string {
+	if t == connector.Limit {
+		return []string{connector.FieldPrice, connector.FieldSize}
+	}
+	return nil
+}
+
+// ModifyOrder implements connector.Amender.
+func (a *Adapter) ModifyOrder(ctx context.Context, c connector.Credential, am connector.Amendment) (contract.Order, error) {
+	n, algo, err := parseOrderID(am.OrderID)
+	if err != nil {
+		return contract.Order{}, err
+	}
+	if algo {
+		return contract.Order{}, contract.Errorf(contract.CodeInvalidRequest,
+			"order %s is a Binance conditional order, which Binance cannot amend; cancel it and place a new one", am.OrderID)
+	}
+	p := symbolParam(am.After.Market).Add("orderId", strconv.FormatInt(n, 10)).Add("side", string(am.After.Side)).
+		Add("quantity", fmtDec(am.After.Size)).Add("price", fmtDec(am.After.Price))
+	var res order
+	if err := a.signed(ctx, c, http.MethodPut, "/fapi/v1/order", p, 1, &res); err != nil {
+		return contract.Order{}, err
+	}
+	return orderFromWire(res), nil
+}
+
+// NativeDeadMan implements connector.DeadManSwitcher: Binance's
+// countdownCancelAll is per symbol, so it serves a switch on one market
+// (https://developers.binance.com/docs/derivatives/usds-margined-futures/trade/rest-api/Auto-Cancel-All-Open-Orders).
+func (a *Adapter) NativeDeadMan(m *connector.Market, _ int) bool { return m != nil }
+
+// SetDeadManSwitch implements connector.DeadManSwitcher: countdownTime in
+// milliseconds, 0 cancels the timer.
+func (a *Adapter) SetDeadManSwitch(ctx context.Context, c connector.Credential, m *connector.Market, timeoutSeconds int) (time.Time, error) {
+	p := symbolParam(*m).Add("countdownTime", strconv.Itoa(timeoutSeconds*1000))
+	if err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/countdownCancelAll", p, 10, nil); err != nil {
+		return time.Time{}, err
+	}
+	if timeoutSeconds == 0 {
+		return time.Time{}, nil
+	}
+	return a.c.now().Add(time.Duration(timeoutSeconds) * time.Second), nil
+}
