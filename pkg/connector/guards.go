@@ -100,9 +100,12 @@ func (d dispatch) guardPrice(ctx context.Context, o OrderRequest) (decimal.Decim
 	if o.Type == Limit && o.Side == contract.Buy {
 		return own, nil
 	}
-	mark, err := d.guardMark(ctx, o.Market)
-	if err != nil {
-		return decimal.Zero, err
+	mark := o.Mark // a stop's, read once to judge its direction
+	if !mark.IsPositive() {
+		var err error
+		if mark, err = d.guardMark(ctx, o.Market); err != nil {
+			return decimal.Zero, err
+		}
 	}
 	return worstPrice(o.Type != Limit, own, mark, d.r.cfg.Guards.MarketSlippageBps), nil
 }
