@@ -186,7 +186,7 @@ func TestPostgresOutage(t *testing.T) {
 func TestNATSOutageAndPlacements(t *testing.T) {
 	c := newCluster(t, clusterOptions{RequestTimeout: 3 * time.Second})
 	t.Run("down", func(t *testing.T) {
-		c.NATS.Stop()
+		c.stopNATS(t)
 		defer c.NATS.Start()
 		r := c.Call(c.APIKey, restingBuy("nats-down-1", "0.01"))
 		if r.Status != http.StatusServiceUnavailable || !contains(fmt.Sprint(r.Body["error"]), "NATS") {
