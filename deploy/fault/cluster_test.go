@@ -309,3 +309,31 @@ func (c *cluster) hyperliquidVenue() string {
 	})
 	return cred.ID
 }
+
+// stopNATS stops the cluster's nats-server and returns once the edge has
+// noticed (it logs "nats disconnected"). The server's exit reaches the
+// edge's connection asynchronously: a request that got there first would
+// be sent on the dead connection and wait out its deadline, where the
+// test means to see one refused at once because the bus is known down.
+func (c *cluster) stopNATS(t *testing.T) {
+	t.Helper()
+	before := c.edgeLogged("nats disconnected")
+	c.NATS.Stop()
+	testenv.Poll(t, "the edge notices NATS is gone", 10*time.Second, func() error {
+		if c.edgeLogged("nats disconnected") == before {
+			return errorf("no new \"nats disconnected\" line")
+		}
+		return nil
+	})
+}
+
+// edgeLogged counts the edge's log lines with message msg.
+func (c *cluster) edgeLogged(msg string) int {
+	n := 0
+	for _, rec := range c.Edge.Records() {
+		if rec["msg"] == msg {
+			n++
+		}
+	}
+	return n
+}

@@ -75,7 +75,7 @@ func TestDependencyOutages(t *testing.T) {
 		unavailable(t, fresh, "keys service")
 	})
 	t.Run("nats", func(t *testing.T) {
-		c.NATS.Stop()
+		c.stopNATS(t)
 		defer c.NATS.Start()
 		unavailable(t, c.APIKey, "NATS")
 	})

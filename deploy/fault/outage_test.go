@@ -184,9 +184,12 @@ func TestPostgresOutage(t *testing.T) {
 // after NATS is back (not at its deadline), saying that a repeat with the
 // same clientOrderId returns the order, and the repeat does.
 func TestNATSOutageAndPlacements(t *testing.T) {
-	c := newCluster(t, clusterOptions{RequestTimeout: 3 * time.Second})
+	// The deadline is far enough from NATS's return (over 4 s) that an
+	// answer at reconnect is told apart from one at the deadline.
+	const deadline = 6 * time.Second
+	c := newCluster(t, clusterOptions{RequestTimeout: deadline})
 	t.Run("down", func(t *testing.T) {
-		c.NATS.Stop()
+		c.stopNATS(t)
 		defer c.NATS.Start()
 		r := c.Call(c.APIKey, restingBuy("nats-down-1", "0.01"))
 		if r.Status != http.StatusServiceUnavailable || !contains(fmt.Sprint(r.Body["error"]), "NATS") {
@@ -196,13 +199,19 @@ func TestNATSOutageAndPlacements(t *testing.T) {
 			t.Errorf("refused after %s, want at once", r.Took)
 		}
 	})
-	testenv.Poll(t, "the cluster answers after NATS is back", 15*time.Second, func() error {
-		time.Sleep(200 * time.Millisecond) // within the key's rate limit
-		if r := c.Call(c.APIKey, map[string]any{"operation": "getBalance"}); r.Status != 200 {
-			return errorf("%d %s", r.Status, r.Raw)
-		}
-		return nil
-	})
+	// Every service reconnects on its own schedule: until the keys service
+	// is back, say, the edge (whose key cache starts over) answers 503.
+	whole := func(t *testing.T) {
+		t.Helper()
+		testenv.Poll(t, "the cluster answers after NATS is back", 15*time.Second, func() error {
+			time.Sleep(200 * time.Millisecond) // within the key's rate limit
+			if r := c.Call(c.APIKey, map[string]any{"operation": "getBalance"}); r.Status != 200 {
+				return errorf("%d %s", r.Status, r.Raw)
+			}
+			return nil
+		})
+	}
+	whole(t)
 	// inFlight places id while the venue hangs, takes NATS down under it
 	// for downFor, and returns the answer and how long after NATS was back
 	// it came (negative: while NATS was still down).
@@ -247,6 +256,7 @@ func TestNATSOutageAndPlacements(t *testing.T) {
 				return nil
 			})
 		}
+		whole(t)
 		if n := len(c.openOrders(id)); n != 1 {
 			t.Fatalf("%d open orders with clientOrderId %s, want 1", n, id)
 		}
@@ -254,17 +264,24 @@ func TestNATSOutageAndPlacements(t *testing.T) {
 	t.Run("back before the deadline", func(t *testing.T) {
 		r, after := inFlight(t, "nats-mid-1", time.Second)
 		t.Logf("answer %d %s, %s after NATS was back", r.Status, r.Raw, after)
-		if after < 0 || after > time.Second {
-			t.Errorf("answered %s after NATS was back, want within 1 s", after)
+		// The connector's buffered reply is delivered only if the edge
+		// re-subscribed its reply inbox first; nothing orders the two
+		// reconnects, and when the connector wins the reply is dropped and
+		// the edge answers 503 half a second after its own reconnect. That
+		// is up to 250 ms reconnect wait + 100 ms jitter + 50 ms link poll +
+		// 500 ms grace = 0.9 s on an idle machine; 2 s leaves a loaded one
+		// room and is still well before the deadline.
+		if after < 0 || after > 2*time.Second {
+			t.Errorf("answered %s after NATS was back, want within 2 s, well before the %s deadline", after, deadline)
 		}
 		settled(t, "nats-mid-1", r)
 	})
 	t.Run("down past the deadline", func(t *testing.T) {
 		start := time.Now()
-		r, after := inFlight(t, "nats-mid-2", 5*time.Second)
+		r, after := inFlight(t, "nats-mid-2", deadline+2*time.Second)
 		t.Logf("answer %d %s after %s", r.Status, r.Raw, time.Since(start))
 		if after >= 0 {
-			t.Fatalf("no answer before NATS was back (%s later), want one at the 3 s deadline", after)
+			t.Fatalf("no answer before NATS was back (%s later), want one at the %s deadline", after, deadline)
 		}
 		settled(t, "nats-mid-2", r)
 	})

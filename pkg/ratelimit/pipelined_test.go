@@ -144,3 +144,27 @@ func TestPipelinedOutageIsQuick(t *testing.T) {
 		t.Errorf("16 calls took %v to fail; want all within about 2 s, as one alone", took)
 	}
 }
+
+// TestFailFastRefusedRedis: a limiter on a client set up with FailFast,
+// as the edge's is, fails within a fraction of a second when nothing
+// listens where Redis was (go-redis's default dial retries took 1.7 s).
+func TestFailFastRefusedRedis(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	c := redis.NewClient(ratelimit.FailFast(&redis.Options{Addr: addr}))
+	defer c.Close()
+	l := ratelimit.NewPipelined(ratelimit.NewRedis(c, "t", nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, err := l.Allow(ctx, "k", ratelimit.Limits{PerMinute: 1, PerDay: 1}); err == nil {
+		t.Fatal("allowed with Redis down")
+	}
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Errorf("failed after %v; want within 500 ms", took)
+	}
+}

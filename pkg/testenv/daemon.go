@@ -136,8 +136,18 @@ func (d *Daemon) end(sig syscall.Signal) {
 }
 
 // Pause stops the daemon with SIGSTOP: it keeps its connections open but
-// answers nothing, like a hung server. Resume undoes it.
-func (d *Daemon) Pause() { d.signal(syscall.SIGSTOP) }
+// answers nothing, like a hung server. Resume undoes it. Like
+// Process.Pause, it returns once every thread of the daemon is stopped.
+func (d *Daemon) Pause() {
+	d.mu.Lock()
+	cmd := d.cmd
+	d.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGSTOP)
+	waitStopped(d.t, d.Name, cmd.Process.Pid)
+}
 
 // Resume continues a paused daemon.
 func (d *Daemon) Resume() { d.signal(syscall.SIGCONT) }

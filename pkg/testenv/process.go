@@ -220,8 +220,22 @@ func (p *Process) Kill() {
 // kill(2) could otherwise still be served.
 func (p *Process) Pause() {
 	_ = p.cmd.Process.Signal(syscall.SIGSTOP)
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if allThreadsStopped(p.cmd.Process.Pid) {
+	waitStopped(p.t, p.Name, p.cmd.Process.Pid)
+}
+
+// pauseTimeout bounds how long a paused process's threads may take to stop.
+const pauseTimeout = 10 * time.Second
+
+// waitStopped returns once every thread of pid is stopped. The group stop
+// SIGSTOP starts begins only when the one thread the kernel picked for the
+// signal runs; on a loaded machine another thread, woken by a request,
+// can run first and answer it. A process still running after pauseTimeout
+// fails t (Errorf: Pause may be called from a subtest of the test that
+// started the process), as a test relying on the pause would be wrong.
+func waitStopped(t testing.TB, name string, pid int) {
+	for deadline := time.Now().Add(pauseTimeout); !allThreadsStopped(pid); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("testenv: %s still running %s after SIGSTOP", name, pauseTimeout)
 			return
 		}
 	}

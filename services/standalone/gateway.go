@@ -216,7 +216,7 @@ func (g *Gateway) redis(ctx context.Context) (*redis.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("PERPGATE_REDIS_URL: %w", err)
 	}
-	rdb := redis.NewClient(opts)
+	rdb := redis.NewClient(ratelimit.FailFast(opts)) // the limiter's store: an outage is a quick 503
 	g.onClose(rdb.Close)
 	g.policy = health.WatchRedisPolicy(ctx, rdb, g.log)
 	return rdb, nil

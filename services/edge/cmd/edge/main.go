@@ -56,7 +56,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer stopGCFloor()
-	rdb := redis.NewClient(opts)
+	rdb := redis.NewClient(ratelimit.FailFast(opts)) // the limiter's store: an outage is a quick 503
 	defer rdb.Close()
 	nc, err := bus.Connect(cfg.NATSURL, "edge", cfg.NATSAuth, log)
 	if err != nil {
