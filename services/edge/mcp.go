@@ -77,6 +77,9 @@ func toolTitle(op *contract.Operation) string {
 }
 
 func toolArgsNote(op *contract.Operation) string {
+	if op.Keyless {
+		return "Takes no credentialId; this is the " + op.Name + " operation of POST /v1."
+	}
 	if op.ByExchange {
 		return "Pass credentialId, the UUID of an exchange credential, or exchange alone (no credential needed); this is the " +
 			op.Name + " operation of POST /v1."
