@@ -5,8 +5,10 @@ GO       ?= go
 MODULES  := $(shell $(GO) list -m -f '{{.Dir}}')
 PKGS     := $(addsuffix /...,$(MODULES))
 BIN      := bin
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -s -w -X main.version=$(VERSION)
+# One version (the VERSION file, a semantic version) and the commit built.
+VERSION  := $(shell cat VERSION)
+COMMIT   ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+LDFLAGS  := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # FUZZTIME overrides every fuzz target's budget (e.g. 30s or 100000x); by
 # default each runs a fixed number of inputs, 5 to 8 s here. A count, not a
 # duration: a timed run fails now and then with "context deadline exceeded"
@@ -18,7 +20,7 @@ COMPOSE  ?= docker compose
 GORACE   ?= atexit_sleep_ms=0
 export GORACE
 
-.PHONY: run test unit fuzz bench lint build clean openapi docs nats-conf compose-env compose-up compose-down
+.PHONY: run test unit fuzz bench lint build clean print-ldflags openapi docs nats-conf compose-env compose-up compose-down
 
 run: build
 	$(BIN)/perpgate serve
@@ -86,3 +88,8 @@ compose-up: compose-env
 
 compose-down:
 	$(COMPOSE) down
+
+# print-ldflags prints the flags that stamp a binary with VERSION and the
+# commit (the version test builds perpgate with them).
+print-ldflags:
+	@echo '$(LDFLAGS)'

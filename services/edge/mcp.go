@@ -35,7 +35,8 @@ func (s *Server) newMCPServer(keyOf keySource) *mcp.Server {
 		Title:   "perpgate trading gateway",
 		Version: contract.APIVersion,
 	}, &mcp.ServerOptions{
-		Instructions: "Trade perpetual futures on the exchange of the credential you pass as credentialId. " +
+		Instructions: "Trade perpetual futures on the exchange of the credential you pass as credentialId; " +
+			"list_credentials lists the credentials this key may use. " +
 			"Sizes are in base-asset units, prices in quote currency, decimals as strings. " +
 			"Tools that place or cancel orders act on real money when the credential is on mainnet.",
 	})

@@ -23,7 +23,7 @@ const handlerTimeout = 5 * time.Second
 func (s *Service) addMicro() (micro.Service, error) {
 	svc, err := micro.AddService(s.nc, micro.Config{
 		Name:        "keys",
-		Version:     "1.0.0",
+		Version:     contract.Version,
 		Description: "perpgate accounts, API keys and exchange credentials",
 	})
 	if err != nil {

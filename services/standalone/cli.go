@@ -125,7 +125,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	case "account", "key", "credential", "audit":
 		return admin.RunCLI(ctx, args, stdin, stdout, stderr, lookup)
 	case "version", "--version", "-version", "-v":
-		fmt.Fprintln(stdout, version)
+		fmt.Fprintln(stdout, "perpgate", version)
 		return 0
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)

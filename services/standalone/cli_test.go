@@ -30,8 +30,8 @@ func TestCommandHelp(t *testing.T) {
 		{[]string{"key", "--help"}, "perpgate key list"},
 		{[]string{"key", "create", "--help"}, "-expires-at"},
 		{[]string{"credential", "delete", "-h"}, "perpgate credential delete ID"},
-		{[]string{"--version"}, "v-test"},
-		{[]string{"version"}, "v-test"},
+		{[]string{"--version"}, "perpgate v-test\n"},
+		{[]string{"version"}, "perpgate v-test\n"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer
