@@ -20,7 +20,7 @@ COMPOSE  ?= docker compose
 GORACE   ?= atexit_sleep_ms=0
 export GORACE
 
-.PHONY: run test unit fuzz bench lint build clean print-ldflags openapi docs nats-conf compose-env compose-up compose-down
+.PHONY: run test unit fuzz bench lint build clean clean-data print-ldflags openapi docs nats-conf compose-env compose-up compose-down
 
 run: build
 	$(BIN)/perpgate serve
@@ -62,8 +62,19 @@ bench: build
 lint:
 	$(GO) vet $(PKGS)
 
+# clean removes build output only: the data directory holds the keys,
+# the credentials and master.key, without which stored secrets are lost.
 clean:
-	rm -rf $(BIN) .perpgate
+	rm -rf $(BIN)
+
+# clean-data deletes the data directory (keys, credentials, master.key,
+# bootstrap.json, paper state) and refuses unless CONFIRM=1.
+DATA_DIR ?= $(or $(PERPGATE_DATA_DIR),.perpgate)
+clean-data:
+	@if [ "$(CONFIRM)" != 1 ]; then \
+		echo "clean-data deletes $(DATA_DIR): every API key, credential and master.key (back it up first)." >&2; \
+		echo "Run 'make clean-data CONFIRM=1' to delete it." >&2; exit 2; fi
+	rm -rf '$(DATA_DIR)'
 
 # Regenerate the checked-in OpenAPI document after changing the operation table.
 openapi:
