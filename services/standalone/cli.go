@@ -39,8 +39,9 @@ Usage:
   perpgate audit --account ID [--since RFC3339] [--until RFC3339] [--limit N] [--cursor C]
   perpgate version | --version
 
-Every command takes --help. Settings are PERPGATE_* environment variables;
-see the README.
+Every command takes --help. Settings are PERPGATE_* environment variables,
+listed in docs/operating.md (Configuration). The admin commands reach the
+admin API at PERPGATE_ADMIN_URL (default http://127.0.0.1:8081).
 `
 
 const serveUsage = `usage: perpgate serve
@@ -52,7 +53,10 @@ limits and the paper exchange. State is kept in PERPGATE_DATA_DIR (default
 ./.perpgate); on first start it creates an account, a paper credential and
 a test key and writes them to bootstrap.json there. PERPGATE_NATS_URL,
 PERPGATE_REDIS_URL and PERPGATE_DATABASE_URL switch to external
-infrastructure. The README lists every setting.
+infrastructure. The admin commands of this CLI find the admin API at
+PERPGATE_ADMIN_URL (default http://127.0.0.1:8081): set it when you move
+PERPGATE_ADMIN_ADDR. Every setting is listed in docs/operating.md
+(Configuration).
 `
 
 // Main runs the perpgate command line and returns the exit status.

@@ -78,3 +78,28 @@ func TestOneVersion(t *testing.T) {
 		t.Errorf("perpgate --version: %q (%v), want \"perpgate %s (commit)\"", got, err, v)
 	}
 }
+
+// TestDocsGoVersion: the Go version README and CONTRIBUTING ask for is the
+// one go.work needs.
+func TestDocsGoVersion(t *testing.T) {
+	root := filepath.Join("..", "..")
+	work, err := os.ReadFile(filepath.Join(root, "go.work"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(work)
+	if m == nil {
+		t.Fatal("go.work has no go line")
+	}
+	for _, doc := range []string{"README.md", "CONTRIBUTING.md"} {
+		b, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range regexp.MustCompile(`Go (1\.[0-9]+(?:\.[0-9]+)?)`).FindAllSubmatch(b, -1) {
+			if string(v[1]) != string(m[1]) {
+				t.Errorf("%s says Go %s; go.work needs %s", doc, v[1], m[1])
+			}
+		}
+	}
+}
