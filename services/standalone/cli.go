@@ -36,7 +36,7 @@ Usage:
   perpgate credential create --account ID --exchange X --env mainnet|testnet [--label L] --secret-file F|-
   perpgate credential list --account ID
   perpgate credential delete ID
-  perpgate audit --account ID [--since RFC3339] [--until RFC3339] [--limit N] [--cursor C]
+  perpgate audit --account ID [--since RFC3339] [--until RFC3339] [--limit N] [--cursor C] [--oldest]
   perpgate version | --version
 
 Every command takes --help. Settings are PERPGATE_* environment variables,

@@ -42,7 +42,7 @@ const cliUsage = `usage:
   perpgate credential create --account ID --exchange X --env mainnet|testnet [--label L] --secret-file F|-
   perpgate credential list --account ID
   perpgate credential delete ID
-  perpgate audit --account ID [--since RFC3339] [--until RFC3339] [--limit N] [--cursor C]
+  perpgate audit --account ID [--since RFC3339] [--until RFC3339] [--limit N] [--cursor C] [--oldest]
 
 Guards: --read-only true|false, --allowed-markets BTC-USDT-PERP,ETH,..,
 --max-order-notional N, --max-daily-notional N, --max-position-notional N
@@ -434,8 +434,9 @@ func (c *cli) audit(ctx context.Context, args []string) (any, error) {
 	account := fs.String("account", "", "account id")
 	since := fs.String("since", "", "first time, RFC 3339")
 	until := fs.String("until", "", "end time (excluded), RFC 3339")
-	limit := fs.String("limit", "", "entries per page, 1 to 1000 (default 100)")
+	limit := fs.String("limit", "", "entries per page, 1 to 1000 (default 100): the newest N unless --oldest")
 	cursor := fs.String("cursor", "", "nextCursor of the previous page")
+	oldest := fs.Bool("oldest", false, "list the oldest entries first (default: the newest first)")
 	if _, err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -445,7 +446,10 @@ func (c *cli) audit(ctx context.Context, args []string) (any, error) {
 	if err := c.ready(); err != nil {
 		return nil, err
 	}
-	q := url.Values{}
+	q := url.Values{"order": {"newest"}}
+	if *oldest {
+		q.Set("order", "oldest")
+	}
 	for k, v := range map[string]string{"since": *since, "until": *until, "limit": *limit, "cursor": *cursor} {
 		if v != "" {
 			q.Set(k, v)
