@@ -58,9 +58,9 @@ func TestQuickstart(t *testing.T) {
 
 	// The README's blocks, in order, as a reader pastes them.
 	doc := readme(t)
-	start, end := strings.Index(doc, "\n## Quickstart"), strings.Index(doc, "\n## Documentation")
+	start, end := strings.Index(doc, "\n## Quickstart"), strings.Index(doc, "\n## Trade on a real exchange")
 	if start < 0 || end < start {
-		t.Fatal("README has no Quickstart section before Documentation")
+		t.Fatal("README has no Quickstart section before Trade on a real exchange")
 	}
 	blocks := regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(doc[start:end], -1)
 	if len(blocks) < 5 {
