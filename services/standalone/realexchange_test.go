@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -31,17 +30,7 @@ func TestREADMERealExchange(t *testing.T) {
 			t.Skipf("%s is not installed: the README section cannot run", tool)
 		}
 	}
-	doc := readme(t)
-	start, end := strings.Index(doc, "\n## Trade on a real exchange"), strings.Index(doc, "\n## Documentation")
-	if start < 0 || end < start {
-		t.Fatal("README has no section Trade on a real exchange before Documentation")
-	}
-	var script strings.Builder
-	script.WriteString("set -euo pipefail\n")
-	for _, b := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(doc[start:end], -1) {
-		script.WriteString(b[1])
-	}
-	s := script.String()
+	s := "set -euo pipefail\n" + strings.Join(readmeBlocks(t, "Trade on a real exchange", "Documentation"), "")
 	if !strings.Contains(s, "PG=http://localhost:8080\n") {
 		t.Fatal("the section does not set PG=http://localhost:8080")
 	}
