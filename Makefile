@@ -5,8 +5,10 @@ GO       ?= go
 MODULES  := $(shell $(GO) list -m -f '{{.Dir}}')
 PKGS     := $(addsuffix /...,$(MODULES))
 BIN      := bin
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -s -w -X main.version=$(VERSION)
+# One version (the VERSION file, a semantic version) and the commit built.
+VERSION  := $(shell cat VERSION)
+COMMIT   ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+LDFLAGS  := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # FUZZTIME overrides every fuzz target's budget (e.g. 30s or 100000x); by
 # default each runs a fixed number of inputs, 5 to 8 s here. A count, not a
 # duration: a timed run fails now and then with "context deadline exceeded"
@@ -18,7 +20,7 @@ COMPOSE  ?= docker compose
 GORACE   ?= atexit_sleep_ms=0
 export GORACE
 
-.PHONY: run test unit fuzz bench lint build clean openapi docs nats-conf compose-env compose-up compose-down
+.PHONY: run test unit fuzz bench lint build clean clean-data print-ldflags openapi docs nats-conf compose-env compose-up compose-down
 
 run: build
 	$(BIN)/perpgate serve
@@ -60,8 +62,19 @@ bench: build
 lint:
 	$(GO) vet $(PKGS)
 
+# clean removes build output only: the data directory holds the keys,
+# the credentials and master.key, without which stored secrets are lost.
 clean:
-	rm -rf $(BIN) .perpgate
+	rm -rf $(BIN)
+
+# clean-data deletes the data directory (keys, credentials, master.key,
+# bootstrap.json, paper state) and refuses unless CONFIRM=1.
+DATA_DIR ?= $(or $(PERPGATE_DATA_DIR),.perpgate)
+clean-data:
+	@if [ "$(CONFIRM)" != 1 ]; then \
+		echo "clean-data deletes $(DATA_DIR): every API key, credential and master.key (back it up first)." >&2; \
+		echo "Run 'make clean-data CONFIRM=1' to delete it." >&2; exit 2; fi
+	rm -rf '$(DATA_DIR)'
 
 # Regenerate the checked-in OpenAPI document after changing the operation table.
 openapi:
@@ -86,3 +99,8 @@ compose-up: compose-env
 
 compose-down:
 	$(COMPOSE) down
+
+# print-ldflags prints the flags that stamp a binary with VERSION and the
+# commit (the version test builds perpgate with them).
+print-ldflags:
+	@echo '$(LDFLAGS)'

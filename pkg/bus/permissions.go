@@ -60,7 +60,7 @@ func edgeUser(s contract.Subjects) ServiceUser {
 			"metadata, follows change events, reports usage and writes audit entries into the audit stream " +
 			"(the stream's acknowledgement comes back to its inbox), and reads account events through its " +
 			"own consumers of " + events + ". Never secrets.",
-		Publish: []string{s.Prefix + ".exchange.>", s.KeyLookup(), s.CredentialLookup(), s.Usage(), s.Audit(),
+		Publish: []string{s.Prefix + ".exchange.>", s.KeyLookup(), s.CredentialLookup(), s.CredentialList(), s.Usage(), s.Audit(),
 			"$JS.API.INFO", "$JS.API.STREAM.INFO." + events, "$JS.API.STREAM.CREATE." + events,
 			"$JS.API.CONSUMER.CREATE." + events + ".>", "$JS.API.CONSUMER.DELETE." + events + ".>",
 			"$JS.API.CONSUMER.INFO." + events + ".>", "$JS.API.CONSUMER.MSG.NEXT." + events + ".>"},

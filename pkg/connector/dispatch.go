@@ -166,7 +166,7 @@ func (d dispatch) accountWide(ctx context.Context, op *contract.Operation) (any,
 		return res, err
 	case contract.OpTestCredentials:
 		valid, err := a.TestCredentials(ctx, c)
-		return contract.TestCredentialsResult{Valid: valid, Exchange: a.Exchange()}, err
+		return testCredentialsResult(a.Exchange(), valid, err)
 	}
 	return nil, fmt.Errorf("operation %s: not account-wide", op.Name)
 }

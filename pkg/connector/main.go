@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -73,7 +74,10 @@ func run[C any](ctx context.Context, name, version string, load func(func(string
 // it serves the handler newHandler builds (from the environment, through
 // lookup) on the address in addrVar (default defaultAddr) until SIGINT or
 // SIGTERM, and exits 1 with an error.
-func SimulatorMain(name, addrVar, defaultAddr string, newHandler func(lookup func(string) (string, bool)) (http.Handler, error)) {
+func SimulatorMain(name, addrVar, defaultAddr, usage string, newHandler func(lookup func(string) (string, bool)) (http.Handler, error)) {
+	if code, done := SimulatorArgs(os.Args[1:], usage, os.Stdout, os.Stderr); done {
+		os.Exit(code)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := serveSimulator(ctx, name, addrVar, defaultAddr, newHandler)
 	stop()
@@ -81,6 +85,22 @@ func SimulatorMain(name, addrVar, defaultAddr string, newHandler func(lookup fun
 		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
+}
+
+// SimulatorArgs handles a simulator's command line, which takes no
+// arguments (settings come from the environment): -h, --help or help
+// prints usage and is done with 0, anything else prints it to stderr and
+// is done with 2; no arguments is not done, and the simulator starts.
+func SimulatorArgs(args []string, usage string, stdout, stderr io.Writer) (code int, done bool) {
+	switch {
+	case len(args) == 0:
+		return 0, false
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help"):
+		fmt.Fprint(stdout, usage)
+		return 0, true
+	}
+	fmt.Fprintf(stderr, "unexpected argument %q: settings come from the environment\n\n%s", args[0], usage)
+	return 2, true
 }
 
 // SimKeys reads the API keys a simulator accepts from keysVar: apiKey:secret

@@ -37,6 +37,14 @@ func eventOp[P, R any](name, tool, summary string) *Operation {
 	return o
 }
 
+// keyOp is an extension operation about the API key itself, answered by
+// the edge without a credential.
+func keyOp[P, R any](name, tool, summary string) *Operation {
+	o := op[P, R](name, tool, GroupAccount, summary)
+	o.Extension, o.AtEdge, o.Keyless = true, true, true
+	return o
+}
+
 // extensionOperations are appended to Operations, after SPEC's 20.
 var extensionOperations = []*Operation{
 	ext[CapabilitiesParams, CapabilitiesResult](OpGetCapabilities, "get_capabilities", GroupMarket, true,
@@ -51,6 +59,8 @@ var extensionOperations = []*Operation{
 		"Change the price, size (new total, base-asset units) or trigger price (quote currency) of an open or pending order in place, by orderId or clientOrderId; returns the order after the change. Native amend only: a field the exchange cannot amend is refused, never cancelled and replaced. Guards judge the order after the change. On mainnet credentials this moves real money."),
 	ext[DeadManSwitchParams, DeadManSwitchResult](OpSetDeadManSwitch, "set_dead_man_switch", GroupManage, false,
 		"Arm a dead man's switch: unless called again within timeoutSeconds (5-3600; 0 turns it off), every open order of the credential, or of market when given, is cancelled. Returns native or emulated (kept by the gateway) and the deadline in Unix seconds. Destructive when it fires: on mainnet credentials these orders are real money, and a position may be left without its stop-loss."),
+	keyOp[NoParams, CredentialsResult](OpGetCredentials, "list_credentials",
+		"List the exchange credentials this API key may use (its allowedCredentials, allowedExchanges and environment applied): credentialId, exchange, env (mainnet or testnet) and label, never a secret. Takes no credentialId; call it first to find the credentialId every other tool needs. Read-only."),
 }
 
 // SpecOperations returns the 20 operations of SPEC §4, without extensions.
@@ -115,4 +125,26 @@ type FundingPayment struct {
 // FundingPaymentsResult is getFundingPayments' result.
 type FundingPaymentsResult struct {
 	Payments []FundingPayment `json:"payments"`
+}
+
+// CredentialEntry is one credential of getCredentials: never a secret.
+type CredentialEntry struct {
+	CredentialID string      `json:"credentialId"`
+	Exchange     Exchange    `json:"exchange"`
+	Env          Environment `json:"env"`
+	Label        string      `json:"label"`
+}
+
+// CredentialsResult is getCredentials' result.
+type CredentialsResult struct {
+	Credentials []CredentialEntry `json:"credentials"`
+}
+
+// MayUse reports whether key k may use credential c: the key's environment
+// (live: mainnet, test: testnet), its allowedCredentials and its
+// allowedExchanges. The account is the caller's to check.
+func (k KeyInfo) MayUse(c CredentialInfo) bool {
+	return c.Environment.Matches(k.Env) &&
+		(len(k.AllowedCredentials) == 0 || slices.Contains(k.AllowedCredentials, c.ID)) &&
+		(len(k.AllowedExchanges) == 0 || slices.Contains(k.AllowedExchanges, c.Exchange))
 }

@@ -199,8 +199,15 @@ func headers(status int) map[string]any {
 	return h
 }
 
-// APIVersion is the version of the public API described by OpenAPIDocument.
-const APIVersion = "1.0.0"
+// Version is perpgate's release, the semantic version in the repository's
+// VERSION file (DESIGN §13): the Makefile stamps binaries with that file,
+// and a test keeps this constant, OpenAPI, MCP, the CHANGELOG and the k8s
+// image tags equal to it.
+const Version = "0.2.0"
+
+// APIVersion is the version of the public API described by OpenAPIDocument:
+// the release's.
+const APIVersion = Version
 
 // OpenAPIDocument is the checked-in openapi.json the edge serves at
 // GET /openapi.json; a test keeps it equal to OpenAPI(APIVersion).

@@ -54,8 +54,8 @@ func TestInputSchemaMatchesDecoder(t *testing.T) {
 				}
 			}
 			req := s["required"].([]string)
-			if op.ByExchange {
-				// credentialId or exchange: neither is required alone.
+			if op.ByExchange || op.Keyless {
+				// credentialId or exchange, or none: not required.
 				req = append([]string{"credentialId"}, req...)
 			}
 			if req[0] != "credentialId" || s["additionalProperties"] != false {
@@ -125,7 +125,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		for _, r := range req["required"].([]any) {
 			required[r.(string)] = true
 		}
-		if !required["operation"] || required["credentialId"] == op.ByExchange {
+		if !required["operation"] || required["credentialId"] == (op.ByExchange || op.Keyless) {
 			t.Errorf("%s: operation and (unless it may name an exchange instead) credentialId are not required: %v", op.Name, req["required"])
 		}
 		if ext, _ := req["x-perpgate-extension"].(bool); ext != op.Extension {

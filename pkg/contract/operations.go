@@ -31,7 +31,10 @@ type Operation struct {
 	ByExchange bool
 	// AtEdge marks an operation the edge serves itself from the account
 	// event stream; connectors have no endpoint for it.
-	AtEdge  bool
+	AtEdge bool
+	// Keyless marks an operation about the API key itself: it takes no
+	// credentialId (getCredentials).
+	Keyless bool
 	Summary string // one paragraph for humans and agents
 	Params  reflect.Type
 	Result  reflect.Type
@@ -81,6 +84,7 @@ const (
 	OpGetEvents             = "getEvents"
 	OpModifyOrder           = "modifyOrder"
 	OpSetDeadManSwitch      = "setDeadManSwitch"
+	OpGetCredentials        = "getCredentials"
 )
 
 // Operations is the table: the 20 operations in SPEC §4 order, then the

@@ -28,7 +28,9 @@ func TestOperationTable(t *testing.T) {
 		if got, _ := LookupTool(op.Tool); got != op {
 			t.Errorf("LookupTool(%q) does not find its own row", op.Tool)
 		}
-		if !snake.MatchString(op.Tool) || strings.ReplaceAll(op.Tool, "_", "") != strings.ToLower(op.Name) {
+		// DESIGN §13 names getCredentials' tool list_credentials.
+		name := strings.ToLower(strings.Replace(op.Name, "getCredentials", "listCredentials", 1))
+		if !snake.MatchString(op.Tool) || strings.ReplaceAll(op.Tool, "_", "") != name {
 			t.Errorf("tool name %q does not map to operation %q", op.Tool, op.Name)
 		}
 		wantTier := TierFree

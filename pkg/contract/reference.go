@@ -25,6 +25,7 @@ type Example struct {
 // to bottom on a fresh paper account: a resting order to cancel, a
 // position for the reduce-only stop and the protection orders.
 var Examples = []Example{
+	{OpGetCredentials, ``, "The credentials this key may use; takes no credentialId. Answers `{\"credentials\":[{\"credentialId\":\"...\",\"exchange\":\"paper\",\"env\":\"testnet\",\"label\":\"paper\"}]}`."},
 	{OpGetMarkPrice, `"market":"BTC-USD-PERP"`, ""},
 	{OpGetOrderbook, `"market":"BTC-USD-PERP","depth":5`, ""},
 	{OpGetCandles, `"market":"BTC-USD-PERP","interval":"60","limit":24`, ""},
@@ -60,6 +61,9 @@ var Examples = []Example{
 
 // Body returns the example's request body with credentialId set to cred.
 func (e Example) Body(cred string) string {
+	if e.NoCredential() && e.Params == "" {
+		return fmt.Sprintf(`{"operation":%q}`, e.Operation)
+	}
 	if e.NoCredential() {
 		return fmt.Sprintf(`{"operation":%q,%s}`, e.Operation, e.Params)
 	}
@@ -70,10 +74,10 @@ func (e Example) Body(cred string) string {
 }
 
 // NoCredential reports whether the example names an exchange instead of a
-// credential (getCapabilities by exchange).
+// credential (getCapabilities by exchange) or takes none (getCredentials).
 func (e Example) NoCredential() bool {
 	op, ok := Lookup(e.Operation)
-	return ok && op.ByExchange && strings.Contains(e.Params, `"exchange":`)
+	return ok && op.Keyless || ok && op.ByExchange && strings.Contains(e.Params, `"exchange":`)
 }
 
 // errorsOf lists the codes an operation adds to those every call may get.
@@ -138,9 +142,12 @@ func writeOperation(b *bytes.Buffer, op *Operation) {
 	if op.Extension {
 		w("*Extension operation*: beyond the 20 operations of the contract; OpenAPI marks it `x-perpgate-extension: true`.\n\n")
 	}
-	if op.ByExchange {
+	switch {
+	case op.Keyless:
+		w("**Parameters** (besides `operation`; no `credentialId`)\n\n")
+	case op.ByExchange:
 		w("**Parameters** (besides `operation`; give `credentialId` or `exchange`, not both)\n\n")
-	} else {
+	default:
 		w("**Parameters** (besides `operation` and `credentialId`)\n\n")
 	}
 	spec := SpecOf(op.Params)

@@ -173,8 +173,17 @@ type FillsResult struct {
 
 // TestCredentialsResult is testCredentials' result.
 type TestCredentialsResult struct {
-	Valid    bool     `json:"valid"`
-	Exchange Exchange `json:"exchange"`
+	Valid    bool              `json:"valid"`
+	Exchange Exchange          `json:"exchange"`
+	Reason   *CredentialReason `json:"reason,omitempty"` // with valid:false
+}
+
+// CredentialReason says why a credential is not valid: the venue's code
+// and message (or the gateway's, for a secret it cannot use), never the
+// secret.
+type CredentialReason struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // LimitOrderResult is placeLimitOrder's result.

@@ -25,6 +25,9 @@ const (
 // credentialId.
 func (o *Operation) InputSchema() map[string]any {
 	s := objectSchema(SpecOf(o.Params))
+	if o.Keyless {
+		return s
+	}
 	props := s["properties"].(map[string]any)
 	props["credentialId"] = map[string]any{
 		"type": "string", "format": "uuid", "pattern": uuidPattern,

@@ -36,6 +36,10 @@ func (s Subjects) KeyLookup() string { return s.KeysRoot() + ".apikey" }
 // CredentialLookup answers a CredentialLookupRequest with a CredentialInfo.
 func (s Subjects) CredentialLookup() string { return s.KeysRoot() + ".credential" }
 
+// CredentialList answers a CredentialListRequest with the account's
+// credentials (metadata only).
+func (s Subjects) CredentialList() string { return s.KeysRoot() + ".credentials" }
+
 // SecretRoot is the group under which credential secrets are released, one
 // endpoint per exchange.
 func (s Subjects) SecretRoot() string { return s.KeysRoot() + ".secret" }

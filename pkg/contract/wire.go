@@ -35,6 +35,11 @@ type KeyLookupRequest struct {
 	Hash string `json:"hash"`
 }
 
+// CredentialListRequest asks for an account's credentials (metadata only).
+type CredentialListRequest struct {
+	AccountID string `json:"accountId"`
+}
+
 // CredentialLookupRequest asks for a credential's metadata.
 type CredentialLookupRequest struct {
 	CredentialID string `json:"credentialId"`

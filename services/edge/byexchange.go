@@ -14,6 +14,13 @@ import (
 // instead, checked against the key's allowedExchanges. The request then
 // goes to that exchange's connectors with no credential id.
 func (s *Server) target(ctx context.Context, key contract.KeyInfo, op *contract.Operation, fields map[string]json.RawMessage) (contract.CredentialInfo, *contract.Error) {
+	if op.Keyless {
+		if _, ok := fields["credentialId"]; ok {
+			return contract.CredentialInfo{}, contract.Errorf(contract.CodeInvalidRequest,
+				"%s takes no field \"credentialId\": it lists the credentials of the API key", op.Name)
+		}
+		return contract.CredentialInfo{ID: contract.NoCredential, AccountID: key.AccountID}, nil
+	}
 	if !op.ByExchange {
 		return s.credential(ctx, key, fields)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // The extension operations the edge answers from the account event
-// stream (DESIGN §13): getEvents and waitForOrder.
+// stream (DESIGN §13), getEvents and waitForOrder, and getCredentials.
 
 // serveAtEdge runs an operation marked AtEdge for an authorized call.
 func (s *Server) serveAtEdge(ctx context.Context, key contract.KeyInfo, cred contract.CredentialInfo, op *contract.Operation, params any) (json.RawMessage, *contract.Error) {
@@ -20,6 +20,11 @@ func (s *Server) serveAtEdge(ctx context.Context, key contract.KeyInfo, cred con
 	var result any
 	var ce *contract.Error
 	switch p := params.(type) {
+	case *contract.NoParams:
+		if op.Name != contract.OpGetCredentials {
+			return nil, s.internal(ctx, "serve "+op.Name, fmt.Errorf("no edge handler for %s", op.Name))
+		}
+		result, ce = s.getCredentials(ctx, key)
 	case *contract.GetEventsParams:
 		result, ce = s.getEvents(ctx, sub, p)
 	case *contract.WaitForOrderParams:

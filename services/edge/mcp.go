@@ -35,7 +35,8 @@ func (s *Server) newMCPServer(keyOf keySource) *mcp.Server {
 		Title:   "perpgate trading gateway",
 		Version: contract.APIVersion,
 	}, &mcp.ServerOptions{
-		Instructions: "Trade perpetual futures on the exchange of the credential you pass as credentialId. " +
+		Instructions: "Trade perpetual futures on the exchange of the credential you pass as credentialId; " +
+			"list_credentials lists the credentials this key may use. " +
 			"Sizes are in base-asset units, prices in quote currency, decimals as strings. " +
 			"Tools that place or cancel orders act on real money when the credential is on mainnet.",
 	})
@@ -77,6 +78,9 @@ func toolTitle(op *contract.Operation) string {
 }
 
 func toolArgsNote(op *contract.Operation) string {
+	if op.Keyless {
+		return "Takes no credentialId; this is the " + op.Name + " operation of POST /v1."
+	}
 	if op.ByExchange {
 		return "Pass credentialId, the UUID of an exchange credential, or exchange alone (no credential needed); this is the " +
 			op.Name + " operation of POST /v1."

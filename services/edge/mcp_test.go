@@ -75,8 +75,12 @@ func TestToolsFromOperationTable(t *testing.T) {
 	for _, op := range contract.Operations {
 		tool := toolOf(op)
 		t.Run(tool.Name, func(t *testing.T) {
-			if tool.Name != snake(op.Name) || seen[tool.Name] {
-				t.Errorf("tool of %s is named %q, want unique %q", op.Name, tool.Name, snake(op.Name))
+			name := snake(op.Name)
+			if op.Name == contract.OpGetCredentials {
+				name = "list_credentials" // DESIGN §13
+			}
+			if tool.Name != name || seen[tool.Name] {
+				t.Errorf("tool of %s is named %q, want unique %q", op.Name, tool.Name, name)
 			}
 			seen[tool.Name] = true
 
@@ -133,8 +137,8 @@ func TestToolsFromOperationTable(t *testing.T) {
 				t.Errorf("input schema is not a closed object: %v", in)
 			}
 			required := in["required"].([]string)
-			if op.ByExchange != (len(required) == 0 || required[0] != "credentialId") {
-				t.Errorf("credentialId required %v, want %v (it may name an exchange instead): %v", !op.ByExchange, !op.ByExchange, required)
+			if free := op.ByExchange || op.Keyless; free != (len(required) == 0 || required[0] != "credentialId") {
+				t.Errorf("credentialId required %v, want %v (it may name an exchange instead, or take none): %v", !free, !free, required)
 			}
 			for _, f := range contract.SpecOf(op.Params).Fields {
 				if f.Required && !contains(required, f.Name) {

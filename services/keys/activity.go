@@ -196,7 +196,7 @@ const MaxAuditPage = 1000
 // AuditLog returns an account's audit entries with since <= time < until
 // (zero: unbounded), oldest first, limit per page (1 to MaxAuditPage),
 // continuing after cursor (from the previous page's nextCursor).
-func (s *Service) AuditLog(ctx context.Context, accountID string, since, until time.Time, limit int, cursor string) (contract.AuditPage, error) {
+func (s *Service) AuditLog(ctx context.Context, accountID string, since, until time.Time, limit int, cursor string, newest bool) (contract.AuditPage, error) {
 	id, ok := canonicalID(accountID)
 	if !ok {
 		return contract.AuditPage{}, accountNotFound(accountID)
@@ -210,7 +210,10 @@ func (s *Service) AuditLog(ctx context.Context, accountID string, since, until t
 	if !since.Before(until) {
 		return contract.AuditPage{}, contract.Errorf(contract.CodeInvalidRequest, "since must be before until")
 	}
-	q := AuditQuery{AccountID: id, Since: since, Until: until, Limit: limit + 1}
+	q := AuditQuery{AccountID: id, Since: since, Until: until, Limit: limit + 1, Newest: newest}
+	if newest { // before every entry of the window, until a cursor says otherwise
+		q.AfterTime = until
+	}
 	if cursor != "" {
 		t, rid, err := decodeCursor(cursor)
 		if err != nil {

@@ -61,7 +61,7 @@ func TestAuditEntriesWaitForTheKeysService(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		page, err := second.svc.AuditLog(context.Background(), acct.ID, time.Time{}, time.Time{}, 10, "")
+		page, err := second.svc.AuditLog(context.Background(), acct.ID, time.Time{}, time.Time{}, 10, "", false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,11 +71,8 @@ func (s *Service) haltScope(ctx context.Context, k contract.KeyInfo) ([]contract
 	}
 	var out []contract.CredentialInfo
 	for _, c := range all {
-		ci := c.Info
-		if ci.Environment.Matches(k.Env) &&
-			(len(k.AllowedCredentials) == 0 || slices.Contains(k.AllowedCredentials, ci.ID)) &&
-			(len(k.AllowedExchanges) == 0 || slices.Contains(k.AllowedExchanges, ci.Exchange)) {
-			out = append(out, ci)
+		if k.MayUse(c.Info) {
+			out = append(out, c.Info)
 		}
 	}
 	return out, nil

@@ -23,7 +23,7 @@ const handlerTimeout = 5 * time.Second
 func (s *Service) addMicro() (micro.Service, error) {
 	svc, err := micro.AddService(s.nc, micro.Config{
 		Name:        "keys",
-		Version:     "1.0.0",
+		Version:     contract.Version,
 		Description: "perpgate accounts, API keys and exchange credentials",
 	})
 	if err != nil {
@@ -37,6 +37,10 @@ func (s *Service) addMicro() (micro.Service, error) {
 	if err := root.AddEndpoint("credential", micro.HandlerFunc(s.handleCredentialLookup)); err != nil {
 		svc.Stop()
 		return nil, fmt.Errorf("add credential endpoint: %w", err)
+	}
+	if err := root.AddEndpoint("credentials", micro.HandlerFunc(s.handleCredentialList)); err != nil {
+		svc.Stop()
+		return nil, fmt.Errorf("add credentials endpoint: %w", err)
 	}
 	secrets := root.AddGroup("secret")
 	for _, x := range contract.Exchanges {
@@ -99,6 +103,24 @@ func (s *Service) handleCredentialLookup(req micro.Request) {
 		return
 	}
 	s.respond(ctx, req, "credential", c)
+}
+
+// handleCredentialList answers an account's credentials, metadata only
+// (the edge's getCredentials narrows them to what the key may use).
+func (s *Service) handleCredentialList(req micro.Request) {
+	ctx, cancel := s.requestContext(req)
+	defer cancel()
+	var in contract.CredentialListRequest
+	if err := json.Unmarshal(req.Data(), &in); err != nil {
+		s.respondError(ctx, req, "credentials", contract.Errorf(contract.CodeInvalidRequest, "body must be a CredentialListRequest"))
+		return
+	}
+	cs, err := s.ListCredentials(ctx, in.AccountID)
+	if err != nil {
+		s.respondError(ctx, req, "credentials", err)
+		return
+	}
+	s.respond(ctx, req, "credentials", cs)
 }
 
 func (s *Service) secretHandler(x contract.Exchange) micro.HandlerFunc {

@@ -35,9 +35,12 @@ type AuditQuery struct {
 	AccountID    string
 	Since, Until time.Time
 	Limit        int
-	// AfterTime and AfterID continue after the entry they name.
+	// AfterTime and AfterID continue after the entry they name (before
+	// it, newest first).
 	AfterTime time.Time
 	AfterID   string
+	// Newest lists newest first.
+	Newest bool
 }
 
 // Sealed is a credential secret encrypted by the service: the id of the

@@ -266,6 +266,16 @@ func testStore(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		if err != nil || len(next) != 1 || next[0].RequestID != "req-2" {
 			t.Fatalf("Audit after the first = %+v, %v", next, err)
 		}
+		newest, err := s.Audit(ctx, keys.AuditQuery{AccountID: a.ID, Since: at(0), Until: at(time.Hour), Limit: 1,
+			AfterTime: at(time.Hour), Newest: true})
+		if err != nil || len(newest) != 1 || newest[0].RequestID != "req-2" {
+			t.Fatalf("Audit newest first = %+v, %v", newest, err)
+		}
+		before, err := s.Audit(ctx, keys.AuditQuery{AccountID: a.ID, Since: at(0), Until: at(time.Hour), Limit: 10,
+			AfterTime: newest[0].Time, AfterID: newest[0].RequestID, Newest: true})
+		if err != nil || len(before) != 1 || before[0].RequestID != "req-1" {
+			t.Fatalf("Audit newest first, after the newest = %+v, %v", before, err)
+		}
 		window, err := s.Audit(ctx, keys.AuditQuery{AccountID: a.ID, Since: at(90 * time.Second), Until: at(time.Hour), Limit: 10})
 		if err != nil || len(window) != 1 {
 			t.Fatalf("Audit since = %+v, %v", window, err)

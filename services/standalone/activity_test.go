@@ -1,7 +1,9 @@
 package standalone
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -194,5 +196,42 @@ func TestOpenAPIRouteMethods(t *testing.T) {
 	r := g.do(req)
 	if r.status != http.StatusMethodNotAllowed || r.code() != string(contract.CodeMethodNotAllowed) {
 		t.Fatalf("POST /openapi.json: %d %s", r.status, r.raw)
+	}
+}
+
+// TestCLIAuditNewestFirst: `perpgate audit --limit N` shows the newest N
+// entries, `--oldest` the oldest N.
+func TestCLIAuditNewestFirst(t *testing.T) {
+	g := startGateway(t)
+	acct := g.Bootstrap().AccountID
+	for _, lev := range []int{2, 3} {
+		g.ok(map[string]any{"operation": "setLeverage", "market": "BTC", "leverage": lev})
+		time.Sleep(10 * time.Millisecond) // distinct times
+	}
+	g.ok(map[string]any{"operation": "cancelAllOrders", "market": "BTC"})
+	env := map[string]string{"PERPGATE_ADMIN_URL": g.AdminURL(), "PERPGATE_ADMIN_TOKEN": g.Bootstrap().AdminToken}
+	audit := func(extra ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		args := append([]string{"audit", "--account", acct, "--limit", "1"}, extra...)
+		code := Main(context.Background(), args, strings.NewReader(""), &out, &errOut,
+			func(k string) (string, bool) { v, ok := env[k]; return v, ok }, "v-test")
+		var page struct{ Entries []struct{ Operation string } }
+		if err := json.Unmarshal(out.Bytes(), &page); code != 0 || err != nil || len(page.Entries) > 1 {
+			t.Fatalf("audit %v: exit %d, %s %s", extra, code, out.String(), errOut.String())
+		}
+		if len(page.Entries) == 0 {
+			return "" // not written yet
+		}
+		return page.Entries[0].Operation
+	}
+	checkFor(t, 5*time.Second, 50*time.Millisecond, func() error {
+		if got := audit(); got != "cancelAllOrders" {
+			return fmt.Errorf("newest entry %q, want cancelAllOrders", got)
+		}
+		return nil
+	})
+	if got := audit("--oldest"); got != "setLeverage" {
+		t.Errorf("--oldest gave %q, want setLeverage", got)
 	}
 }

@@ -596,9 +596,7 @@ func TestBinanceErrorReasons(t *testing.T) {
 	mark := dec(t, b.ok(map[string]any{"operation": "getMarkPrice", "market": "BTC"})["markPrice"])
 	wrong := b.newCredential(b.Bootstrap().AccountID, contract.Binance, contract.Mainnet, `{"apiKey":"`+simMainKey+`","apiSecret":"wrong-secret"}`)
 
-	if tc := b.ok(map[string]any{"operation": "testCredentials", "credentialId": wrong}); tc["valid"] != false || tc["exchange"] != "binance" {
-		t.Errorf("testCredentials with a wrong secret: %v", tc)
-	}
+	wantRejected(t, b.ok(map[string]any{"operation": "testCredentials", "credentialId": wrong}), contract.Binance, "wrong-secret")
 
 	tests := []struct {
 		name   string

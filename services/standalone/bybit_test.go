@@ -247,9 +247,7 @@ func TestBybitOrderRules(t *testing.T) {
 	}
 
 	wrong := b.newCredential(b.Bootstrap().AccountID, contract.Bybit, contract.Mainnet, `{"apiKey":"`+bybitKey+`","apiSecret":"not-the-secret"}`)
-	if tc := b.ok(map[string]any{"operation": "testCredentials", "credentialId": wrong}); tc["valid"] != false {
-		t.Errorf("wrong secret: %v", tc)
-	}
+	wantRejected(t, b.ok(map[string]any{"operation": "testCredentials", "credentialId": wrong}), contract.Bybit, "not-the-secret")
 }
 
 // TestBybitLostAnswerReconciled: Bybit places the order but its answer is

@@ -36,11 +36,12 @@ Usage:
   perpgate credential create --account ID --exchange X --env mainnet|testnet [--label L] --secret-file F|-
   perpgate credential list --account ID
   perpgate credential delete ID
-  perpgate audit --account ID [--since RFC3339] [--until RFC3339] [--limit N] [--cursor C]
+  perpgate audit --account ID [--since RFC3339] [--until RFC3339] [--limit N] [--cursor C] [--oldest]
   perpgate version | --version
 
-Every command takes --help. Settings are PERPGATE_* environment variables;
-see the README.
+Every command takes --help. Settings are PERPGATE_* environment variables,
+listed in docs/operating.md (Configuration). The admin commands reach the
+admin API at PERPGATE_ADMIN_URL (default http://127.0.0.1:8081).
 `
 
 const serveUsage = `usage: perpgate serve
@@ -52,7 +53,10 @@ limits and the paper exchange. State is kept in PERPGATE_DATA_DIR (default
 ./.perpgate); on first start it creates an account, a paper credential and
 a test key and writes them to bootstrap.json there. PERPGATE_NATS_URL,
 PERPGATE_REDIS_URL and PERPGATE_DATABASE_URL switch to external
-infrastructure. The README lists every setting.
+infrastructure. The admin commands of this CLI find the admin API at
+PERPGATE_ADMIN_URL (default http://127.0.0.1:8081): set it when you move
+PERPGATE_ADMIN_ADDR. Every setting is listed in docs/operating.md
+(Configuration).
 `
 
 // Main runs the perpgate command line and returns the exit status.
@@ -125,7 +129,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	case "account", "key", "credential", "audit":
 		return admin.RunCLI(ctx, args, stdin, stdout, stderr, lookup)
 	case "version", "--version", "-version", "-v":
-		fmt.Fprintln(stdout, version)
+		fmt.Fprintln(stdout, "perpgate", version)
 		return 0
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)

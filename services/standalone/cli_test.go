@@ -25,13 +25,16 @@ func TestCommandHelp(t *testing.T) {
 		{[]string{"-h"}, "perpgate key create"},
 		{[]string{"help"}, "perpgate credential list"},
 		{[]string{"serve", "--help"}, "PERPGATE_LISTEN_ADDR"},
+		{[]string{"serve", "--help"}, "PERPGATE_ADMIN_URL"},
+		{[]string{"serve", "--help"}, "docs/operating.md"},
+		{[]string{"--help"}, "docs/operating.md"},
 		{[]string{"serve", "-h"}, "bootstrap.json"},
 		{[]string{"bench", "--help"}, "-duration"},
 		{[]string{"key", "--help"}, "perpgate key list"},
 		{[]string{"key", "create", "--help"}, "-expires-at"},
 		{[]string{"credential", "delete", "-h"}, "perpgate credential delete ID"},
-		{[]string{"--version"}, "v-test"},
-		{[]string{"version"}, "v-test"},
+		{[]string{"--version"}, "perpgate v-test\n"},
+		{[]string{"version"}, "perpgate v-test\n"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer
@@ -71,5 +74,11 @@ func TestBusyPortNamesSetting(t *testing.T) {
 		func(k string) (string, bool) { v, ok := env[k]; return v, ok }, "v-test")
 	if code != 1 || !strings.Contains(errOut.String(), "PERPGATE_LISTEN_ADDR") || !strings.Contains(errOut.String(), "address already in use") {
 		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+	// The ports are checked first: nothing was bootstrapped into the data dir.
+	for _, name := range []string{"bootstrap.json", "master.key"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("a busy port left %s in a fresh data dir (%v)", name, err)
+		}
 	}
 }

@@ -45,7 +45,7 @@ func TestCredentialIDCase(t *testing.T) {
 			t.Fatalf("a negative size: %d %s", r.status, r.raw)
 		}
 		checkFor(t, 5*time.Second, 50*time.Millisecond, func() error {
-			page, err := g.Keys().AuditLog(context.Background(), acct, time.Time{}, time.Time{}, 50, "")
+			page, err := g.Keys().AuditLog(context.Background(), acct, time.Time{}, time.Time{}, 50, "", false)
 			if err != nil {
 				return err
 			}

@@ -49,10 +49,16 @@ func documentation(t *testing.T) string {
 var exampleObject = regexp.MustCompile(`\{"operation":.*\}`)
 
 // readmeExamples returns the request examples of the README and docs,
-// with the placeholders they use ($CRED, $CID, $ORDER_ID) filled in.
+// with the placeholders they use ($CRED, $CID, $ORDER_ID, and shell-quoted
+// '"$CRED"', '"$ORDER_ID"', '"$ORDER"') filled in.
 func readmeExamples(t *testing.T) []map[string]any {
 	t.Helper()
-	fill := strings.NewReplacer("$CRED", "0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11", "$CID", "cid-1", "$ORDER_ID", "100000001")
+	const cred = "0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11"
+	fill := strings.NewReplacer(
+		// shell-quoted placeholders of the real-exchange section
+		`'"$CRED"'`, cred, `'"$ORDER_ID"'`, "100000001",
+		`'"$ORDER"'`, `"credentialId":"`+cred+`","market":"BTC","side":"BUY","size":"0.002","price":"50000","postOnly":true`,
+		"$CRED", cred, "$CID", "cid-1", "$ORDER_ID", "100000001")
 	var out []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(documentation(t)))
 	for sc.Scan() {

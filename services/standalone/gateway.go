@@ -77,6 +77,10 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 			err = errors.Join(err, g.Close())
 		}
 	}()
+	// Ports first: a busy one must not leave a fresh data dir bootstrapped.
+	if err := checkPorts(g.cfg); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(g.cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
@@ -119,6 +123,25 @@ func (g *Gateway) Start(ctx context.Context) (err error) {
 		return err
 	}
 	printBanner(g.out, boot, created, g.URL(), g.AdminURL(), g.cfg.BootstrapPath())
+	return nil
+}
+
+// checkPorts fails when an address serve will listen on is taken, naming
+// the setting that moves it. The services listen later, so a port taken in
+// between still fails there, with the same advice.
+func checkPorts(cfg Config) error {
+	for _, a := range []struct{ name, addr string }{
+		{"PERPGATE_LISTEN_ADDR", cfg.Edge.ListenAddr}, {"PERPGATE_ADMIN_ADDR", cfg.AdminAddr}, {"PERPGATE_NATS_LISTEN", cfg.NATSListen},
+	} {
+		if a.addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", a.addr)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w; stop what uses it (another perpgate serve?) or set %s to another address", a.name, a.addr, err, a.name)
+		}
+		ln.Close()
+	}
 	return nil
 }
 

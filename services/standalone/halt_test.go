@@ -108,7 +108,7 @@ func TestKillSwitch(t *testing.T) {
 		}
 	}
 
-	page, err := g.Keys().AuditLog(ctx, acct, time.Time{}, time.Time{}, 1000, "")
+	page, err := g.Keys().AuditLog(ctx, acct, time.Time{}, time.Time{}, 1000, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

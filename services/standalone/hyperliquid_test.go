@@ -672,18 +672,17 @@ func TestHyperliquidTestCredentialsWrongAgent(t *testing.T) {
 		// own key signs for that account, so the venue takes its orders
 		// for the wrong account: testCredentials is what catches it.
 		orderRefused bool
+		key          string
 	}{
-		{"unknown key", hlSecret(hlTestAccount, hlStrangerKey, ""), true},
-		{"agent of another account", hlSecret(hlTestAccount, hlMainAgentKey, ""), true},
-		{"another account's own key", hlSecret(hlTestAccount, userKey, ""), false},
+		{"unknown key", hlSecret(hlTestAccount, hlStrangerKey, ""), true, hlStrangerKey},
+		{"agent of another account", hlSecret(hlTestAccount, hlMainAgentKey, ""), true, hlMainAgentKey},
+		{"another account's own key", hlSecret(hlTestAccount, userKey, ""), false, userKey},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cred := e.newCredential(e.Bootstrap().AccountID, contract.Hyperliquid, contract.Testnet, tc.secret)
 			r := e.doWith(e.Bootstrap().APIKey, cred, map[string]any{"operation": "testCredentials"})
-			if r["valid"] != false || r["exchange"] != "hyperliquid" {
-				t.Fatalf("testCredentials: %v", r)
-			}
+			wantRejected(t, r, contract.Hyperliquid, strings.TrimPrefix(tc.key, "0x"))
 			if !tc.orderRefused {
 				return
 			}

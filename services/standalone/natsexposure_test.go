@@ -43,7 +43,7 @@ func TestEmbeddedNATSListenRequiresUsers(t *testing.T) {
 		g.ok(map[string]any{"operation": "getMarkPrice", "market": "BTC"})
 		g.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": "1000"})
 		checkFor(t, 10*time.Second, 50*time.Millisecond, func() error {
-			page, err := g.Keys().AuditLog(context.Background(), g.Bootstrap().AccountID, time.Time{}, time.Time{}, 10, "")
+			page, err := g.Keys().AuditLog(context.Background(), g.Bootstrap().AccountID, time.Time{}, time.Time{}, 10, "", false)
 			if err != nil {
 				return err
 			}

@@ -224,9 +224,7 @@ func TestOKXOrderRules(t *testing.T) {
 	}
 
 	wrong := o.newCredential(o.Bootstrap().AccountID, contract.OKX, contract.Mainnet, `{"apiKey":"`+okxKey+`","apiSecret":"`+okxSecret+`","passphrase":"not-it"}`)
-	if tc := o.ok(map[string]any{"operation": "testCredentials", "credentialId": wrong}); tc["valid"] != false {
-		t.Errorf("wrong passphrase: %v", tc)
-	}
+	wantRejected(t, o.ok(map[string]any{"operation": "testCredentials", "credentialId": wrong}), contract.OKX, "not-it")
 
 	o.sim.SetAccountMode(okxKey, "1", "net_mode")
 	r := o.do(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": far})

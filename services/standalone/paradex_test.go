@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -96,9 +97,12 @@ func TestParadexAllOperations(t *testing.T) {
 	requireFields(t, "getFeeInfo", p.ok(map[string]any{"operation": "getFeeInfo", "market": "BTC"}), map[string]kind{"makerFee": decStr, "takerFee": decStr})
 	bal := p.ok(map[string]any{"operation": "getBalance"})
 	requireFields(t, "getBalance", bal, map[string]kind{"equity": decStr, "freeCollateral": decStr, "accountValue": decStr})
-	if tc := p.ok(map[string]any{"operation": "testCredentials"}); tc["valid"] != true || tc["exchange"] != "paradex" {
+	if tc := p.ok(map[string]any{"operation": "testCredentials"}); tc["valid"] != true || tc["exchange"] != "paradex" || tc["reason"] != nil {
 		t.Errorf("testCredentials: %v", tc)
 	}
+	otherKey := "0x" + strings.Repeat("3", 62)
+	wrong := p.newCredential(p.Bootstrap().AccountID, contract.Paradex, contract.Mainnet, `{"accountAddress":"`+pdxAddress+`","starkPrivateKey":"`+otherKey+`"}`)
+	wantRejected(t, p.ok(map[string]any{"operation": "testCredentials", "credentialId": wrong}), contract.Paradex, otherKey)
 	if lev := p.ok(map[string]any{"operation": "setLeverage", "market": "BTC", "leverage": 5}); lev["leverage"] != float64(5) {
 		t.Errorf("setLeverage: %v", lev)
 	}

@@ -57,21 +57,11 @@ func TestQuickstart(t *testing.T) {
 	}
 
 	// The README's blocks, in order, as a reader pastes them.
-	doc := readme(t)
-	start, end := strings.Index(doc, "\n## Quickstart"), strings.Index(doc, "\n## Documentation")
-	if start < 0 || end < start {
-		t.Fatal("README has no Quickstart section before Documentation")
-	}
-	blocks := regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(doc[start:end], -1)
+	blocks := readmeBlocks(t, "Quickstart", "Trade on a real exchange")
 	if len(blocks) < 5 {
 		t.Fatalf("the quickstart has %d shell blocks", len(blocks))
 	}
-	var script strings.Builder
-	script.WriteString("set -euo pipefail\n")
-	for _, b := range blocks {
-		script.WriteString(b[1])
-	}
-	s := script.String()
+	s := "set -euo pipefail\n" + strings.Join(blocks, "")
 	if !strings.Contains(s, "PG=http://localhost:8080\n") {
 		t.Fatal("the quickstart does not set PG=http://localhost:8080")
 	}
@@ -117,4 +107,20 @@ func TestQuickstart(t *testing.T) {
 		calls.WriteString(strings.ReplaceAll(line, "$ORDER_ID", "'\"$ORDER_ID\"'"))
 	}
 	run("docs/api.md examples", calls.String())
+}
+
+// readmeBlocks returns the shell blocks of the README from the section
+// titled from up to the one titled to, in order.
+func readmeBlocks(t *testing.T, from, to string) []string {
+	t.Helper()
+	doc := readme(t)
+	start, end := strings.Index(doc, "\n## "+from+"\n"), strings.Index(doc, "\n## "+to+"\n")
+	if start < 0 || end < start {
+		t.Fatalf("README has no section %q before %q", from, to)
+	}
+	var out []string
+	for _, b := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(doc[start:end], -1) {
+		out = append(out, b[1])
+	}
+	return out
 }

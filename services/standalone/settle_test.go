@@ -26,7 +26,7 @@ func TestPendingAuditSettledAtStart(t *testing.T) {
 	acct := g.Bootstrap().AccountID
 	var entry contract.AuditEntry
 	testenv.Poll(t, "the placement's final audit entry", 5*time.Second, func() error {
-		page, err := g.Keys().AuditLog(context.Background(), acct, time.Time{}, time.Time{}, 100, "")
+		page, err := g.Keys().AuditLog(context.Background(), acct, time.Time{}, time.Time{}, 100, "", false)
 		for _, e := range page.Entries {
 			if e.Operation == contract.OpPlaceLimitOrder && e.Code == "OK" {
 				entry = e
@@ -55,7 +55,7 @@ func TestPendingAuditSettledAtStart(t *testing.T) {
 	}
 	again := startGateway(t, func(c *Config) { c.DataDir = dir })
 	testenv.Poll(t, "the PENDING entry settled", 10*time.Second, func() error {
-		page, err := again.Keys().AuditLog(context.Background(), acct, time.Time{}, time.Time{}, 100, "")
+		page, err := again.Keys().AuditLog(context.Background(), acct, time.Time{}, time.Time{}, 100, "", false)
 		for _, e := range page.Entries {
 			if e.RequestID == entry.RequestID {
 				if e.Code != "OK" || len(e.OrderIDs) != 1 || e.OrderIDs[0] != placed["orderId"] {

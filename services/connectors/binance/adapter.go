@@ -430,14 +430,10 @@ func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connec
 func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (bool, error) {
 	k, err := credKeys(c)
 	if err != nil {
-		return false, nil
+		return false, connector.BadSecret(contract.Binance)
 	}
 	if _, err := a.accountConfig(ctx, c, k); err != nil {
-		if ce, ok := contract.AsError(err); ok && ce.Code == contract.CodeExchangeError &&
-			(ce.Reason == contract.ReasonAuthenticationFailed || ce.Reason == contract.ReasonPermissionDenied) {
-			return false, nil
-		}
-		return false, err
+		return false, connector.RejectedBy(err)
 	}
 	return true, nil
 }

@@ -408,18 +408,14 @@ func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connec
 // which lacks the former. A rejected key is valid:false.
 func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (bool, error) {
 	if _, err := credKeys(c); err != nil {
-		return false, nil
+		return false, connector.BadSecret(contract.Bybit)
 	}
 	path := "/v5/user/query-api"
 	if demo(c) {
 		path = "/v5/account/info"
 	}
 	if err := a.get(ctx, c, path, nil, nil); err != nil {
-		if ce, ok := contract.AsError(err); ok && ce.Code == contract.CodeExchangeError &&
-			(ce.Reason == contract.ReasonAuthenticationFailed || ce.Reason == contract.ReasonPermissionDenied) {
-			return false, nil
-		}
-		return false, err
+		return false, connector.RejectedBy(err)
 	}
 	return true, nil
 }

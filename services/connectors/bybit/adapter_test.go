@@ -282,10 +282,10 @@ func TestCredentialsAndEnvironments(t *testing.T) {
 	if ok, err := f.a.TestCredentials(ctx, f.cred); !ok || err != nil {
 		t.Fatalf("good credential: %v, %v", ok, err)
 	}
-	if ok, err := f.a.TestCredentials(ctx, credential(contract.Mainnet, testKey, "wrong-secret", false)); ok || err != nil {
+	if ok, err := f.a.TestCredentials(ctx, credential(contract.Mainnet, testKey, "wrong-secret", false)); ok || !connector.IsRejected(err) {
 		t.Fatalf("wrong secret: %v, %v; want valid:false", ok, err)
 	}
-	if ok, err := f.a.TestCredentials(ctx, credential(contract.Mainnet, "unknown-key", testSecret, false)); ok || err != nil {
+	if ok, err := f.a.TestCredentials(ctx, credential(contract.Mainnet, "unknown-key", testSecret, false)); ok || !connector.IsRejected(err) {
 		t.Fatalf("unknown key: %v, %v; want valid:false", ok, err)
 	}
 

@@ -507,16 +507,23 @@ func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connec
 func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (bool, error) {
 	acct, err := a.account(c)
 	if err != nil {
-		return false, nil
+		return false, connector.BadSecret(contract.Hyperliquid)
 	}
 	var role UserRole
 	if err := a.info(ctx, c, map[string]any{"type": "userRole", "user": acct.agent}, &role); err != nil {
-		return false, err
+		return false, connector.RejectedBy(err)
 	}
-	if acct.agent == acct.master {
-		return role.Role == "user", nil
+	switch {
+	case acct.agent == acct.master && role.Role != "user":
+		return false, connector.Rejected("UNKNOWN_ACCOUNT",
+			"hyperliquid knows no account %s (its role is %q): deposit to it first, or check accountAddress", acct.master, role.Role)
+	case acct.agent == acct.master:
+		return true, nil
+	case role.Role != "agent" || role.Data == nil || !strings.EqualFold(role.Data.User, acct.master):
+		return false, connector.Rejected("AGENT_NOT_APPROVED",
+			"the key's address %s is not an API wallet (agent) approved by account %s: approve it on hyperliquid's API page, or store the agent of that account", acct.agent, acct.master)
 	}
-	return role.Role == "agent" && role.Data != nil && strings.EqualFold(role.Data.User, acct.master), nil
+	return true, nil
 }
 
 // mid returns the coin's mid price from allMids.

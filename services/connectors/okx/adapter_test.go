@@ -274,7 +274,7 @@ func TestTestCredentials(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := f.a.TestCredentials(context.Background(), tt.cred)
-			if err != nil || got != tt.want {
+			if got != tt.want || (tt.want && err != nil) || (!tt.want && !connector.IsRejected(err)) {
 				t.Errorf("got %v, %v; want %v", got, err, tt.want)
 			}
 		})

@@ -454,16 +454,12 @@ func (a *Adapter) fills(ctx context.Context, c connector.Credential, q url.Value
 func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (bool, error) {
 	acct, err := decode(c)
 	if err != nil {
-		return false, nil
+		return false, connector.BadSecret(contract.Paradex)
 	}
 	// Always a new token: the key is what is being tested.
 	h := a.c.host(a.base(c))
 	if _, err := a.c.authenticate(ctx, h, acct); err != nil {
-		if ce, ok := contract.AsError(err); ok && ce.Code == contract.CodeExchangeError &&
-			(ce.Reason == contract.ReasonAuthenticationFailed || ce.Reason == contract.ReasonPermissionDenied) {
-			return false, nil
-		}
-		return false, err
+		return false, connector.RejectedBy(err)
 	}
 	return true, nil
 }

@@ -7,11 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -40,7 +42,7 @@ const cliUsage = `usage:
   perpgate credential create --account ID --exchange X --env mainnet|testnet [--label L] --secret-file F|-
   perpgate credential list --account ID
   perpgate credential delete ID
-  perpgate audit --account ID [--since RFC3339] [--until RFC3339] [--limit N] [--cursor C]
+  perpgate audit --account ID [--since RFC3339] [--until RFC3339] [--limit N] [--cursor C] [--oldest]
 
 Guards: --read-only true|false, --allowed-markets BTC-USDT-PERP,ETH,..,
 --max-order-notional N, --max-daily-notional N, --max-position-notional N
@@ -112,13 +114,22 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var ce *contract.Error
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		c.printHelp(args[0] + " " + args[1])
+		c.printHelp(c.stdout, args[0]+" "+args[1])
 		return ExitOK
+	case errors.As(err, &ue) && c.fs != nil: // a known command: its own usage
+		fmt.Fprintf(stderr, "perpgate: %s\n\n", ue.msg)
+		c.printHelp(stderr, args[0]+" "+args[1])
+		return ExitUsage
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "perpgate: %s\n\n%s", ue.msg, cliUsage)
 		return ExitUsage
 	case errors.As(err, &ce):
 		writeJSON(stderr, errorResponse{Success: false, Error: ce})
+		return ExitError
+	case unreachable(err):
+		fmt.Fprintf(stderr, "perpgate: cannot reach the admin API at %s (PERPGATE_ADMIN_URL): nothing answers there. "+
+			"Is `perpgate serve` running? It serves the admin API on PERPGATE_ADMIN_ADDR (default 127.0.0.1:8081); "+
+			"start it, or set PERPGATE_ADMIN_URL to where it listens.\n", baseURL)
 		return ExitError
 	case err != nil:
 		fmt.Fprintf(stderr, "perpgate: %v\n", err)
@@ -154,17 +165,17 @@ func groupUsage(group string) string {
 	return "usage:\n" + b.String() + "\nRun `perpgate " + group + " <command> --help` for a command's flags.\n"
 }
 
-// printHelp prints one command's usage line and flags to stdout.
-func (c *cli) printHelp(cmd string) {
+// printHelp prints one command's usage line and flags to w.
+func (c *cli) printHelp(w io.Writer, cmd string) {
 	cmd = strings.TrimSpace(cmd)
-	fmt.Fprint(c.stdout, "usage:\n")
+	fmt.Fprint(w, "usage:\n")
 	for _, line := range strings.Split(cliUsage, "\n") {
 		if strings.HasPrefix(line, "  perpgate "+cmd+" ") || line == "  perpgate "+cmd {
-			fmt.Fprintln(c.stdout, line)
+			fmt.Fprintln(w, line)
 		}
 	}
 	if c.fs != nil {
-		fmt.Fprintln(c.stdout, "\nflags:")
+		fmt.Fprintln(w, "\nflags:")
 		shown, aliases := flag.NewFlagSet(c.fs.Name(), flag.ContinueOnError), false
 		c.fs.VisitAll(func(f *flag.Flag) {
 			if isGuardAlias(f.Name) {
@@ -173,13 +184,41 @@ func (c *cli) printHelp(cmd string) {
 			}
 			shown.Var(f.Value, f.Name, f.Usage)
 		})
-		shown.SetOutput(c.stdout)
+		shown.SetOutput(w)
 		shown.PrintDefaults()
 		if aliases {
-			fmt.Fprintln(c.stdout, "\nThe guard flags' camelCase spellings (--maxOrderNotional) work too; none removes a limit.")
+			fmt.Fprintln(w, "\nThe guard flags' camelCase spellings (--maxOrderNotional) work too; none removes a limit.")
 		}
 	}
-	fmt.Fprintf(c.stdout, "\nIt talks to the admin API at PERPGATE_ADMIN_URL (default %s) with PERPGATE_ADMIN_TOKEN.\n", DefaultURL)
+	if cmd == "credential create" {
+		writeSecretFields(w)
+	}
+	fmt.Fprintf(w, "\nIt talks to the admin API at PERPGATE_ADMIN_URL (default %s) with PERPGATE_ADMIN_TOKEN.\n", DefaultURL)
+}
+
+// exchangeIDs lists the exchange ids, "a, b or c".
+func exchangeIDs() string {
+	ids := make([]string, len(contract.Exchanges))
+	for i, x := range contract.Exchanges {
+		ids[i] = string(x)
+	}
+	return strings.Join(ids[:len(ids)-1], ", ") + " or " + ids[len(ids)-1]
+}
+
+// writeSecretFields lists each exchange's secret fields for --secret-file.
+func writeSecretFields(w io.Writer) {
+	fmt.Fprintln(w, "\nThe secret file holds one JSON object; its fields by exchange (? optional):")
+	for _, x := range contract.Exchanges {
+		fmt.Fprintf(w, "  %-12s %s\n", x, strings.Join(contract.SecretFields[x], ", "))
+	}
+}
+
+// unreachable reports a transport error where nothing answered: a refused
+// connection, an unknown host or a timeout.
+func unreachable(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &op) || errors.As(err, &dns)
 }
 
 // ready reports a missing admin token; commands call it after their flags
@@ -395,8 +434,9 @@ func (c *cli) audit(ctx context.Context, args []string) (any, error) {
 	account := fs.String("account", "", "account id")
 	since := fs.String("since", "", "first time, RFC 3339")
 	until := fs.String("until", "", "end time (excluded), RFC 3339")
-	limit := fs.String("limit", "", "entries per page, 1 to 1000 (default 100)")
+	limit := fs.String("limit", "", "entries per page, 1 to 1000 (default 100): the newest N unless --oldest")
 	cursor := fs.String("cursor", "", "nextCursor of the previous page")
+	oldest := fs.Bool("oldest", false, "list the oldest entries first (default: the newest first)")
 	if _, err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -406,7 +446,10 @@ func (c *cli) audit(ctx context.Context, args []string) (any, error) {
 	if err := c.ready(); err != nil {
 		return nil, err
 	}
-	q := url.Values{}
+	q := url.Values{"order": {"newest"}}
+	if *oldest {
+		q.Set("order", "oldest")
+	}
 	for k, v := range map[string]string{"since": *since, "until": *until, "limit": *limit, "cursor": *cursor} {
 		if v != "" {
 			q.Set(k, v)
@@ -535,7 +578,7 @@ func (c *cli) keyRevoke(ctx context.Context, args []string) (any, error) {
 func (c *cli) credentialCreate(ctx context.Context, args []string) (any, error) {
 	fs := c.flags("credential create")
 	account := fs.String("account", "", "account id")
-	exchange := fs.String("exchange", "", "exchange")
+	exchange := fs.String("exchange", "", "exchange id: "+exchangeIDs())
 	env := fs.String("env", "", "mainnet or testnet")
 	label := fs.String("label", "", "label")
 	secretFile := fs.String("secret-file", "", "file holding the secret JSON object, - for stdin")

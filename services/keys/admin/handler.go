@@ -200,7 +200,8 @@ func (h *handler) keyUsage(c echo.Context) error {
 }
 
 // audit answers a page of an account's audit trail: since and until are
-// RFC 3339 times, limit defaults to 100, cursor continues a listing.
+// RFC 3339 times, limit defaults to 100, cursor continues a listing,
+// order=newest lists newest first (pass it again with the cursor).
 func (h *handler) audit(c echo.Context) error {
 	var since, until time.Time
 	for _, p := range []struct {
@@ -223,7 +224,15 @@ func (h *handler) audit(c echo.Context) error {
 		}
 		limit = n
 	}
-	page, err := h.backend.AuditLog(c.Request().Context(), c.Param("id"), since, until, limit, c.QueryParam("cursor"))
+	var newest bool
+	switch c.QueryParam("order") {
+	case "", "oldest":
+	case "newest":
+		newest = true
+	default:
+		return contract.Errorf(contract.CodeInvalidRequest, "order must be newest or oldest (the default)")
+	}
+	page, err := h.backend.AuditLog(c.Request().Context(), c.Param("id"), since, until, limit, c.QueryParam("cursor"), newest)
 	if err != nil {
 		return err
 	}

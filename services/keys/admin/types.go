@@ -22,7 +22,7 @@ type Backend interface {
 	UpdateKeyGuards(ctx context.Context, keyID string, patch map[string]json.RawMessage) (contract.KeyInfo, error)
 	HaltKey(ctx context.Context, keyID string, req contract.HaltRequest) (contract.HaltResult, error)
 	KeyUsage(ctx context.Context, keyID string, days int) ([]contract.UsageDay, error)
-	AuditLog(ctx context.Context, accountID string, since, until time.Time, limit int, cursor string) (contract.AuditPage, error)
+	AuditLog(ctx context.Context, accountID string, since, until time.Time, limit int, cursor string, newest bool) (contract.AuditPage, error)
 	CreateCredential(ctx context.Context, accountID string, req CredentialRequest) (contract.CredentialInfo, error)
 	ListCredentials(ctx context.Context, accountID string) ([]contract.CredentialInfo, error)
 	DeleteCredential(ctx context.Context, credentialID string) error

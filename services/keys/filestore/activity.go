@@ -182,6 +182,9 @@ func (s *Store) Audit(ctx context.Context, q keys.AuditQuery) ([]contract.AuditE
 	slices.SortFunc(out, func(a, b contract.AuditEntry) int {
 		return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.RequestID, b.RequestID))
 	})
+	if q.Newest {
+		slices.Reverse(out)
+	}
 	if len(out) > q.Limit {
 		out = out[:q.Limit]
 	}

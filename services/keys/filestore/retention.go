@@ -191,7 +191,7 @@ func (s *Store) readAudit(q keys.AuditQuery, byID map[string]contract.AuditEntry
 		return err
 	}
 	from := q.Since
-	if q.AfterTime.After(from) {
+	if q.AfterTime.After(from) && !q.Newest {
 		from = q.AfterTime
 	}
 	for i, seg := range segs {
@@ -213,7 +213,7 @@ func (s *Store) readAudit(q keys.AuditQuery, byID map[string]contract.AuditEntry
 			}
 			next = nix.First
 		}
-		if last, full := pageEnd(byID, q); full && !next.IsZero() && next.After(last) {
+		if last, full := pageEnd(byID, q); !q.Newest && full && !next.IsZero() && next.After(last) {
 			return nil
 		}
 	}
@@ -242,5 +242,8 @@ func onPage(e contract.AuditEntry, q keys.AuditQuery) bool {
 		return false
 	}
 	c := e.Time.Compare(q.AfterTime)
+	if q.Newest {
+		return c < 0 || c == 0 && e.RequestID < q.AfterID
+	}
 	return c > 0 || c == 0 && e.RequestID > q.AfterID
 }

@@ -82,11 +82,14 @@ func (s *Store) PutAudit(ctx context.Context, e contract.AuditEntry) error {
 
 // Audit implements keys.Store.
 func (s *Store) Audit(ctx context.Context, q keys.AuditQuery) ([]contract.AuditEntry, error) {
+	page := `(at, request_id) > ($4, $5) ORDER BY at, request_id`
+	if q.Newest {
+		page = `(at, request_id) < ($4, $5) ORDER BY at DESC, request_id DESC`
+	}
 	rows, err := s.pool.Query(ctx, `SELECT request_id, account_id::text, at, key_id, key_display, credential_id,
 			exchange, operation, params, code, message, order_ids, duration_ms, via
 		FROM audit_log
-		WHERE account_id = $1 AND at >= $2 AND at < $3 AND (at, request_id) > ($4, $5)
-		ORDER BY at, request_id LIMIT $6`,
+		WHERE account_id = $1 AND at >= $2 AND at < $3 AND `+page+` LIMIT $6`,
 		q.AccountID, q.Since, q.Until, q.AfterTime, q.AfterID, q.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("select audit entries: %w", err)

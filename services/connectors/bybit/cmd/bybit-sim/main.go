@@ -15,8 +15,17 @@ import (
 )
 
 func main() {
-	connector.SimulatorMain("bybit simulator", "PERPGATE_BYBIT_SIM_ADDR", "127.0.0.1:8096", func(lookup func(string) (string, bool)) (http.Handler, error) {
+	connector.SimulatorMain("bybit simulator", "PERPGATE_BYBIT_SIM_ADDR", "127.0.0.1:8096", usage, func(lookup func(string) (string, bool)) (http.Handler, error) {
 		keys, err := connector.SimKeys(lookup, "PERPGATE_BYBIT_SIM_KEYS")
 		return sim.New(sim.Config{Keys: keys}), err
 	})
 }
+
+const usage = `usage: bybit-sim
+
+A simulated Bybit v5 REST API for USDT perpetuals on the paper engine; point
+PERPGATE_BYBIT_URL at it. Settings (environment):
+  PERPGATE_BYBIT_SIM_ADDR  listen address (default 127.0.0.1:8096)
+  PERPGATE_BYBIT_SIM_KEYS  apiKey:apiSecret pairs, comma separated
+                           (default sim-api-key:sim-api-secret)
+`

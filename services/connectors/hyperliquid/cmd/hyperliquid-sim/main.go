@@ -15,11 +15,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid/sim"
 	"github.com/shopspring/decimal"
 )
 
 func main() {
+	if code, done := connector.SimulatorArgs(os.Args[1:], usage, os.Stdout, os.Stderr); done {
+		os.Exit(code)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx); err != nil {
@@ -27,6 +31,15 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+const usage = `usage: hyperliquid-sim
+
+A simulated Hyperliquid (/info, /exchange) for local runs; point
+PERPGATE_HYPERLIQUID_URL at it. Settings (environment):
+  HYPERLIQUID_SIM_ADDR     listen address (default 127.0.0.1:8091)
+  HYPERLIQUID_SIM_ACCOUNT  address of a funded account to register
+  HYPERLIQUID_SIM_AGENT    agent address that account approves (both networks)
+`
 
 func run(ctx context.Context) error {
 	addr := os.Getenv("HYPERLIQUID_SIM_ADDR")

@@ -21,7 +21,7 @@ import (
 const defaultKeys = "sim-api-key:sim-api-secret:sim-passphrase,sim-demo-key:sim-demo-secret:sim-passphrase:demo"
 
 func main() {
-	connector.SimulatorMain("okx simulator", "PERPGATE_OKX_SIM_ADDR", "127.0.0.1:8097", func(lookup func(string) (string, bool)) (http.Handler, error) {
+	connector.SimulatorMain("okx simulator", "PERPGATE_OKX_SIM_ADDR", "127.0.0.1:8097", usage, func(lookup func(string) (string, bool)) (http.Handler, error) {
 		raw, ok := lookup("PERPGATE_OKX_SIM_KEYS")
 		if !ok || raw == "" {
 			raw = defaultKeys
@@ -37,3 +37,14 @@ func main() {
 		return sim.New(sim.Config{Keys: keys}), nil
 	})
 }
+
+const usage = `usage: okx-sim
+
+A simulated OKX v5 REST API for USDT-margined swaps on the paper engine; point
+PERPGATE_OKX_URL at it. Settings (environment):
+  PERPGATE_OKX_SIM_ADDR  listen address (default 127.0.0.1:8097)
+  PERPGATE_OKX_SIM_KEYS  apiKey:apiSecret:passphrase[:demo] entries, comma
+                         separated; :demo marks a demo-trading key (default
+                         sim-api-key:sim-api-secret:sim-passphrase and
+                         sim-demo-key:sim-demo-secret:sim-passphrase:demo)
+`

@@ -18,7 +18,7 @@ import (
 )
 
 func main() {
-	connector.SimulatorMain("paradex simulator", "PERPGATE_PARADEX_SIM_ADDR", "127.0.0.1:8098", func(lookup func(string) (string, bool)) (http.Handler, error) {
+	connector.SimulatorMain("paradex simulator", "PERPGATE_PARADEX_SIM_ADDR", "127.0.0.1:8098", usage, func(lookup func(string) (string, bool)) (http.Handler, error) {
 		var cfg sim.Config
 		if v, ok := lookup("PERPGATE_PARADEX_SIM_CHAIN"); ok && v != "" {
 			cfg.ChainID = v
@@ -38,3 +38,13 @@ func main() {
 		return s, nil
 	})
 }
+
+const usage = `usage: paradex-sim
+
+A simulated Paradex REST v1 API on the paper engine; point PERPGATE_PARADEX_URL
+at http://<addr>/v1. Settings (environment):
+  PERPGATE_PARADEX_SIM_ADDR      listen address (default 127.0.0.1:8098)
+  PERPGATE_PARADEX_SIM_ACCOUNTS  accountAddress:starkPublicKey pairs, comma
+                                 separated (0x hex; default none)
+  PERPGATE_PARADEX_SIM_CHAIN     starknet_chain_id (default PRIVATE_SN_PARACLEAR_MAINNET)
+`
