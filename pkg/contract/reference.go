@@ -59,6 +59,17 @@ var Examples = []Example{
 	{Operation: OpSetDeadManSwitch, Params: `"market":"BTC-USD-PERP","timeoutSeconds":0`, Note: "0 turns the switch off."},
 }
 
+// firstExample is the first example of operation name: the shell
+// function's own example is a plain read that answers on any account.
+func firstExample(name string) Example {
+	for _, e := range Examples {
+		if e.Operation == name {
+			return e
+		}
+	}
+	panic("contract: no example of " + name)
+}
+
 // Body returns the example's request body with credentialId set to cred.
 func (e Example) Body(cred string) string {
 	if e.NoCredential() && e.Params == "" {
@@ -112,7 +123,7 @@ func Reference() []byte {
 	w("`.perpgate/bootstrap.json` (`jq` reads it):\n\n")
 	w("```sh\nexport PG=http://localhost:8080 KEY=$(jq -r .apiKey .perpgate/bootstrap.json) CRED=$(jq -r .credentialId .perpgate/bootstrap.json)\n")
 	w("v1() { curl -s \"$PG/v1\" -H \"X-API-Key: $KEY\" -H 'Content-Type: application/json' -d \"${1//\\$CRED/$CRED}\"; echo; }\n")
-	w("v1 '%s'\n```\n\n", Examples[0].Body("$CRED"))
+	w("v1 '%s'\n```\n\n", firstExample(OpGetMarkPrice).Body("$CRED"))
 	w("`$ORDER_ID` in the modifyOrder, cancelOrder and waitForOrder examples stands for the `orderId` the resting limit order answered.\n\n")
 
 	w("## Operations\n\n| operation | MCP tool | minimum tier | |\n|---|---|---|---|\n")
