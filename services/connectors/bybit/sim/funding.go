@@ -22,13 +22,9 @@ func (s *Server) transactionLog(q *req) (any, *apiErr) {
 	if c := q.get("category"); c != "" && c != "linear" {
 		return nil, errf(10001, "params error: category only support linear here")
 	}
-	limit := 20
-	if v := q.get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 50 {
-			return nil, errf(10001, "params error: limit must be 1-50")
-		}
-		limit = n
+	limit, e := q.limit(20, 50)
+	if e != nil {
+		return nil, e
 	}
 	if s.cfg.PageCap > 0 {
 		limit = min(limit, s.cfg.PageCap)

@@ -90,13 +90,9 @@ func (s *Server) instruments(q *req) (any, *apiErr) {
 	rows = append(rows,
 		instrumentRow("BTCPERP", "LinearPerpetual", "BTC", "USDC", d("0.5"), d("0.001"), d("1"), d("100"), 100),
 		instrumentRow("BTCUSDT-26DEC25", "LinearFutures", "BTC", "USDT", d("0.5"), d("0.001"), d("5"), d("100"), 50))
-	limit := 500
-	if v := q.get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return nil, errf(10001, "params error: limit must be 1-1000")
-		}
-		limit = n
+	limit, e := q.limit(500, 1000)
+	if e != nil {
+		return nil, e
 	}
 	start, _ := strconv.Atoi(q.get("cursor"))
 	start = min(max(start, 0), len(rows))
@@ -138,13 +134,9 @@ func (s *Server) orderbook(q *req) (any, *apiErr) {
 	if e != nil {
 		return nil, e
 	}
-	limit := 25
-	if v := q.get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return nil, errf(10001, "params error: limit must be 1-1000")
-		}
-		limit = n
+	limit, e := q.limit(25, 1000)
+	if e != nil {
+		return nil, e
 	}
 	t := q.now.UnixMilli()
 	// While a book stream runs, its numbered book is the answer, so a
@@ -207,13 +199,9 @@ func (s *Server) kline(q *req) (any, *apiErr) {
 	if !ok {
 		return nil, errf(10001, "params error: interval invalid")
 	}
-	limit := 200
-	if v := q.get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return nil, errf(10001, "params error: limit must be 1-1000")
-		}
-		limit = n
+	limit, e := q.limit(200, 1000)
+	if e != nil {
+		return nil, e
 	}
 	cs, err := s.eng.Candles(m.Symbol, iv, min(limit, 1000))
 	if err != nil {
@@ -689,13 +677,9 @@ func (s *Server) listOrders(q *req, realtime bool) (any, *apiErr) {
 	if realtime && id == "" && link == "" && sym == "" && q.get("settleCoin") == "" && q.get("baseCoin") == "" {
 		return nil, errf(10001, "params error: symbol, settleCoin or baseCoin is required")
 	}
-	limit := 20
-	if v := q.get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 50 {
-			return nil, errf(10001, "params error: limit must be 1-50")
-		}
-		limit = n
+	limit, e := q.limit(20, 50)
+	if e != nil {
+		return nil, e
 	}
 	s.mu.Lock()
 	if (id != "" || link != "") && s.lag > 0 { // still in Bybit's intake: not visible yet
@@ -832,13 +816,9 @@ func (s *Server) executions(q *req) (any, *apiErr) {
 	if e := checkCategory(q.get("category")); e != nil {
 		return nil, e
 	}
-	limit := 50
-	if v := q.get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return nil, errf(10001, "params error: limit must be 1-100")
-		}
-		limit = n
+	limit, e := q.limit(50, 100)
+	if e != nil {
+		return nil, e
 	}
 	sym, id, typ := q.get("symbol"), q.get("orderId"), q.get("execType")
 	fills, _ := s.eng.Fills(q.key, sym, 10000)

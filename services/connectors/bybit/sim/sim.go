@@ -185,6 +185,20 @@ type req struct {
 
 func (q *req) get(name string) string { return q.vals.Get(name) }
 
+// limit reads the limit parameter: def when absent, else 1 to most,
+// refused as Bybit does (10001) otherwise.
+func (q *req) limit(def, most int) (int, *apiErr) {
+	v := q.get("limit")
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > most {
+		return 0, errf(10001, "params error: limit must be 1-%d", most)
+	}
+	return n, nil
+}
+
 // decode reads the POST body into v.
 func (q *req) decode(v any) *apiErr {
 	if err := json.Unmarshal(q.body, v); err != nil {
