@@ -54,6 +54,7 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go a.keepListenKey(ctx, cancel, c, k)
+	go pingUser(ctx, ws)
 	for {
 		_, data, err := ws.Read(ctx)
 		if err != nil {
@@ -80,6 +81,30 @@ func (a *Adapter) keepListenKey(ctx context.Context, stop context.CancelCauseFun
 		case <-t.C:
 			if _, err := a.listenKey(ctx, c, k, http.MethodPut); err != nil {
 				stop(fmt.Errorf("binance listen key keepalive: %w", err))
+				return
+			}
+		}
+	}
+}
+
+// userPingEvery: the user data socket may be silent for hours, so a
+// websocket ping (Binance answers pongs; it pings us every 3 minutes)
+// finds a connection that died without closing.
+const userPingEvery = time.Minute
+
+func pingUser(ctx context.Context, ws *websocket.Conn) {
+	t := time.NewTicker(userPingEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := ws.Ping(pctx)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				ws.CloseNow()
 				return
 			}
 		}

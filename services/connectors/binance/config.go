@@ -102,8 +102,10 @@ func (c Config) streamURL(env contract.Environment) string {
 }
 
 // privateURL is env's user data socket base, the listen key appended:
-// the /private route since Binance split its websocket URLs (fact sheet
-// §12).
+// the /private route since Binance split its websocket URLs
+// (…/usds-margined-futures/user-data-streams/Connect). Whether the
+// testnet host kept the legacy /ws/<listenKey> instead is not documented;
+// PERPGATE_BINANCE_WS_URL moves the base, as for the market streams.
 func (c Config) privateURL(env contract.Environment) string {
 	return c.streamURL(env) + "/private/ws"
 }

@@ -28,6 +28,10 @@ const (
 	DemoPrivateURL    = "wss://stream-demo.bybit.com/v5/private"
 )
 
+// privateSilence is how long the socket may send nothing, pongs included,
+// before the feed counts it dead: three missed pings.
+const privateSilence = 3 * pingEvery
+
 // authWindow is how far ahead the auth message's expires lies.
 const authWindow = 10 * time.Second
 
@@ -74,7 +78,7 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	}
 	go pingPrivate(ctx, ws)
 	for {
-		_, data, err := ws.Read(ctx)
+		data, err := readWithin(ctx, ws, privateSilence)
 		if err != nil {
 			return fmt.Errorf("bybit private stream: %w", err)
 		}
@@ -89,6 +93,17 @@ func authSignature(secret, expires string) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte("GET/realtime" + expires))
 	return hex.EncodeToString(m.Sum(nil))
+}
+
+// readWithin reads one frame, giving up after d of silence.
+func readWithin(ctx context.Context, ws *websocket.Conn, d time.Duration) ([]byte, error) {
+	rctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	_, data, err := ws.Read(rctx)
+	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
+		return nil, fmt.Errorf("nothing received for %v", d)
+	}
+	return data, err
 }
 
 func writeJSON(ctx context.Context, ws *websocket.Conn, v any) error {

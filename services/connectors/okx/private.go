@@ -74,7 +74,7 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	f := &privateFeed{a: a, c: c, ready: ready, emit: emit, ws: ws, trades: map[string]bool{}}
 	go f.ping(ctx)
 	for {
-		_, data, err := ws.Read(ctx)
+		data, err := readWithin(ctx, ws, privateSilence)
 		if err != nil {
 			return fmt.Errorf("okx private stream: %w", err)
 		}
@@ -82,6 +82,21 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 			return err
 		}
 	}
+}
+
+// privateSilence is how long the socket may send nothing, pongs included,
+// before the feed counts it dead: three missed pings.
+const privateSilence = 3 * pingEvery
+
+// readWithin reads one frame, giving up after d of silence.
+func readWithin(ctx context.Context, ws *websocket.Conn, d time.Duration) ([]byte, error) {
+	rctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	_, data, err := ws.Read(rctx)
+	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
+		return nil, fmt.Errorf("nothing received for %v", d)
+	}
+	return data, err
 }
 
 func writeJSON(ctx context.Context, ws *websocket.Conn, v any) error {

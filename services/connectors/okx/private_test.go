@@ -75,7 +75,10 @@ func okxFeedScenario(t *testing.T, inst string) {
 		t.Fatalf("last fill %+v, want size %s", le, extra)
 	}
 	pos, _ := feed.Until(t, "the whole position", connectortest.PositionIs(inst, contract.Long, size.String()))
-	feed.Until(t, "the balance", func(d any) bool { b, ok := d.(contract.BalanceEvent); return ok && b.Asset == "USDT" && b.WalletBalance != nil })
+	feed.Until(t, "the balance", func(d any) bool {
+		b, ok := d.(contract.BalanceEvent)
+		return ok && b.Asset == "USDT" && b.WalletBalance != nil
+	})
 
 	sameAsREST(t, f, m, "feed1", size, []contract.FillEvent{fe, last.(contract.FillEvent)}, pos.(contract.PositionEvent))
 
