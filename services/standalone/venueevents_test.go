@@ -79,6 +79,7 @@ func TestVenueAccountEvents(t *testing.T) {
 				{"RefusedLoginIsAnErrorEventRetriedWithBackoff", eventsRefusedLogin},
 			} {
 				if !t.Run(sc.name, func(t *testing.T) { v.t = t; sc.run(t, v) }) {
+					dumpFeedLogs(t, v.testGateway)
 					return // later scenarios start from this one's state
 				}
 			}
@@ -201,10 +202,12 @@ func eventsFollowAnOrder(t *testing.T, v *eventsVenue) {
 	ask := book.Asks[0]
 	extra := v.minSize(v.btc)
 	size := ask.Size.Add(extra)
-	id := v.place("BTC", "BUY", size, ask.Price, "ev-follow-1")
+	// A client id every venue keeps as it is (OKX's clOrdId takes 1-32
+	// letters and digits).
+	id := v.place("BTC", "BUY", size, ask.Price, "evfollow1")
 	canon := "BTC-USDT-PERP"
 	first := s.await(15*time.Second,
-		"order orderId="+id+" status=OPEN filledSize=0 clientOrderId=ev-follow-1 side=BUY type=LIMIT market="+canon+" size="+size.String(),
+		"order orderId="+id+" status=OPEN filledSize=0 clientOrderId=evfollow1 side=BUY type=LIMIT market="+canon+" size="+size.String(),
 		"fill orderId="+id+" liquidity=TAKER market="+canon+" size="+ask.Size.String()+" price="+ask.Price.String(),
 		"order orderId="+id+" status=OPEN filledSize="+ask.Size.String(),
 		"position market="+canon+" side=LONG size="+ask.Size.String())
@@ -469,4 +472,13 @@ func startOKXEvents(t *testing.T) *eventsVenue {
 		drop:    s.DropPrivate, hits: simHits(s.Hits),
 		polls:  []string{"/api/v5/trade/orders-pending", "/api/v5/trade/orders-algo-pending", "/api/v5/account/positions"},
 		logins: s.PrivateDials}
+}
+
+// dumpFeedLogs shows the account feed's log lines of a failed scenario.
+func dumpFeedLogs(t *testing.T, g *testGateway) {
+	for _, l := range strings.Split(g.logs.String(), "\n") {
+		if strings.Contains(l, "account feed") || strings.Contains(l, "account-feed") {
+			t.Log(l)
+		}
+	}
 }
