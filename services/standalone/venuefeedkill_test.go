@@ -153,7 +153,9 @@ func TestVenueAccountFeedMovesOnKill(t *testing.T) {
 					}
 				}
 			}
-			fillOf(buy())
+			if ev := fillOf(buy()); ev.Source != contract.SourceStream {
+				t.Errorf("a fill while the feed is held: source %q, want stream", ev.Source)
+			}
 			holder, other := a, b
 			if b.following.Load() == 1 {
 				holder, other = b, a
@@ -175,7 +177,11 @@ func TestVenueAccountFeedMovesOnKill(t *testing.T) {
 			if took > 5*time.Second {
 				t.Errorf("the feed moved %s after the kill, want within 5 s", took)
 			}
-			fillOf(gap)
+			// No replica followed the venue when it filled: the new holder's
+			// reconcile tells it.
+			if ev := fillOf(gap); ev.Source != contract.SourceReconcile {
+				t.Errorf("the gap's fill: source %q, want reconcile", ev.Source)
+			}
 			after := buy()
 			fillOf(after)
 			s.none(time.Second)
