@@ -3,6 +3,7 @@ package venuekit
 import (
 	"context"
 	"regexp"
+	"sync"
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -69,3 +70,44 @@ func (s Sides) Wire(side contract.Side) string {
 
 // Bps converts a fee rate (0.0002) to basis points (2).
 func Bps(rate decimal.Decimal) decimal.Decimal { return rate.Mul(decimal.NewFromInt(10000)) }
+
+// Lists keeps each host's (or scope's) last Markets answer, so operations
+// that need the market list read it once.
+type Lists struct {
+	mu sync.Mutex
+	m  map[string][]connector.Market
+}
+
+// Set records key's list.
+func (l *Lists) Set(key string, list []connector.Market) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string][]connector.Market{}
+	}
+	l.m[key] = list
+}
+
+// Get is key's last list, or load's answer (load is the adapter's Markets,
+// which Sets it) when there is none yet.
+func (l *Lists) Get(ctx context.Context, key string, load func(context.Context) ([]connector.Market, error)) ([]connector.Market, error) {
+	l.mu.Lock()
+	list := l.m[key]
+	l.mu.Unlock()
+	if list != nil {
+		return list, nil
+	}
+	return load(ctx)
+}
+
+// Levels are up to n book levels of price and size pairs.
+func Levels(in [][2]connector.Decimal, n int) []contract.Level {
+	out := make([]contract.Level, 0, min(len(in), n))
+	for _, l := range in {
+		if len(out) == n {
+			break
+		}
+		out = append(out, contract.Level{l[0].D(), l[1].D()})
+	}
+	return out
+}

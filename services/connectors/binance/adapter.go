@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -22,7 +23,7 @@ type Adapter struct {
 
 	mu    sync.Mutex
 	meta  map[string]map[string]symbolMeta // by REST base, then native symbol
-	lists map[string][]connector.Market    // by REST base: the last Markets answer
+	lists venuekit.Lists                   // by REST base
 	modes map[string]modeEntry             // by REST base + apiKey
 	oi    map[string]oiEntry               // by REST base + symbol
 	hours map[string]hoursEntry            // by REST base: funding intervals of adjusted symbols
@@ -68,7 +69,6 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		cfg:   cfg,
 		c:     newClient(cfg, hc),
 		meta:  map[string]map[string]symbolMeta{},
-		lists: map[string][]connector.Market{},
 		modes: map[string]modeEntry{},
 		oi:    map[string]oiEntry{},
 		hours: map[string]hoursEntry{},
@@ -120,8 +120,9 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	list, meta := marketsFromInfo(info)
 	base := a.base(c)
 	a.c.host(base).gate.SetLimit(weightLimit(info))
+	a.lists.Set(base, list)
 	a.mu.Lock()
-	a.meta[base], a.lists[base] = meta, list
+	a.meta[base] = meta
 	a.mu.Unlock()
 	return list, nil
 }
@@ -234,14 +235,9 @@ func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m conn
 // at a time).
 func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credential) (contract.MarketsResult, error) {
 	base := a.base(c)
-	a.mu.Lock()
-	list := a.lists[base]
-	a.mu.Unlock()
-	if list == nil {
-		var err error
-		if list, err = a.Markets(ctx, c); err != nil {
-			return contract.MarketsResult{}, err
-		}
+	list, err := a.lists.Get(ctx, base, func(ctx context.Context) ([]connector.Market, error) { return a.Markets(ctx, c) })
+	if err != nil {
+		return contract.MarketsResult{}, err
 	}
 	var all []premiumIndex
 	if err := a.public(ctx, c, "/fapi/v1/premiumIndex", nil, 10, &all); err != nil {
@@ -428,14 +424,8 @@ func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connec
 // /fapi/v1/accountConfig, a signed read that checks key and secret; a
 // rejected credential is valid:false. It also learns the position mode.
 func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (bool, error) {
-	k, err := credKeys(c)
-	if err != nil {
-		return false, connector.BadSecret(contract.Binance)
-	}
-	if _, err := a.accountConfig(ctx, c, k); err != nil {
-		return false, connector.RejectedBy(err)
-	}
-	return true, nil
+	return venuekit.CheckKeys(ctx, contract.Binance, func() (*keys, error) { return credKeys(c) },
+		func(ctx context.Context, k *keys) error { _, err := a.accountConfig(ctx, c, k); return err })
 }
 
 func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *keys) (accountConfig, error) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/symbol"
 	"github.com/shopspring/decimal"
@@ -275,22 +276,16 @@ func levels(in [][2]decimal.Decimal, n int) []contract.Level {
 	return out
 }
 
-// clientIDPattern is Binance's rule for newClientOrderId and clientAlgoId
-// (fact sheet §7).
-var clientIDPattern = regexp.MustCompile(`^[.A-Z:/a-z0-9_-]{1,36}$`)
+// clientIDRule is Binance's rule for newClientOrderId and clientAlgoId
+// (fact sheet §7); an id it refuses Binance would reject with -4015.
+var clientIDRule = venuekit.ClientIDRule{Venue: "Binance", Pattern: regexp.MustCompile(`^[.A-Z:/a-z0-9_-]{1,36}$`),
+	Takes: "1 to 36 characters of letters, digits and . : / _ -"}
 
-// checkClientID refuses an id Binance would reject with -4015, before
-// anything is sent.
-func checkClientID(id string) error {
-	if !clientIDPattern.MatchString(id) {
-		return contract.Errorf(contract.CodeInvalidRequest,
-			"field \"clientOrderId\": %q cannot be sent to Binance, which takes 1 to 36 characters of letters, digits and . : / _ -", id)
-	}
-	return nil
-}
+// checkClientID refuses an id Binance would reject, before anything is sent.
+func checkClientID(id string) error { return clientIDRule.Check(id) }
 
 // fmtDec renders a decimal as Binance takes it: plain, no exponent.
 func fmtDec(d decimal.Decimal) string { return d.String() }
 
 // bps converts a fee rate (0.0002) to basis points (2).
-func bps(rate decimal.Decimal) decimal.Decimal { return rate.Mul(decimal.NewFromInt(10000)) }
+func bps(rate decimal.Decimal) decimal.Decimal { return venuekit.Bps(rate) }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -21,7 +22,7 @@ type Adapter struct {
 
 	mu    sync.Mutex
 	meta  map[string]map[string]symbolMeta // by REST base, then native symbol
-	lists map[string][]connector.Market    // by REST base: the last Markets answer
+	lists venuekit.Lists                   // by REST base
 	modes map[string]time.Time             // base + apiKey + symbol → when one-way mode was seen
 }
 
@@ -42,7 +43,6 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		cfg:   cfg,
 		c:     newClient(cfg, hc),
 		meta:  map[string]map[string]symbolMeta{},
-		lists: map[string][]connector.Market{},
 		modes: map[string]time.Time{},
 	}
 }
@@ -134,8 +134,9 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	}
 	list, meta := marketsFromInstruments(all)
 	base := a.base(c)
+	a.lists.Set(base, list)
 	a.mu.Lock()
-	a.meta[base], a.lists[base] = meta, list
+	a.meta[base] = meta
 	a.mu.Unlock()
 	return list, nil
 }
@@ -219,14 +220,9 @@ func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m conn
 // in one call, kept to the listed USDT perpetuals.
 func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credential) (contract.MarketsResult, error) {
 	base := a.base(c)
-	a.mu.Lock()
-	list := a.lists[base]
-	a.mu.Unlock()
-	if list == nil {
-		var err error
-		if list, err = a.Markets(ctx, c); err != nil {
-			return contract.MarketsResult{}, err
-		}
+	list, err := a.lists.Get(ctx, base, func(ctx context.Context) ([]connector.Market, error) { return a.Markets(ctx, c) })
+	if err != nil {
+		return contract.MarketsResult{}, err
 	}
 	var t tickers
 	if err := a.public(ctx, c, "/v5/market/tickers", linear(), &t); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -234,14 +235,8 @@ func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connec
 // passphrase; a rejected credential is valid:false. An account that
 // cannot trade swaps is still valid: trading says what to change.
 func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (bool, error) {
-	k, err := credKeys(c)
-	if err != nil {
-		return false, connector.BadSecret(contract.OKX)
-	}
-	if _, err := a.accountConfig(ctx, c, k); err != nil {
-		return false, connector.RejectedBy(err)
-	}
-	return true, nil
+	return venuekit.CheckKeys(ctx, contract.OKX, func() (*keys, error) { return credKeys(c) },
+		func(ctx context.Context, k *keys) error { _, err := a.accountConfig(ctx, c, k); return err })
 }
 
 func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *keys) (accountConfig, error) {

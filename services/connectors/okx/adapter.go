@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -20,7 +21,7 @@ type Adapter struct {
 
 	mu      sync.Mutex
 	meta    map[string]map[string]instMeta // by scope, then instId
-	lists   map[string][]connector.Market  // by scope
+	lists   venuekit.Lists                 // by scope
 	configs map[string]configEntry         // by scope + apiKey
 }
 
@@ -44,7 +45,7 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
 	return &Adapter{cfg: cfg, c: newClient(cfg, hc), meta: map[string]map[string]instMeta{},
-		lists: map[string][]connector.Market{}, configs: map[string]configEntry{}}
+		configs: map[string]configEntry{}}
 }
 
 // Exchange implements connector.Adapter.
@@ -133,7 +134,8 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	}
 	list, meta := marketsFromInstruments(insts)
 	a.mu.Lock()
-	a.meta[a.scope(c)], a.lists[a.scope(c)] = meta, list
+	a.meta[a.scope(c)] = meta
+	a.lists.Set(a.scope(c), list)
 	a.mu.Unlock()
 	return list, nil
 }
