@@ -24,7 +24,7 @@ type Adapter struct {
 	mu    sync.Mutex
 	meta  map[string]map[string]symbolMeta // by REST base, then native symbol
 	lists venuekit.Lists                   // by REST base
-	modes map[string]modeEntry             // by REST base + apiKey
+	modes venuekit.Memo[bool]              // hedge mode, by REST base + apiKey
 	oi    map[string]oiEntry               // by REST base + symbol
 	hours map[string]hoursEntry            // by REST base: funding intervals of adjusted symbols
 }
@@ -40,11 +40,6 @@ const modeTTL = 5 * time.Minute
 // oiTTL is how long an open-interest reading is reused: Binance has no bulk
 // open-interest endpoint (fact sheet §0 #6), so each symbol costs a call.
 const oiTTL = time.Minute
-
-type modeEntry struct {
-	hedge bool
-	at    time.Time
-}
 
 // hoursTTL is how long the list of symbols with adjusted funding
 // intervals is reused; Binance changes it rarely and announces it.
@@ -69,7 +64,6 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		cfg:   cfg,
 		c:     newClient(cfg, hc),
 		meta:  map[string]map[string]symbolMeta{},
-		modes: map[string]modeEntry{},
 		oi:    map[string]oiEntry{},
 		hours: map[string]hoursEntry{},
 	}
@@ -434,9 +428,7 @@ func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *
 	if err := a.c.do(ctx, base, k, request{method: http.MethodGet, path: "/fapi/v1/accountConfig", signed: true, weight: 5}, &cfg); err != nil {
 		return cfg, err
 	}
-	a.mu.Lock()
-	a.modes[base+" "+k.apiKey] = modeEntry{hedge: cfg.DualSidePosition, at: a.c.now()}
-	a.mu.Unlock()
+	a.modes.Put(base+" "+k.apiKey, cfg.DualSidePosition, a.c.now())
 	return cfg, nil
 }
 
@@ -449,18 +441,15 @@ func (a *Adapter) oneWay(ctx context.Context, c connector.Credential) error {
 	if err != nil {
 		return err
 	}
-	key := a.base(c) + " " + k.apiKey
-	a.mu.Lock()
-	e, ok := a.modes[key]
-	a.mu.Unlock()
-	if !ok || a.c.now().Sub(e.at) >= modeTTL {
+	hedge, ok := a.modes.Get(a.base(c)+" "+k.apiKey, a.c.now(), modeTTL)
+	if !ok {
 		cfg, err := a.accountConfig(ctx, c, k)
 		if err != nil {
 			return err
 		}
-		e.hedge = cfg.DualSidePosition
+		hedge = cfg.DualSidePosition
 	}
-	if e.hedge {
+	if hedge {
 		return errHedgeMode()
 	}
 	return nil
@@ -474,11 +463,7 @@ func errHedgeMode() error {
 
 // forgetMode drops a cached position mode after Binance said it differs (-4061).
 func (a *Adapter) forgetMode(c connector.Credential) {
-	k, err := credKeys(c)
-	if err != nil {
-		return
+	if k, err := credKeys(c); err == nil {
+		a.modes.Forget(a.base(c) + " " + k.apiKey)
 	}
-	a.mu.Lock()
-	delete(a.modes, a.base(c)+" "+k.apiKey)
-	a.mu.Unlock()
 }

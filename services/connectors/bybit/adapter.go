@@ -23,7 +23,7 @@ type Adapter struct {
 	mu    sync.Mutex
 	meta  map[string]map[string]symbolMeta // by REST base, then native symbol
 	lists venuekit.Lists                   // by REST base
-	modes map[string]time.Time             // base + apiKey + symbol → when one-way mode was seen
+	modes venuekit.Memo[bool]              // one-way mode seen, by base + apiKey + symbol
 }
 
 var (
@@ -40,10 +40,9 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
 	return &Adapter{
-		cfg:   cfg,
-		c:     newClient(cfg, hc),
-		meta:  map[string]map[string]symbolMeta{},
-		modes: map[string]time.Time{},
+		cfg:  cfg,
+		c:    newClient(cfg, hc),
+		meta: map[string]map[string]symbolMeta{},
 	}
 }
 
@@ -426,10 +425,7 @@ func (a *Adapter) oneWay(ctx context.Context, c connector.Credential, m connecto
 		return err
 	}
 	key := a.base(c) + " " + k.apiKey + " " + m.Native
-	a.mu.Lock()
-	seen, ok := a.modes[key]
-	a.mu.Unlock()
-	if ok && a.c.now().Sub(seen) < modeTTL {
+	if _, ok := a.modes.Get(key, a.c.now(), modeTTL); ok {
 		return nil
 	}
 	rows, err := a.positionRows(ctx, c, &m)
@@ -441,20 +437,14 @@ func (a *Adapter) oneWay(ctx context.Context, c connector.Credential, m connecto
 			return errHedgeMode(m)
 		}
 	}
-	a.mu.Lock()
-	a.modes[key] = a.c.now()
-	a.mu.Unlock()
+	a.modes.Put(key, true, a.c.now())
 	return nil
 }
 
 func (a *Adapter) forgetMode(c connector.Credential, m connector.Market) {
-	k, err := credKeys(c)
-	if err != nil {
-		return
+	if k, err := credKeys(c); err == nil {
+		a.modes.Forget(a.base(c) + " " + k.apiKey + " " + m.Native)
 	}
-	a.mu.Lock()
-	delete(a.modes, a.base(c)+" "+k.apiKey+" "+m.Native)
-	a.mu.Unlock()
 }
 
 func errHedgeMode(m connector.Market) error {

@@ -247,9 +247,7 @@ func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *
 	if len(cfgs) == 0 {
 		return accountConfig{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "OKX answered /api/v5/account/config without data")
 	}
-	a.mu.Lock()
-	a.configs[a.scope(c)+" "+k.apiKey] = configEntry{cfg: cfgs[0], at: a.c.now()}
-	a.mu.Unlock()
+	a.configs.Put(a.scope(c)+" "+k.apiKey, cfgs[0], a.c.now())
 	return cfgs[0], nil
 }
 
@@ -282,11 +280,8 @@ func (a *Adapter) config(ctx context.Context, c connector.Credential) (accountCo
 	if err != nil {
 		return accountConfig{}, err
 	}
-	a.mu.Lock()
-	e, ok := a.configs[a.scope(c)+" "+k.apiKey]
-	a.mu.Unlock()
-	if ok && a.c.now().Sub(e.at) < configTTL {
-		return e.cfg, nil
+	if cfg, ok := a.configs.Get(a.scope(c)+" "+k.apiKey, a.c.now(), configTTL); ok {
+		return cfg, nil
 	}
 	return a.accountConfig(ctx, c, k)
 }
@@ -294,11 +289,7 @@ func (a *Adapter) config(ctx context.Context, c connector.Credential) (accountCo
 // forgetConfig drops a cached account configuration after OKX said the
 // account mode does not allow an order (51010).
 func (a *Adapter) forgetConfig(c connector.Credential) {
-	k, err := credKeys(c)
-	if err != nil {
-		return
+	if k, err := credKeys(c); err == nil {
+		a.configs.Forget(a.scope(c) + " " + k.apiKey)
 	}
-	a.mu.Lock()
-	delete(a.configs, a.scope(c)+" "+k.apiKey)
-	a.mu.Unlock()
 }

@@ -22,7 +22,7 @@ type Adapter struct {
 	mu      sync.Mutex
 	meta    map[string]map[string]instMeta // by scope, then instId
 	lists   venuekit.Lists                 // by scope
-	configs map[string]configEntry         // by scope + apiKey
+	configs venuekit.Memo[accountConfig]   // by scope + apiKey
 }
 
 var (
@@ -34,18 +34,12 @@ var (
 // configTTL is how long a credential's account configuration is trusted.
 const configTTL = 5 * time.Minute
 
-type configEntry struct {
-	cfg accountConfig
-	at  time.Time
-}
-
 // NewAdapter returns an adapter for cfg; hc nil means connector.NewHTTPClient.
 func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	if hc == nil {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
-	return &Adapter{cfg: cfg, c: newClient(cfg, hc), meta: map[string]map[string]instMeta{},
-		configs: map[string]configEntry{}}
+	return &Adapter{cfg: cfg, c: newClient(cfg, hc), meta: map[string]map[string]instMeta{}}
 }
 
 // Exchange implements connector.Adapter.
