@@ -7,6 +7,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/symbol"
 	"github.com/shopspring/decimal"
 )
 
@@ -110,4 +111,16 @@ func Levels(in [][2]connector.Decimal, n int) []contract.Level {
 		out = append(out, contract.Level{l[0].D(), l[1].D()})
 	}
 	return out
+}
+
+// NewMarket is the market a venue lists as native when the symbol parses
+// and is quoted in quote (the one quote a connector lists); the venue adds
+// its rules (tick, lot, minimums, leverage).
+func NewMarket(native, quote string) (connector.Market, bool) {
+	sym, err := symbol.Parse(native)
+	if err != nil || sym.Quote != quote {
+		return connector.Market{}, false
+	}
+	return connector.Market{Canonical: sym.Canonical(quote), Native: native, Base: sym.Base, Quote: quote,
+		Multiplier: max(sym.Multiplier, 1)}, true
 }

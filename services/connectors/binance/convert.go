@@ -9,7 +9,6 @@ import (
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
-	"github.com/perpgate/perpgate/pkg/symbol"
 	"github.com/shopspring/decimal"
 )
 
@@ -34,16 +33,9 @@ func marketsFromInfo(info exchangeInfo) ([]connector.Market, map[string]symbolMe
 		if s.ContractType != "PERPETUAL" || s.Status != "TRADING" || s.QuoteAsset != quote {
 			continue
 		}
-		sym, err := symbol.Parse(s.Symbol)
-		if err != nil || sym.Quote != quote {
+		m, ok := venuekit.NewMarket(s.Symbol, quote)
+		if !ok {
 			continue
-		}
-		m := connector.Market{
-			Canonical:  sym.Canonical(quote),
-			Native:     s.Symbol,
-			Base:       sym.Base,
-			Quote:      quote,
-			Multiplier: max(sym.Multiplier, 1),
 		}
 		var sm symbolMeta
 		for _, f := range s.Filters {

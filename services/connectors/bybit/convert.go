@@ -8,7 +8,6 @@ import (
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
-	"github.com/perpgate/perpgate/pkg/symbol"
 	"github.com/shopspring/decimal"
 )
 
@@ -35,24 +34,15 @@ func marketsFromInstruments(list []instrument) ([]connector.Market, map[string]s
 		if s.ContractType != "LinearPerpetual" || s.SettleCoin != settle || s.Status != "Trading" {
 			continue
 		}
-		sym, err := symbol.Parse(s.Symbol)
-		if err != nil || sym.Quote != settle {
+		m, ok := venuekit.NewMarket(s.Symbol, settle)
+		if !ok {
 			continue
 		}
-		m := connector.Market{
-			Canonical:   sym.Canonical(settle),
-			Native:      s.Symbol,
-			Base:        sym.Base,
-			Quote:       settle,
-			Multiplier:  max(sym.Multiplier, 1),
-			TickSize:    s.PriceFilter.TickSize.D(),
-			LotSize:     s.LotSizeFilter.QtyStep.D(),
-			MinSize:     s.LotSizeFilter.MinOrderQty.D(),
-			MinNotional: s.LotSizeFilter.MinNotionalValue.D(),
-			// ReduceOnlyBelowMinNotional stays false: the instrument page
-			// states no exemption from minNotionalValue for reduce-only.
-			MaxLeverage: int(s.LeverageFilter.MaxLeverage.D().IntPart()),
-		}
+		m.TickSize, m.LotSize = s.PriceFilter.TickSize.D(), s.LotSizeFilter.QtyStep.D()
+		m.MinSize, m.MinNotional = s.LotSizeFilter.MinOrderQty.D(), s.LotSizeFilter.MinNotionalValue.D()
+		// ReduceOnlyBelowMinNotional stays false: the instrument page
+		// states no exemption from minNotionalValue for reduce-only.
+		m.MaxLeverage = int(s.LeverageFilter.MaxLeverage.D().IntPart())
 		if !m.TickSize.IsPositive() || !m.LotSize.IsPositive() {
 			continue
 		}
