@@ -22,11 +22,10 @@ type Adapter struct {
 	c   *client
 
 	mu    sync.Mutex
-	meta  map[string]map[string]symbolMeta // by REST base, then native symbol
-	lists venuekit.Lists                   // by REST base
-	modes venuekit.Memo[bool]              // hedge mode, by REST base + apiKey
-	oi    map[string]oiEntry               // by REST base + symbol
-	hours map[string]hoursEntry            // by REST base: funding intervals of adjusted symbols
+	lists venuekit.Catalog[symbolMeta] // by REST base: markets and their market-order rules
+	modes venuekit.Memo[bool]          // hedge mode, by REST base + apiKey
+	oi    map[string]oiEntry           // by REST base + symbol
+	hours map[string]hoursEntry        // by REST base: funding intervals of adjusted symbols
 }
 
 var (
@@ -63,7 +62,6 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	return &Adapter{
 		cfg:   cfg,
 		c:     newClient(cfg, hc),
-		meta:  map[string]map[string]symbolMeta{},
 		oi:    map[string]oiEntry{},
 		hours: map[string]hoursEntry{},
 	}
@@ -114,17 +112,13 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	list, meta := marketsFromInfo(info)
 	base := a.base(c)
 	a.c.host(base).gate.SetLimit(weightLimit(info))
-	a.lists.Set(base, list)
-	a.mu.Lock()
-	a.meta[base] = meta
-	a.mu.Unlock()
+	a.lists.Put(base, list, meta)
 	return list, nil
 }
 
 func (a *Adapter) symbolMeta(c connector.Credential, native string) symbolMeta {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.meta[a.base(c)][native]
+	m, _ := a.lists.Rules(a.base(c), native)
+	return m
 }
 
 // GetOrderbook implements connector.Adapter. Binance takes only some book
