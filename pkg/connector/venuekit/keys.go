@@ -2,6 +2,8 @@ package venuekit
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -27,4 +29,12 @@ func CheckKeys[K any](ctx context.Context, x contract.Exchange, keys func() (K, 
 		return false, connector.RejectedBy(err)
 	}
 	return true, nil
+}
+
+// HMACSHA256 is the HMAC-SHA256 of payload under secret, the signature
+// the API-key venues (Binance, Bybit, OKX) encode as hex or base64.
+func HMACSHA256(secret, payload string) []byte {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(payload))
+	return m.Sum(nil)
 }
