@@ -54,10 +54,10 @@ type PostgresJournal struct {
 	// since the last one, how many make the next due, and whether one is
 	// being stored (snapshotting counts it).
 	table, snapshots string
-	snap         []byte
-	since, every int
-	storing      bool
-	snapshotting sync.WaitGroup
+	snap             []byte
+	since, every     int
+	storing          bool
+	snapshotting     sync.WaitGroup
 }
 
 // snapshotEvery is how many records the journal takes between snapshots:
