@@ -90,7 +90,9 @@ type MemoryIdempotency struct {
 	// concurrent placements share the log's fsyncs instead of each
 	// holding mu across one, and no caller hears of a change, its own or
 	// another's, before it is durable.
-	persist func(key string, rec *Record, expires time.Time) (uint64, error)
+	// persist also returns where the change's line is (zero without a
+	// log): a completed record is then kept there, not in memory.
+	persist func(key string, rec *Record, expires time.Time) (uint64, diskRef, error)
 	durable func(pos uint64) error
 	// last is the position of the latest change persisted.
 	last uint64
@@ -99,7 +101,9 @@ type MemoryIdempotency struct {
 }
 
 type memEntry struct {
+	// rec is the record, or zero when ref says where on disk it is.
 	rec     Record
+	ref     diskRef
 	expires time.Time
 	// settle is the barrier of the placement that completed rec: what the
 	// venue deferred to it must be durable before anyone hears of rec.
@@ -125,17 +129,22 @@ func (s *MemoryIdempotency) changeSettled(key string, rec *Record, settle *appen
 	if rec != nil {
 		expires = s.now().Add(IdempotencyTTL)
 	}
+	var ref diskRef
 	if s.persist != nil {
-		pos, err := s.persist(key, rec, expires)
+		pos, r, err := s.persist(key, rec, expires)
 		if err != nil {
 			return err
 		}
-		s.last = pos
+		s.last, ref = pos, r
 	}
-	if rec == nil {
+	switch {
+	case rec == nil:
 		delete(s.entries, key)
-	} else {
+	case rec.Pending() || ref.seg == nil:
+		// A claim stays in memory: TakeOver compares it.
 		s.entries[key] = memEntry{rec: *rec, expires: expires, settle: settle}
+	default:
+		s.entries[key] = memEntry{ref: ref, expires: expires, settle: settle}
 	}
 	if s.changed != nil {
 		s.changed()
@@ -169,7 +178,8 @@ func (s *MemoryIdempotency) Claim(_ context.Context, key string, rec Record) (Re
 	s.sweep(now)
 	if e, ok := s.entries[key]; ok && now.Before(e.expires) {
 		// The record may be a change still on its way to disk.
-		return e.rec, false, s.unlock(nil, e.settle)
+		rec, err := e.record()
+		return rec, false, s.unlock(err, e.settle)
 	}
 	return Record{}, true, s.unlock(s.change(key, &rec), nil)
 }
@@ -191,7 +201,20 @@ func (s *MemoryIdempotency) TakeOver(_ context.Context, key string, old, rec Rec
 func (s *MemoryIdempotency) Complete(ctx context.Context, key string, rec Record) error {
 	settle := appendlog.BarrierFrom(ctx)
 	s.mu.Lock()
-	return s.unlock(s.changeSettled(key, &rec, settle), settle)
+	if err := s.unlock(s.changeSettled(key, &rec, settle), settle); err != nil {
+		return err
+	}
+	if settle != nil {
+		// Settled: the entry need not keep the barrier (and what its
+		// waits hold) for the record's 24 hours.
+		s.mu.Lock()
+		if e, ok := s.entries[key]; ok && e.settle == settle {
+			e.settle = nil
+			s.entries[key] = e
+		}
+		s.mu.Unlock()
+	}
+	return nil
 }
 
 // Release implements IdempotencyStore.
@@ -343,5 +366,22 @@ func (s *MemoryIdempotency) Lookup(key string) (Record, bool) {
 	if !ok || !s.now().Before(e.expires) {
 		return Record{}, false
 	}
-	return e.rec, true
+	rec, err := e.record()
+	return rec, err == nil
+}
+
+// diskRef is where a record's log line is: in seg (nil: nowhere), n
+// bytes from off.
+type diskRef struct {
+	seg *segment
+	off int64
+	n   int32
+}
+
+// record returns e's record, read from disk when it is kept there.
+func (e memEntry) record() (Record, error) {
+	if e.ref.seg == nil {
+		return e.rec, nil
+	}
+	return e.ref.seg.read(e.ref.off, e.ref.n)
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/appendlog"
@@ -24,10 +25,21 @@ import (
 // the background, and path.old is removed. Opening replays path.base,
 // path.old and path, in that order (a crash may leave any of them), and
 // compacts the same way at once.
+//
+// Completed records are kept on disk, not in memory: an entry holds where
+// its line is (a segment: the log, the rotated log, the base) and a
+// repeat reads it from there. A compaction moves them into the new base.
 type FileIdempotency struct {
 	*MemoryIdempotency
 	log  *appendlog.File
 	path string
+	// Under the store's lock: the log's segment and the bytes in it, and
+	// the segments a running compaction will retire (the base and the
+	// rotated log).
+	cur     *segment
+	curOff  int64
+	base    *segment
+	retired []*segment
 	// Under the store's lock: bytes appended since the last compaction,
 	// and whether one is running (done is closed when it ends).
 	logBytes   int64
@@ -61,8 +73,15 @@ func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, er
 	}
 	s := &FileIdempotency{MemoryIdempotency: mem, path: path, compactAt: compactMinBytes, recordBytes: 400}
 	// The live records become the base; then the logs they came from go.
-	if err := writeBase(path+".base", mem.entries); err != nil {
+	base, refs, err := writeBase(path+".base", mem.entries)
+	if err != nil {
 		return nil, err
+	}
+	s.base = base
+	for k, ref := range refs {
+		if e := mem.entries[k]; !e.rec.Pending() {
+			mem.entries[k] = memEntry{ref: ref, expires: e.expires}
+		}
 	}
 	for _, p := range []string{path + ".old", path} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -71,7 +90,13 @@ func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, er
 	}
 	log, err := appendlog.Open(path)
 	if err != nil {
+		base.close()
 		return nil, fmt.Errorf("idempotency log: %w", err)
+	}
+	if s.cur, err = openSegment(path); err != nil {
+		base.close()
+		log.Close()
+		return nil, err
 	}
 	s.log = log
 	mem.persist, mem.durable, mem.changed = s.append, s.sync, s.maybeCompact
@@ -79,35 +104,78 @@ func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, er
 }
 
 // writeBase writes entries to path through a temporary file and a rename,
-// so path holds either its old content or all of the new.
-func writeBase(path string, entries map[string]memEntry) error {
+// so path holds either its old content or all of the new. It returns the
+// new base as a segment and where each record's line is in it.
+func writeBase(path string, entries map[string]memEntry) (*segment, map[string]diskRef, error) {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o600)
 	if err != nil {
-		return fmt.Errorf("idempotency log: %w", err)
+		return nil, nil, fmt.Errorf("idempotency log: %w", err)
 	}
+	seg := &segment{f: f}
+	refs := make(map[string]diskRef, len(entries))
 	w := bufio.NewWriter(f)
+	var off int64
 	for k, e := range entries {
-		line, _ := json.Marshal(logLine{Key: k, Record: &e.rec, Expires: e.expires})
+		rec, rerr := e.record()
+		if rerr != nil {
+			err = rerr
+			break
+		}
+		line, _ := json.Marshal(logLine{Key: k, Record: &rec, Expires: e.expires})
 		_, _ = w.Write(append(line, '\n'))
+		refs[k] = diskRef{seg: seg, off: off, n: int32(len(line))}
+		off += int64(len(line) + 1)
 	}
-	if err = w.Flush(); err == nil {
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
 		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
 	}
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
-		return fmt.Errorf("idempotency log: %w", err)
+		f.Close()
+		return nil, nil, fmt.Errorf("idempotency log: %w", err)
 	}
 	if d, err := os.Open(filepath.Dir(path)); err == nil {
 		_ = d.Sync() // the rename itself must survive a crash
 		d.Close()
 	}
-	return nil
+	return seg, refs, nil
+}
+
+// segment is a file of the log read by position: the file stays open
+// while entries point into it, through renames and removal.
+type segment struct{ f *os.File }
+
+func openSegment(path string) (*segment, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency log: %w", err)
+	}
+	return &segment{f: f}, nil
+}
+
+// read returns the record of the line n bytes long at off.
+func (g *segment) read(off int64, n int32) (Record, error) {
+	buf := make([]byte, n)
+	if _, err := g.f.ReadAt(buf, off); err != nil {
+		return Record{}, fmt.Errorf("idempotency log: read record: %w", err)
+	}
+	var l logLine
+	if err := json.Unmarshal(buf, &l); err != nil || l.Record == nil {
+		return Record{}, fmt.Errorf("idempotency log: record at %d is unreadable: %v", off, err)
+	}
+	return *l.Record, nil
+}
+
+func (g *segment) close() {
+	if g != nil {
+		_ = g.f.Close()
+	}
 }
 
 func replay(path string, mem *MemoryIdempotency) error {
@@ -136,18 +204,21 @@ func replay(path string, mem *MemoryIdempotency) error {
 	return sc.Err()
 }
 
-// append writes one change to the log; it runs under the store's lock.
-func (s *FileIdempotency) append(key string, rec *Record, expires time.Time) (uint64, error) {
+// append writes one change to the log and returns where its line is; it
+// runs under the store's lock.
+func (s *FileIdempotency) append(key string, rec *Record, expires time.Time) (uint64, diskRef, error) {
 	line, err := json.Marshal(logLine{Key: key, Record: rec, Expires: expires})
 	if err != nil {
-		return 0, err
+		return 0, diskRef{}, err
 	}
 	pos, err := s.log.Write(line)
 	if err != nil {
-		return 0, fmt.Errorf("idempotency log: %w", err)
+		return 0, diskRef{}, fmt.Errorf("idempotency log: %w", err)
 	}
+	ref := diskRef{seg: s.cur, off: s.curOff, n: int32(len(line))}
+	s.curOff += int64(len(line) + 1)
 	s.logBytes += int64(len(line) + 1)
-	return pos, nil
+	return pos, ref, nil
 }
 
 // maybeCompact starts a compaction once the log has grown past
@@ -161,9 +232,15 @@ func (s *FileIdempotency) maybeCompact() {
 	if err := s.log.Rotate(s.path + ".old"); err != nil {
 		return // the log goes on as it was; the next change tries again
 	}
+	cur, err := openSegment(s.path)
+	if err != nil {
+		return // the log goes on; entries point into the rotated file, which stays open
+	}
+	s.retired = []*segment{s.base, s.cur}
+	s.cur, s.curOff = cur, 0
 	live := make(map[string]memEntry, len(s.entries))
 	for k, e := range s.entries {
-		live[k] = memEntry{rec: e.rec, expires: e.expires}
+		live[k] = memEntry{rec: e.rec, ref: e.ref, expires: e.expires}
 	}
 	s.logBytes, s.compacting, s.done = 0, true, make(chan struct{})
 	go s.compact(live, s.done)
@@ -175,13 +252,24 @@ func (s *FileIdempotency) maybeCompact() {
 // replays them and compacts.
 func (s *FileIdempotency) compact(live map[string]memEntry, done chan struct{}) {
 	defer close(done)
-	if err := writeBase(s.path+".base", live); err != nil {
+	base, refs, err := writeBase(s.path+".base", live)
+	if err != nil {
 		return
 	}
-	_ = os.Remove(s.path + ".old")
 	s.mu.Lock()
-	s.compacting = false
+	// Entries still in a retired segment move to the new base.
+	for k, e := range s.entries {
+		if e.ref.seg != nil && slices.Contains(s.retired, e.ref.seg) {
+			e.ref = refs[k]
+			s.entries[k] = e
+		}
+	}
+	for _, g := range s.retired {
+		g.close()
+	}
+	s.base, s.retired, s.compacting = base, nil, false
 	s.mu.Unlock()
+	_ = os.Remove(s.path + ".old")
 }
 
 // sync waits until the log holds every change up to pos on disk.
@@ -200,5 +288,10 @@ func (s *FileIdempotency) Close() error {
 	if done != nil {
 		<-done
 	}
+	s.mu.Lock()
+	for _, g := range append(s.retired, s.base, s.cur) {
+		g.close()
+	}
+	s.mu.Unlock()
 	return s.log.Close()
 }
