@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -84,6 +85,14 @@ type MemoryIdempotency struct {
 	now     func() time.Time
 	entries map[string]memEntry
 	sweepAt time.Time
+	// onDisk, with a log, holds the settled records kept on disk by a hash
+	// of their key (the line names its key, which a look-up checks);
+	// entries holds the others: claims, records not yet settled, and keys
+	// whose hash another key holds.
+	onDisk map[uint64]diskEntry
+	seed   maphash.Seed
+	// hashKey replaces the hash in tests, to make keys collide.
+	hashKey func(string) uint64
 	// With a log: persist writes each change under mu before it takes
 	// effect (a nil record is a removal) and returns its position; after
 	// mu is released, durable waits until the log holds it on disk. So
@@ -115,8 +124,77 @@ func NewMemoryIdempotency(now func() time.Time) *MemoryIdempotency {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryIdempotency{now: now, entries: map[string]memEntry{}}
+	return &MemoryIdempotency{now: now, entries: map[string]memEntry{}, seed: maphash.MakeSeed()}
 }
+
+// diskEntry is a settled record on disk: 32 bytes of memory besides its
+// key's hash.
+type diskEntry struct {
+	ref     diskRef
+	expires int64 // Unix nanoseconds
+}
+
+func (s *MemoryIdempotency) hash(key string) uint64 {
+	if s.hashKey != nil {
+		return s.hashKey(key)
+	}
+	return maphash.String(s.seed, key)
+}
+
+// lookup returns key's entry, read from disk when it is kept there.
+func (s *MemoryIdempotency) lookup(key string) (memEntry, bool, error) {
+	if e, ok := s.entries[key]; ok {
+		return e, true, nil
+	}
+	d, ok := s.onDisk[s.hash(key)]
+	if !ok {
+		return memEntry{}, false, nil
+	}
+	k, rec, err := d.ref.seg.readLine(d.ref.off, d.ref.n)
+	if err != nil || k != key {
+		return memEntry{}, false, err
+	}
+	return memEntry{rec: rec, expires: time.Unix(0, d.expires)}, true, nil
+}
+
+// store sets key's entry: on disk by its hash when it is a settled record
+// there and the hash is free or key's own.
+func (s *MemoryIdempotency) store(key string, e memEntry) {
+	if s.onDisk == nil || e.ref.seg == nil || e.settle != nil {
+		s.dropDisk(key)
+		s.entries[key] = e
+		return
+	}
+	h := s.hash(key)
+	if d, ok := s.onDisk[h]; ok {
+		if k, _, err := d.ref.seg.readLine(d.ref.off, d.ref.n); err != nil || k != key {
+			s.entries[key] = e // another key's hash: kept by name
+			return
+		}
+	}
+	delete(s.entries, key)
+	s.onDisk[h] = diskEntry{ref: e.ref, expires: e.expires.UnixNano()}
+}
+
+// remove drops key's entry wherever it is.
+func (s *MemoryIdempotency) remove(key string) {
+	delete(s.entries, key)
+	s.dropDisk(key)
+}
+
+func (s *MemoryIdempotency) dropDisk(key string) {
+	h := s.hash(key)
+	d, ok := s.onDisk[h]
+	if !ok {
+		return
+	}
+	if k, _, err := d.ref.seg.readLine(d.ref.off, d.ref.n); err == nil && k == key {
+		delete(s.onDisk, h)
+	}
+}
+
+// live is how many records the store holds.
+func (s *MemoryIdempotency) live() int { return len(s.entries) + len(s.onDisk) }
 
 // change persists and applies one change under mu; rec nil removes key.
 func (s *MemoryIdempotency) change(key string, rec *Record) error {
@@ -139,12 +217,12 @@ func (s *MemoryIdempotency) changeSettled(key string, rec *Record, settle *appen
 	}
 	switch {
 	case rec == nil:
-		delete(s.entries, key)
+		s.remove(key)
 	case rec.Pending() || ref.seg == nil:
 		// A claim stays in memory: TakeOver compares it.
-		s.entries[key] = memEntry{rec: *rec, expires: expires, settle: settle}
+		s.store(key, memEntry{rec: *rec, expires: expires, settle: settle})
 	default:
-		s.entries[key] = memEntry{ref: ref, expires: expires, settle: settle}
+		s.store(key, memEntry{ref: ref, expires: expires, settle: settle})
 	}
 	if s.changed != nil {
 		s.changed()
@@ -176,7 +254,11 @@ func (s *MemoryIdempotency) Claim(_ context.Context, key string, rec Record) (Re
 	s.mu.Lock()
 	now := s.now()
 	s.sweep(now)
-	if e, ok := s.entries[key]; ok && now.Before(e.expires) {
+	e, ok, err := s.lookup(key)
+	if err != nil {
+		return Record{}, false, s.unlock(err, nil)
+	}
+	if ok && now.Before(e.expires) {
 		// The record may be a change still on its way to disk.
 		rec, err := e.record()
 		return rec, false, s.unlock(err, e.settle)
@@ -187,8 +269,12 @@ func (s *MemoryIdempotency) Claim(_ context.Context, key string, rec Record) (Re
 // TakeOver implements IdempotencyStore.
 func (s *MemoryIdempotency) TakeOver(_ context.Context, key string, old, rec Record) error {
 	s.mu.Lock()
-	e, ok := s.entries[key]
-	if !ok || !sameRecord(e.rec, old) {
+	e, ok, err := s.lookup(key)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if cur, rerr := e.record(); !ok || rerr != nil || !sameRecord(cur, old) {
 		s.mu.Unlock()
 		return ErrClaimLost
 	}
@@ -210,7 +296,7 @@ func (s *MemoryIdempotency) Complete(ctx context.Context, key string, rec Record
 		s.mu.Lock()
 		if e, ok := s.entries[key]; ok && e.settle == settle {
 			e.settle = nil
-			s.entries[key] = e
+			s.store(key, e)
 		}
 		s.mu.Unlock()
 	}
@@ -232,6 +318,11 @@ func (s *MemoryIdempotency) sweep(now time.Time) {
 	for k, e := range s.entries {
 		if !now.Before(e.expires) {
 			delete(s.entries, k)
+		}
+	}
+	for h, d := range s.onDisk {
+		if now.UnixNano() >= d.expires {
+			delete(s.onDisk, h)
 		}
 	}
 }
@@ -362,8 +453,8 @@ func (g guardedIdempotency) Claim(ctx context.Context, key string, rec Record) (
 func (s *MemoryIdempotency) Lookup(key string) (Record, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.entries[key]
-	if !ok || !s.now().Before(e.expires) {
+	e, ok, err := s.lookup(key)
+	if err != nil || !ok || !s.now().Before(e.expires) {
 		return Record{}, false
 	}
 	rec, err := e.record()
@@ -383,5 +474,6 @@ func (e memEntry) record() (Record, error) {
 	if e.ref.seg == nil {
 		return e.rec, nil
 	}
-	return e.ref.seg.read(e.ref.off, e.ref.n)
+	_, rec, err := e.ref.seg.readLine(e.ref.off, e.ref.n)
+	return rec, err
 }

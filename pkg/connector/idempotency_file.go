@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/appendlog"
@@ -73,14 +72,16 @@ func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, er
 	}
 	s := &FileIdempotency{MemoryIdempotency: mem, path: path, compactAt: compactMinBytes, recordBytes: 400}
 	// The live records become the base; then the logs they came from go.
-	base, refs, err := writeBase(path+".base", mem.entries)
+	items := mem.items()
+	base, err := writeBase(path+".base", items)
 	if err != nil {
 		return nil, err
 	}
 	s.base = base
-	for k, ref := range refs {
-		if e := mem.entries[k]; !e.rec.Pending() {
-			mem.entries[k] = memEntry{ref: ref, expires: e.expires}
+	mem.onDisk = map[uint64]diskEntry{}
+	for _, it := range items {
+		if !it.e.rec.Pending() {
+			mem.store(it.key, memEntry{ref: it.moved, expires: it.e.expires})
 		}
 	}
 	for _, p := range []string{path + ".old", path} {
@@ -103,28 +104,52 @@ func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, er
 	return s, nil
 }
 
-// writeBase writes entries to path through a temporary file and a rename,
-// so path holds either its old content or all of the new. It returns the
-// new base as a segment and where each record's line is in it.
-func writeBase(path string, entries map[string]memEntry) (*segment, map[string]diskRef, error) {
+// baseItem is a live record on its way into a new base: by key from
+// entries, or by hash from onDisk; moved is where writeBase put it.
+type baseItem struct {
+	key   string
+	hash  uint64
+	e     memEntry
+	moved diskRef
+}
+
+// items lists the live records, for a new base; under mu.
+func (s *MemoryIdempotency) items() []baseItem {
+	items := make([]baseItem, 0, s.live())
+	for k, e := range s.entries {
+		items = append(items, baseItem{key: k, e: memEntry{rec: e.rec, ref: e.ref, expires: e.expires}})
+	}
+	for h, d := range s.onDisk {
+		items = append(items, baseItem{hash: h, e: memEntry{ref: d.ref, expires: time.Unix(0, d.expires)}})
+	}
+	return items
+}
+
+// writeBase writes items to path through a temporary file and a rename,
+// so path holds either its old content or all of the new, and sets each
+// item's moved. It returns the new base as a segment.
+func writeBase(path string, items []baseItem) (*segment, error) {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o600)
 	if err != nil {
-		return nil, nil, fmt.Errorf("idempotency log: %w", err)
+		return nil, fmt.Errorf("idempotency log: %w", err)
 	}
 	seg := &segment{f: f}
-	refs := make(map[string]diskRef, len(entries))
 	w := bufio.NewWriter(f)
 	var off int64
-	for k, e := range entries {
-		rec, rerr := e.record()
-		if rerr != nil {
-			err = rerr
+	for i := range items {
+		it := &items[i]
+		var line []byte
+		if it.e.ref.seg != nil {
+			line, err = it.e.ref.seg.raw(it.e.ref.off, it.e.ref.n) // already the line, key and expiry included
+		} else {
+			line, err = json.Marshal(logLine{Key: it.key, Record: &it.e.rec, Expires: it.e.expires})
+		}
+		if err != nil {
 			break
 		}
-		line, _ := json.Marshal(logLine{Key: k, Record: &rec, Expires: e.expires})
 		_, _ = w.Write(append(line, '\n'))
-		refs[k] = diskRef{seg: seg, off: off, n: int32(len(line))}
+		it.moved = diskRef{seg: seg, off: off, n: int32(len(line))}
 		off += int64(len(line) + 1)
 	}
 	if err == nil {
@@ -138,13 +163,13 @@ func writeBase(path string, entries map[string]memEntry) (*segment, map[string]d
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("idempotency log: %w", err)
+		return nil, fmt.Errorf("idempotency log: %w", err)
 	}
 	if d, err := os.Open(filepath.Dir(path)); err == nil {
 		_ = d.Sync() // the rename itself must survive a crash
 		d.Close()
 	}
-	return seg, refs, nil
+	return seg, nil
 }
 
 // segment is a file of the log read by position: the file stays open
@@ -159,17 +184,26 @@ func openSegment(path string) (*segment, error) {
 	return &segment{f: f}, nil
 }
 
-// read returns the record of the line n bytes long at off.
-func (g *segment) read(off int64, n int32) (Record, error) {
+// raw returns the line n bytes long at off.
+func (g *segment) raw(off int64, n int32) ([]byte, error) {
 	buf := make([]byte, n)
 	if _, err := g.f.ReadAt(buf, off); err != nil {
-		return Record{}, fmt.Errorf("idempotency log: read record: %w", err)
+		return nil, fmt.Errorf("idempotency log: read record: %w", err)
+	}
+	return buf, nil
+}
+
+// readLine returns the key and record of the line n bytes long at off.
+func (g *segment) readLine(off int64, n int32) (string, Record, error) {
+	buf, err := g.raw(off, n)
+	if err != nil {
+		return "", Record{}, err
 	}
 	var l logLine
 	if err := json.Unmarshal(buf, &l); err != nil || l.Record == nil {
-		return Record{}, fmt.Errorf("idempotency log: record at %d is unreadable: %v", off, err)
+		return "", Record{}, fmt.Errorf("idempotency log: record at %d is unreadable: %v", off, err)
 	}
-	return *l.Record, nil
+	return l.Key, *l.Record, nil
 }
 
 func (g *segment) close() {
@@ -226,7 +260,7 @@ func (s *FileIdempotency) append(key string, rec *Record, expires time.Time) (ui
 // recordBytes); it runs under the store's lock after a change took
 // effect, so the records it copies are what the rotated log amounts to.
 func (s *FileIdempotency) maybeCompact() {
-	if s.compacting || s.logBytes < max(s.compactAt, 4*s.recordBytes*int64(len(s.entries))) {
+	if s.compacting || s.logBytes < max(s.compactAt, 4*s.recordBytes*int64(s.live())) {
 		return
 	}
 	if err := s.log.Rotate(s.path + ".old"); err != nil {
@@ -238,30 +272,35 @@ func (s *FileIdempotency) maybeCompact() {
 	}
 	s.retired = []*segment{s.base, s.cur}
 	s.cur, s.curOff = cur, 0
-	live := make(map[string]memEntry, len(s.entries))
-	for k, e := range s.entries {
-		live[k] = memEntry{rec: e.rec, ref: e.ref, expires: e.expires}
-	}
 	s.logBytes, s.compacting, s.done = 0, true, make(chan struct{})
-	go s.compact(live, s.done)
+	go s.compact(s.items(), s.done)
 }
 
 // compact writes the live records as the new base and removes the
 // rotated log they superseded. On failure both stay, and this process
 // compacts no more (a second rotation would overwrite path.old): opening
 // replays them and compacts.
-func (s *FileIdempotency) compact(live map[string]memEntry, done chan struct{}) {
+func (s *FileIdempotency) compact(items []baseItem, done chan struct{}) {
 	defer close(done)
-	base, refs, err := writeBase(s.path+".base", live)
+	base, err := writeBase(s.path+".base", items)
 	if err != nil {
 		return
 	}
 	s.mu.Lock()
-	// Entries still in a retired segment move to the new base.
-	for k, e := range s.entries {
-		if e.ref.seg != nil && slices.Contains(s.retired, e.ref.seg) {
-			e.ref = refs[k]
-			s.entries[k] = e
+	// Records still where they were when copied move to the new base; any
+	// other is in the log, which stays.
+	for _, it := range items {
+		if it.e.ref.seg == nil {
+			continue
+		}
+		if it.key != "" {
+			if e, ok := s.entries[it.key]; ok && e.ref == it.e.ref {
+				e.ref = it.moved
+				s.entries[it.key] = e
+			}
+		} else if d, ok := s.onDisk[it.hash]; ok && d.ref == it.e.ref {
+			d.ref = it.moved
+			s.onDisk[it.hash] = d
 		}
 	}
 	for _, g := range s.retired {
