@@ -2,6 +2,7 @@ package connector
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,10 +66,28 @@ type logLine struct {
 // may be nil.
 func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, error) {
 	mem := NewMemoryIdempotency(now)
+	var replayed []*segment
+	defer func() {
+		for _, g := range replayed {
+			g.close() // the base copied what was live from them
+		}
+	}()
+	claims := map[string]memEntry{}
 	for _, p := range []string{path + ".base", path + ".old", path} {
-		if err := replay(p, mem); err != nil {
+		seg, err := replay(p, mem, claims)
+		if err != nil {
 			return nil, err
 		}
+		if seg != nil {
+			replayed = append(replayed, seg)
+		}
+	}
+	for k, e := range claims { // the claims no result followed
+		rec, err := e.record()
+		if err != nil {
+			return nil, err
+		}
+		mem.entries[k] = memEntry{rec: rec, expires: e.expires}
 	}
 	s := &FileIdempotency{MemoryIdempotency: mem, path: path, compactAt: compactMinBytes, recordBytes: 400}
 	// The live records become the base; then the logs they came from go.
@@ -80,7 +99,7 @@ func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, er
 	s.base = base
 	mem.onDisk = map[uint64]diskEntry{}
 	for _, it := range items {
-		if !it.e.rec.Pending() {
+		if it.e.ref.seg != nil || !it.e.rec.Pending() {
 			mem.store(it.key, memEntry{ref: it.moved, expires: it.e.expires})
 		}
 	}
@@ -212,30 +231,83 @@ func (g *segment) close() {
 	}
 }
 
-func replay(path string, mem *MemoryIdempotency) error {
+// replay reads the log file at path into mem: a completed record as where
+// its line is, in the segment it returns (open, for the new base to copy
+// from; nil without a file), so opening neither decodes nor encodes it
+// whole; a claim likewise into claims, decoded once the files are read if
+// no result followed it.
+func replay(path string, mem *MemoryIdempotency, claims map[string]memEntry) (*segment, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("idempotency log: %w", err)
+		return nil, fmt.Errorf("idempotency log: %w", err)
 	}
-	defer f.Close()
+	seg := &segment{f: f}
 	now := mem.now()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	var off int64
 	for sc.Scan() {
-		var l logLine
-		if json.Unmarshal(sc.Bytes(), &l) != nil {
+		b := sc.Bytes()
+		at := off
+		off += int64(len(b)) + 1
+		l, ok := scanLine(b)
+		if !ok {
 			continue // a line torn by a crash mid-write: its change never took effect
 		}
+		delete(mem.entries, l.Key)
+		delete(claims, l.Key)
 		if l.Record == nil || !now.Before(l.Expires) {
-			delete(mem.entries, l.Key)
 			continue
 		}
-		mem.entries[l.Key] = memEntry{rec: *l.Record, expires: l.Expires}
+		e := memEntry{ref: diskRef{seg: seg, off: at, n: int32(len(b))}, expires: l.Expires}
+		if bytes.HasPrefix(l.Record, []byte(`{"r":`)) { // a result: Record's first field
+			mem.entries[l.Key] = e
+		} else {
+			claims[l.Key] = e // decoded at the end, if no result follows
+		}
 	}
-	return sc.Err()
+	if err := sc.Err(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("idempotency log: %w", err)
+	}
+	return seg, nil
+}
+
+// rawLine is a log line with its record left encoded.
+type rawLine struct {
+	Key     string          `json:"k"`
+	Record  json.RawMessage `json:"v"`
+	Expires time.Time       `json:"e"`
+}
+
+// scanLine reads a log line. Lines as append writes them are cut at their
+// fields, for a restart reads hundreds of thousands; any other (a key
+// json.Marshal escaped) is decoded.
+func scanLine(b []byte) (rawLine, bool) {
+	const keyAt, recAt, expAt = `{"k":"`, `","v":`, `,"e":"`
+	var l rawLine
+	if rest, ok := bytes.CutPrefix(b, []byte(keyAt)); ok {
+		if end := bytes.IndexByte(rest, '"'); end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+			l.Key = string(rest[:end])
+			rest = rest[end:]
+			if string(rest) == `"}` { // a removal
+				return l, true
+			}
+			e := bytes.LastIndex(rest, []byte(expAt))
+			if bytes.HasPrefix(rest, []byte(recAt)) && e > len(recAt) && bytes.HasSuffix(rest, []byte(`"}`)) {
+				t, err := time.Parse(time.RFC3339Nano, string(rest[e+len(expAt):len(rest)-2]))
+				if err == nil {
+					l.Record, l.Expires = rest[len(recAt):e], t
+					return l, true
+				}
+			}
+		}
+	}
+	l = rawLine{}
+	return l, json.Unmarshal(b, &l) == nil
 }
 
 // append writes one change to the log and returns where its line is; it
