@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -84,13 +85,23 @@ type MemoryIdempotency struct {
 	now     func() time.Time
 	entries map[string]memEntry
 	sweepAt time.Time
+	// onDisk, with a log, holds the settled records kept on disk by a hash
+	// of their key (the line names its key, which a look-up checks);
+	// entries holds the others: claims, records not yet settled, and keys
+	// whose hash another key holds.
+	onDisk map[uint64]diskEntry
+	seed   maphash.Seed
+	// hashKey replaces the hash in tests, to make keys collide.
+	hashKey func(string) uint64
 	// With a log: persist writes each change under mu before it takes
 	// effect (a nil record is a removal) and returns its position; after
 	// mu is released, durable waits until the log holds it on disk. So
 	// concurrent placements share the log's fsyncs instead of each
 	// holding mu across one, and no caller hears of a change, its own or
 	// another's, before it is durable.
-	persist func(key string, rec *Record, expires time.Time) (uint64, error)
+	// persist also returns where the change's line is (zero without a
+	// log): a completed record is then kept there, not in memory.
+	persist func(key string, rec *Record, expires time.Time) (uint64, diskRef, error)
 	durable func(pos uint64) error
 	// last is the position of the latest change persisted.
 	last uint64
@@ -99,7 +110,9 @@ type MemoryIdempotency struct {
 }
 
 type memEntry struct {
+	// rec is the record, or zero when ref says where on disk it is.
 	rec     Record
+	ref     diskRef
 	expires time.Time
 	// settle is the barrier of the placement that completed rec: what the
 	// venue deferred to it must be durable before anyone hears of rec.
@@ -111,8 +124,77 @@ func NewMemoryIdempotency(now func() time.Time) *MemoryIdempotency {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryIdempotency{now: now, entries: map[string]memEntry{}}
+	return &MemoryIdempotency{now: now, entries: map[string]memEntry{}, seed: maphash.MakeSeed()}
 }
+
+// diskEntry is a settled record on disk: 32 bytes of memory besides its
+// key's hash.
+type diskEntry struct {
+	ref     diskRef
+	expires int64 // Unix nanoseconds
+}
+
+func (s *MemoryIdempotency) hash(key string) uint64 {
+	if s.hashKey != nil {
+		return s.hashKey(key)
+	}
+	return maphash.String(s.seed, key)
+}
+
+// lookup returns key's entry, read from disk when it is kept there.
+func (s *MemoryIdempotency) lookup(key string) (memEntry, bool, error) {
+	if e, ok := s.entries[key]; ok {
+		return e, true, nil
+	}
+	d, ok := s.onDisk[s.hash(key)]
+	if !ok {
+		return memEntry{}, false, nil
+	}
+	k, rec, err := d.ref.seg.readLine(d.ref.off, d.ref.n)
+	if err != nil || k != key {
+		return memEntry{}, false, err
+	}
+	return memEntry{rec: rec, expires: time.Unix(0, d.expires)}, true, nil
+}
+
+// store sets key's entry: on disk by its hash when it is a settled record
+// there and the hash is free or key's own.
+func (s *MemoryIdempotency) store(key string, e memEntry) {
+	if s.onDisk == nil || e.ref.seg == nil || e.settle != nil {
+		s.dropDisk(key)
+		s.entries[key] = e
+		return
+	}
+	h := s.hash(key)
+	if d, ok := s.onDisk[h]; ok {
+		if k, _, err := d.ref.seg.readLine(d.ref.off, d.ref.n); err != nil || k != key {
+			s.entries[key] = e // another key's hash: kept by name
+			return
+		}
+	}
+	delete(s.entries, key)
+	s.onDisk[h] = diskEntry{ref: e.ref, expires: e.expires.UnixNano()}
+}
+
+// remove drops key's entry wherever it is.
+func (s *MemoryIdempotency) remove(key string) {
+	delete(s.entries, key)
+	s.dropDisk(key)
+}
+
+func (s *MemoryIdempotency) dropDisk(key string) {
+	h := s.hash(key)
+	d, ok := s.onDisk[h]
+	if !ok {
+		return
+	}
+	if k, _, err := d.ref.seg.readLine(d.ref.off, d.ref.n); err == nil && k == key {
+		delete(s.onDisk, h)
+	}
+}
+
+// live is how many records the store holds.
+func (s *MemoryIdempotency) live() int { return len(s.entries) + len(s.onDisk) }
 
 // change persists and applies one change under mu; rec nil removes key.
 func (s *MemoryIdempotency) change(key string, rec *Record) error {
@@ -125,17 +207,22 @@ func (s *MemoryIdempotency) changeSettled(key string, rec *Record, settle *appen
 	if rec != nil {
 		expires = s.now().Add(IdempotencyTTL)
 	}
+	var ref diskRef
 	if s.persist != nil {
-		pos, err := s.persist(key, rec, expires)
+		pos, r, err := s.persist(key, rec, expires)
 		if err != nil {
 			return err
 		}
-		s.last = pos
+		s.last, ref = pos, r
 	}
-	if rec == nil {
-		delete(s.entries, key)
-	} else {
-		s.entries[key] = memEntry{rec: *rec, expires: expires, settle: settle}
+	switch {
+	case rec == nil:
+		s.remove(key)
+	case rec.Pending() || ref.seg == nil:
+		// A claim stays in memory: TakeOver compares it.
+		s.store(key, memEntry{rec: *rec, expires: expires, settle: settle})
+	default:
+		s.store(key, memEntry{ref: ref, expires: expires, settle: settle})
 	}
 	if s.changed != nil {
 		s.changed()
@@ -167,9 +254,14 @@ func (s *MemoryIdempotency) Claim(_ context.Context, key string, rec Record) (Re
 	s.mu.Lock()
 	now := s.now()
 	s.sweep(now)
-	if e, ok := s.entries[key]; ok && now.Before(e.expires) {
+	e, ok, err := s.lookup(key)
+	if err != nil {
+		return Record{}, false, s.unlock(err, nil)
+	}
+	if ok && now.Before(e.expires) {
 		// The record may be a change still on its way to disk.
-		return e.rec, false, s.unlock(nil, e.settle)
+		rec, err := e.record()
+		return rec, false, s.unlock(err, e.settle)
 	}
 	return Record{}, true, s.unlock(s.change(key, &rec), nil)
 }
@@ -177,8 +269,12 @@ func (s *MemoryIdempotency) Claim(_ context.Context, key string, rec Record) (Re
 // TakeOver implements IdempotencyStore.
 func (s *MemoryIdempotency) TakeOver(_ context.Context, key string, old, rec Record) error {
 	s.mu.Lock()
-	e, ok := s.entries[key]
-	if !ok || !sameRecord(e.rec, old) {
+	e, ok, err := s.lookup(key)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if cur, rerr := e.record(); !ok || rerr != nil || !sameRecord(cur, old) {
 		s.mu.Unlock()
 		return ErrClaimLost
 	}
@@ -191,7 +287,20 @@ func (s *MemoryIdempotency) TakeOver(_ context.Context, key string, old, rec Rec
 func (s *MemoryIdempotency) Complete(ctx context.Context, key string, rec Record) error {
 	settle := appendlog.BarrierFrom(ctx)
 	s.mu.Lock()
-	return s.unlock(s.changeSettled(key, &rec, settle), settle)
+	if err := s.unlock(s.changeSettled(key, &rec, settle), settle); err != nil {
+		return err
+	}
+	if settle != nil {
+		// Settled: the entry need not keep the barrier (and what its
+		// waits hold) for the record's 24 hours.
+		s.mu.Lock()
+		if e, ok := s.entries[key]; ok && e.settle == settle {
+			e.settle = nil
+			s.store(key, e)
+		}
+		s.mu.Unlock()
+	}
+	return nil
 }
 
 // Release implements IdempotencyStore.
@@ -209,6 +318,11 @@ func (s *MemoryIdempotency) sweep(now time.Time) {
 	for k, e := range s.entries {
 		if !now.Before(e.expires) {
 			delete(s.entries, k)
+		}
+	}
+	for h, d := range s.onDisk {
+		if now.UnixNano() >= d.expires {
+			delete(s.onDisk, h)
 		}
 	}
 }
@@ -339,9 +453,27 @@ func (g guardedIdempotency) Claim(ctx context.Context, key string, rec Record) (
 func (s *MemoryIdempotency) Lookup(key string) (Record, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.entries[key]
-	if !ok || !s.now().Before(e.expires) {
+	e, ok, err := s.lookup(key)
+	if err != nil || !ok || !s.now().Before(e.expires) {
 		return Record{}, false
 	}
-	return e.rec, true
+	rec, err := e.record()
+	return rec, err == nil
+}
+
+// diskRef is where a record's log line is: in seg (nil: nowhere), n
+// bytes from off.
+type diskRef struct {
+	seg *segment
+	off int64
+	n   int32
+}
+
+// record returns e's record, read from disk when it is kept there.
+func (e memEntry) record() (Record, error) {
+	if e.ref.seg == nil {
+		return e.rec, nil
+	}
+	_, rec, err := e.ref.seg.readLine(e.ref.off, e.ref.n)
+	return rec, err
 }

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,10 +25,21 @@ import (
 // the background, and path.old is removed. Opening replays path.base,
 // path.old and path, in that order (a crash may leave any of them), and
 // compacts the same way at once.
+//
+// Completed records are kept on disk, not in memory: an entry holds where
+// its line is (a segment: the log, the rotated log, the base) and a
+// repeat reads it from there. A compaction moves them into the new base.
 type FileIdempotency struct {
 	*MemoryIdempotency
 	log  *appendlog.File
 	path string
+	// Under the store's lock: the log's segment and the bytes in it, and
+	// the segments a running compaction will retire (the base and the
+	// rotated log).
+	cur     *segment
+	curOff  int64
+	base    *segment
+	retired []*segment
 	// Under the store's lock: bytes appended since the last compaction,
 	// and whether one is running (done is closed when it ends).
 	logBytes   int64
@@ -54,15 +66,42 @@ type logLine struct {
 // may be nil.
 func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, error) {
 	mem := NewMemoryIdempotency(now)
+	var replayed []*segment
+	defer func() {
+		for _, g := range replayed {
+			g.close() // the base copied what was live from them
+		}
+	}()
+	claims := map[string]memEntry{}
 	for _, p := range []string{path + ".base", path + ".old", path} {
-		if err := replay(p, mem); err != nil {
+		seg, err := replay(p, mem, claims)
+		if err != nil {
 			return nil, err
 		}
+		if seg != nil {
+			replayed = append(replayed, seg)
+		}
+	}
+	for k, e := range claims { // the claims no result followed
+		rec, err := e.record()
+		if err != nil {
+			return nil, err
+		}
+		mem.entries[k] = memEntry{rec: rec, expires: e.expires}
 	}
 	s := &FileIdempotency{MemoryIdempotency: mem, path: path, compactAt: compactMinBytes, recordBytes: 400}
 	// The live records become the base; then the logs they came from go.
-	if err := writeBase(path+".base", mem.entries); err != nil {
+	items := mem.items()
+	base, err := writeBase(path+".base", items)
+	if err != nil {
 		return nil, err
+	}
+	s.base = base
+	mem.onDisk = map[uint64]diskEntry{}
+	for _, it := range items {
+		if it.e.ref.seg != nil || !it.e.rec.Pending() {
+			mem.store(it.key, memEntry{ref: it.moved, expires: it.e.expires})
+		}
 	}
 	for _, p := range []string{path + ".old", path} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -71,83 +110,221 @@ func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, er
 	}
 	log, err := appendlog.Open(path)
 	if err != nil {
+		base.close()
 		return nil, fmt.Errorf("idempotency log: %w", err)
+	}
+	if s.cur, err = openSegment(path); err != nil {
+		base.close()
+		log.Close()
+		return nil, err
 	}
 	s.log = log
 	mem.persist, mem.durable, mem.changed = s.append, s.sync, s.maybeCompact
 	return s, nil
 }
 
-// writeBase writes entries to path through a temporary file and a rename,
-// so path holds either its old content or all of the new.
-func writeBase(path string, entries map[string]memEntry) error {
+// baseItem is a live record on its way into a new base: by key from
+// entries, or by hash from onDisk; moved is where writeBase put it.
+type baseItem struct {
+	key   string
+	hash  uint64
+	e     memEntry
+	moved diskRef
+}
+
+// items lists the live records, for a new base; under mu.
+func (s *MemoryIdempotency) items() []baseItem {
+	items := make([]baseItem, 0, s.live())
+	for k, e := range s.entries {
+		items = append(items, baseItem{key: k, e: memEntry{rec: e.rec, ref: e.ref, expires: e.expires}})
+	}
+	for h, d := range s.onDisk {
+		items = append(items, baseItem{hash: h, e: memEntry{ref: d.ref, expires: time.Unix(0, d.expires)}})
+	}
+	return items
+}
+
+// writeBase writes items to path through a temporary file and a rename,
+// so path holds either its old content or all of the new, and sets each
+// item's moved. It returns the new base as a segment.
+func writeBase(path string, items []baseItem) (*segment, error) {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o600)
 	if err != nil {
-		return fmt.Errorf("idempotency log: %w", err)
+		return nil, fmt.Errorf("idempotency log: %w", err)
 	}
+	seg := &segment{f: f}
 	w := bufio.NewWriter(f)
-	for k, e := range entries {
-		line, _ := json.Marshal(logLine{Key: k, Record: &e.rec, Expires: e.expires})
+	var off int64
+	for i := range items {
+		it := &items[i]
+		var line []byte
+		if it.e.ref.seg != nil {
+			line, err = it.e.ref.seg.raw(it.e.ref.off, it.e.ref.n) // already the line, key and expiry included
+		} else {
+			line, err = json.Marshal(logLine{Key: it.key, Record: &it.e.rec, Expires: it.e.expires})
+		}
+		if err != nil {
+			break
+		}
 		_, _ = w.Write(append(line, '\n'))
+		it.moved = diskRef{seg: seg, off: off, n: int32(len(line))}
+		off += int64(len(line) + 1)
 	}
-	if err = w.Flush(); err == nil {
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
 		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
 	}
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
-		return fmt.Errorf("idempotency log: %w", err)
+		f.Close()
+		return nil, fmt.Errorf("idempotency log: %w", err)
 	}
 	if d, err := os.Open(filepath.Dir(path)); err == nil {
 		_ = d.Sync() // the rename itself must survive a crash
 		d.Close()
 	}
-	return nil
+	return seg, nil
 }
 
-func replay(path string, mem *MemoryIdempotency) error {
+// segment is a file of the log read by position: the file stays open
+// while entries point into it, through renames and removal.
+type segment struct{ f *os.File }
+
+func openSegment(path string) (*segment, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency log: %w", err)
+	}
+	return &segment{f: f}, nil
+}
+
+// raw returns the line n bytes long at off.
+func (g *segment) raw(off int64, n int32) ([]byte, error) {
+	buf := make([]byte, n)
+	if _, err := g.f.ReadAt(buf, off); err != nil {
+		return nil, fmt.Errorf("idempotency log: read record: %w", err)
+	}
+	return buf, nil
+}
+
+// readLine returns the key and record of the line n bytes long at off.
+func (g *segment) readLine(off int64, n int32) (string, Record, error) {
+	buf, err := g.raw(off, n)
+	if err != nil {
+		return "", Record{}, err
+	}
+	var l logLine
+	if err := json.Unmarshal(buf, &l); err != nil || l.Record == nil {
+		return "", Record{}, fmt.Errorf("idempotency log: record at %d is unreadable: %v", off, err)
+	}
+	return l.Key, *l.Record, nil
+}
+
+func (g *segment) close() {
+	if g != nil {
+		_ = g.f.Close()
+	}
+}
+
+// replay reads the log file at path into mem: a completed record as where
+// its line is, in the segment it returns (open, for the new base to copy
+// from; nil without a file), so opening neither decodes nor encodes it
+// whole; a claim likewise into claims, decoded once the files are read if
+// no result followed it.
+func replay(path string, mem *MemoryIdempotency, claims map[string]memEntry) (*segment, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("idempotency log: %w", err)
+		return nil, fmt.Errorf("idempotency log: %w", err)
 	}
-	defer f.Close()
+	seg := &segment{f: f}
 	now := mem.now()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	var off int64
 	for sc.Scan() {
-		var l logLine
-		if json.Unmarshal(sc.Bytes(), &l) != nil {
+		b := sc.Bytes()
+		at := off
+		off += int64(len(b)) + 1
+		l, ok := scanLine(b)
+		if !ok {
 			continue // a line torn by a crash mid-write: its change never took effect
 		}
+		delete(mem.entries, l.Key)
+		delete(claims, l.Key)
 		if l.Record == nil || !now.Before(l.Expires) {
-			delete(mem.entries, l.Key)
 			continue
 		}
-		mem.entries[l.Key] = memEntry{rec: *l.Record, expires: l.Expires}
+		e := memEntry{ref: diskRef{seg: seg, off: at, n: int32(len(b))}, expires: l.Expires}
+		if bytes.HasPrefix(l.Record, []byte(`{"r":`)) { // a result: Record's first field
+			mem.entries[l.Key] = e
+		} else {
+			claims[l.Key] = e // decoded at the end, if no result follows
+		}
 	}
-	return sc.Err()
+	if err := sc.Err(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("idempotency log: %w", err)
+	}
+	return seg, nil
 }
 
-// append writes one change to the log; it runs under the store's lock.
-func (s *FileIdempotency) append(key string, rec *Record, expires time.Time) (uint64, error) {
+// rawLine is a log line with its record left encoded.
+type rawLine struct {
+	Key     string          `json:"k"`
+	Record  json.RawMessage `json:"v"`
+	Expires time.Time       `json:"e"`
+}
+
+// scanLine reads a log line. Lines as append writes them are cut at their
+// fields, for a restart reads hundreds of thousands; any other (a key
+// json.Marshal escaped) is decoded.
+func scanLine(b []byte) (rawLine, bool) {
+	const keyAt, recAt, expAt = `{"k":"`, `","v":`, `,"e":"`
+	var l rawLine
+	if rest, ok := bytes.CutPrefix(b, []byte(keyAt)); ok {
+		if end := bytes.IndexByte(rest, '"'); end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+			l.Key = string(rest[:end])
+			rest = rest[end:]
+			if string(rest) == `"}` { // a removal
+				return l, true
+			}
+			e := bytes.LastIndex(rest, []byte(expAt))
+			if bytes.HasPrefix(rest, []byte(recAt)) && e > len(recAt) && bytes.HasSuffix(rest, []byte(`"}`)) {
+				t, err := time.Parse(time.RFC3339Nano, string(rest[e+len(expAt):len(rest)-2]))
+				if err == nil {
+					l.Record, l.Expires = rest[len(recAt):e], t
+					return l, true
+				}
+			}
+		}
+	}
+	l = rawLine{}
+	return l, json.Unmarshal(b, &l) == nil
+}
+
+// append writes one change to the log and returns where its line is; it
+// runs under the store's lock.
+func (s *FileIdempotency) append(key string, rec *Record, expires time.Time) (uint64, diskRef, error) {
 	line, err := json.Marshal(logLine{Key: key, Record: rec, Expires: expires})
 	if err != nil {
-		return 0, err
+		return 0, diskRef{}, err
 	}
 	pos, err := s.log.Write(line)
 	if err != nil {
-		return 0, fmt.Errorf("idempotency log: %w", err)
+		return 0, diskRef{}, fmt.Errorf("idempotency log: %w", err)
 	}
+	ref := diskRef{seg: s.cur, off: s.curOff, n: int32(len(line))}
+	s.curOff += int64(len(line) + 1)
 	s.logBytes += int64(len(line) + 1)
-	return pos, nil
+	return pos, ref, nil
 }
 
 // maybeCompact starts a compaction once the log has grown past
@@ -155,33 +332,55 @@ func (s *FileIdempotency) append(key string, rec *Record, expires time.Time) (ui
 // recordBytes); it runs under the store's lock after a change took
 // effect, so the records it copies are what the rotated log amounts to.
 func (s *FileIdempotency) maybeCompact() {
-	if s.compacting || s.logBytes < max(s.compactAt, 4*s.recordBytes*int64(len(s.entries))) {
+	if s.compacting || s.logBytes < max(s.compactAt, 4*s.recordBytes*int64(s.live())) {
 		return
 	}
 	if err := s.log.Rotate(s.path + ".old"); err != nil {
 		return // the log goes on as it was; the next change tries again
 	}
-	live := make(map[string]memEntry, len(s.entries))
-	for k, e := range s.entries {
-		live[k] = memEntry{rec: e.rec, expires: e.expires}
+	cur, err := openSegment(s.path)
+	if err != nil {
+		return // the log goes on; entries point into the rotated file, which stays open
 	}
+	s.retired = []*segment{s.base, s.cur}
+	s.cur, s.curOff = cur, 0
 	s.logBytes, s.compacting, s.done = 0, true, make(chan struct{})
-	go s.compact(live, s.done)
+	go s.compact(s.items(), s.done)
 }
 
 // compact writes the live records as the new base and removes the
 // rotated log they superseded. On failure both stay, and this process
 // compacts no more (a second rotation would overwrite path.old): opening
 // replays them and compacts.
-func (s *FileIdempotency) compact(live map[string]memEntry, done chan struct{}) {
+func (s *FileIdempotency) compact(items []baseItem, done chan struct{}) {
 	defer close(done)
-	if err := writeBase(s.path+".base", live); err != nil {
+	base, err := writeBase(s.path+".base", items)
+	if err != nil {
 		return
 	}
-	_ = os.Remove(s.path + ".old")
 	s.mu.Lock()
-	s.compacting = false
+	// Records still where they were when copied move to the new base; any
+	// other is in the log, which stays.
+	for _, it := range items {
+		if it.e.ref.seg == nil {
+			continue
+		}
+		if it.key != "" {
+			if e, ok := s.entries[it.key]; ok && e.ref == it.e.ref {
+				e.ref = it.moved
+				s.entries[it.key] = e
+			}
+		} else if d, ok := s.onDisk[it.hash]; ok && d.ref == it.e.ref {
+			d.ref = it.moved
+			s.onDisk[it.hash] = d
+		}
+	}
+	for _, g := range s.retired {
+		g.close()
+	}
+	s.base, s.retired, s.compacting = base, nil, false
 	s.mu.Unlock()
+	_ = os.Remove(s.path + ".old")
 }
 
 // sync waits until the log holds every change up to pos on disk.
@@ -200,5 +399,10 @@ func (s *FileIdempotency) Close() error {
 	if done != nil {
 		<-done
 	}
+	s.mu.Lock()
+	for _, g := range append(s.retired, s.base, s.cur) {
+		g.close()
+	}
+	s.mu.Unlock()
 	return s.log.Close()
 }

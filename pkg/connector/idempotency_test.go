@@ -170,7 +170,7 @@ func TestFileIdempotencyConcurrent(t *testing.T) {
 func TestNoOneHearsOfAChangeBeforeItIsDurable(t *testing.T) {
 	s := NewMemoryIdempotency(nil)
 	var pos uint64
-	s.persist = func(string, *Record, time.Time) (uint64, error) { pos++; return pos, nil }
+	s.persist = func(string, *Record, time.Time) (uint64, diskRef, error) { pos++; return pos, diskRef{}, nil }
 	// The first sync (the claim's) fails; the second (the repeat's) does not.
 	release := []chan error{make(chan error, 1), make(chan error, 1)}
 	entered := make(chan struct{}, 2)

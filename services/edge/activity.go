@@ -123,6 +123,8 @@ const auditPublishTimeout = 2 * time.Second
 type auditor struct {
 	js      jetstream.JetStream
 	subject string
+	// sink, when set, takes the entries instead (Deps.AuditSink).
+	sink func(context.Context, contract.AuditEntry) error
 }
 
 func newAuditor(nc *nats.Conn, subjects contract.Subjects) (*auditor, error) {
@@ -136,6 +138,9 @@ func newAuditor(nc *nats.Conn, subjects contract.Subjects) (*auditor, error) {
 // record publishes e; the stream drops a repeat of the same entry (same
 // request id and stage) within two minutes.
 func (a *auditor) record(ctx context.Context, e contract.AuditEntry, timeout time.Duration) error {
+	if a.sink != nil {
+		return a.sink(context.WithoutCancel(ctx), e)
+	}
 	data, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -192,6 +197,10 @@ func (s *Server) executeAudited(ctx context.Context, via, rid string, key contra
 		pending := trail.entry
 		pending.Code = contract.AuditPending
 		if err := s.audit.record(ctx, pending, auditPublishTimeout); err != nil {
+			if s.audit.sink != nil {
+				return s.unavailable(ctx, "audit log", err,
+					"the gateway cannot write this trading call to its audit log (see the gateway's log for the disk error), so nothing was sent; retry shortly")
+			}
 			return s.unavailable(ctx, "audit stream", err,
 				"the gateway cannot write this trading call to its audit trail (NATS JetStream is not answering), so nothing was sent; retry shortly")
 		}
@@ -205,7 +214,7 @@ func (s *Server) executeAudited(ctx context.Context, via, rid string, key contra
 		e.Message = ce.Message
 	}
 	e.OrderIDs = orderIDsOf(result)
-	if !s.nc.IsConnected() {
+	if s.audit.sink == nil && !s.nc.IsConnected() {
 		// The client hears now; the outcome is written once the bus is back.
 		go s.recordOutcome(ctx, e, trail.sent, auditLateTimeout)
 	} else {

@@ -32,6 +32,11 @@ type Deps struct {
 	// error: the Redis of rate limits may evict (health.RedisPolicy.Err),
 	// the data directory's disk is full (health.DiskSpace.Err).
 	StoreGuard func() error
+	// AuditSink, when set, stores audit entries in place of the audit
+	// stream: the standalone gateway's key store in the same process
+	// (filestore.Store.AppendAudit). It must answer only once the entry is
+	// written where the keys service reads it.
+	AuditSink func(context.Context, contract.AuditEntry) error
 }
 
 // Server is one edge instance.
@@ -97,7 +102,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	s.eventLog = reader
 	s.usage = newUsageCounter()
-	if cfg.Audit {
+	if cfg.Audit && deps.AuditSink != nil {
+		s.audit = &auditor{sink: deps.AuditSink}
+	} else if cfg.Audit {
 		a, err := newAuditor(s.nc, s.subjects)
 		if err != nil {
 			return nil, fmt.Errorf("edge: audit stream: %w", err)

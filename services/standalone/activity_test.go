@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/perpgate/perpgate/services/keys/admin"
@@ -233,5 +234,45 @@ func TestCLIAuditNewestFirst(t *testing.T) {
 	})
 	if got := audit("--oldest"); got != "setLeverage" {
 		t.Errorf("--oldest gave %q, want setLeverage", got)
+	}
+}
+
+// TestAuditWrittenBeforeTheAnswer: serve's edge writes a trading call's
+// audit entries straight into the file key store, so the outcome is there
+// when the call answers, with no stream between (issue 30).
+func TestAuditWrittenBeforeTheAnswer(t *testing.T) {
+	g := startGateway(t)
+	adm := admin.NewClient(g.AdminURL(), g.Bootstrap().AdminToken)
+	start := time.Now().UTC().Add(-time.Second)
+	for i := range 3 {
+		placed := g.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01",
+			"price": "50000", "clientOrderId": fmt.Sprintf("audit-now-%d", i)})
+		page, err := adm.Audit(context.Background(), g.Bootstrap().AccountID, url.Values{"since": {start.Format(time.RFC3339)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Entries) != i+1 {
+			t.Fatalf("after placement %d the audit holds %d entries; want %d", i+1, len(page.Entries), i+1)
+		}
+		e := page.Entries[i]
+		if e.Code != "OK" || !slices.Equal(e.OrderIDs, []string{placed["orderId"].(string)}) {
+			t.Fatalf("entry of placement %d = %+v; want its final entry naming order %v", i+1, e, placed["orderId"])
+		}
+	}
+	nc, err := g.Connect("audit-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(context.Background(), contract.NewSubjects(g.cfg.Edge.SubjectPrefix).AuditStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := stream.Info(context.Background()); err != nil || info.State.LastSeq != 0 {
+		t.Fatalf("the audit stream took %v entries (err %v); want none: serve's edge writes to the key store", info.State.LastSeq, err)
 	}
 }

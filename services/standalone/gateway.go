@@ -317,6 +317,11 @@ func (g *Gateway) startEdge(connect func(string) (*nats.Conn, error), rdb *redis
 		deps.Checks["redis"] = g.policy.Check
 		deps.StoreGuard = func() error { return errors.Join(g.disk.Err(), g.policy.Err()) }
 	}
+	if fs, ok := g.store.(*filestore.Store); ok {
+		// One process owns the data directory: the edge writes audit
+		// entries where the keys service reads them, not through the stream.
+		deps.AuditSink = fs.AppendAudit
+	}
 	srv, err := edge.New(g.cfg.Edge, deps)
 	if err != nil {
 		return err

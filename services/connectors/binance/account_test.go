@@ -9,6 +9,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/connectortest"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 	"github.com/shopspring/decimal"
@@ -20,7 +21,7 @@ func accountFixture(t *testing.T) *fixture {
 	t.Helper()
 	still := time.Now()
 	f := newFixture(t, sim.Config{Now: func() time.Time { return still }}, nil)
-	f.a.cfg.MainnetStreamURL = wsURL(f.url)
+	f.a.cfg.MainnetStreamURL = venuekit.WSURL(f.url)
 	// A book level is worth some 250k USDT: room to take one.
 	if _, err := f.sim.Engine().EnsureAccount(testKey, decimal.NewFromInt(10_000_000)); err != nil {
 		t.Fatal(err)

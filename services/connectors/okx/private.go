@@ -38,7 +38,7 @@ var privateArgs = []map[string]string{
 // privateURL is env's private socket; a REST base that is not OKX's (a
 // simulator) serves it on the same host.
 func (c Config) privateURL(env contract.Environment) string {
-	base := c.baseURL(env)
+	base := c.BaseURL(env)
 	switch {
 	case base != DefaultURL:
 		return "ws" + strings.TrimPrefix(base, "http") + "/ws/v5/private"

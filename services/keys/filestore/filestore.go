@@ -42,6 +42,13 @@ type Store struct {
 	// auditIndex caches the sealed audit segments' indexes (auditMu).
 	auditIndex map[string]segmentIndex
 	auditLog   *appendlog.File // opened by the first PutAudit
+	// The audit syncer (AppendAudit): the latest entry written and
+	// whether the syncer runs; syncIdle counts it.
+	syncMu   sync.Mutex
+	syncLog  *appendlog.File
+	syncPos  uint64
+	syncing  bool
+	syncIdle sync.WaitGroup
 }
 
 var _ keys.Store = (*Store)(nil)
@@ -117,8 +124,10 @@ func Open(dir string) (*Store, error) {
 // Path returns the state file's path.
 func (s *Store) Path() string { return s.path }
 
-// Close releases nothing; the file is complete after every change.
+// Close waits for the audit syncer and closes the audit log; the state
+// file is complete after every change.
 func (s *Store) Close() error {
+	s.syncIdle.Wait()
 	s.auditMu.Lock()
 	defer s.auditMu.Unlock()
 	if s.auditLog == nil {

@@ -110,7 +110,23 @@ func TestFailedWriteKeepsState(t *testing.T) {
 
 // TestConcurrentAudit: entries stored at once, pending and final in any
 // order, read back as one final entry per request, also after a reopen.
+// TestConcurrentAudit covers both writers: PutAudit (the keys service's
+// consumer, on disk when it returns) and AppendAudit (the standalone edge,
+// written when it returns and made durable by the syncer, so Close leaves
+// every entry on disk).
 func TestConcurrentAudit(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		write func(*filestore.Store, context.Context, contract.AuditEntry) error
+	}{
+		{"PutAudit", (*filestore.Store).PutAudit},
+		{"AppendAudit", (*filestore.Store).AppendAudit},
+	} {
+		t.Run(tt.name, func(t *testing.T) { testConcurrentAudit(t, tt.write) })
+	}
+}
+
+func testConcurrentAudit(t *testing.T, write func(*filestore.Store, context.Context, contract.AuditEntry) error) {
 	dir := t.TempDir()
 	s, err := filestore.Open(dir)
 	if err != nil {
@@ -124,7 +140,7 @@ func TestConcurrentAudit(t *testing.T) {
 	for i := range requests {
 		for _, code := range []string{contract.AuditPending, "OK"} {
 			go func() {
-				errs <- s.PutAudit(ctx, contract.AuditEntry{Time: at, RequestID: fmt.Sprintf("req-%02d", i),
+				errs <- write(s, ctx, contract.AuditEntry{Time: at, RequestID: fmt.Sprintf("req-%02d", i),
 					AccountID: account, Operation: "placeLimitOrder", Code: code, OrderIDs: []string{}})
 			}()
 		}

@@ -2,6 +2,7 @@ package venue
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -47,7 +48,21 @@ type PostgresJournal struct {
 	retrying bool
 	closed   chan struct{}
 	close    sync.Once
+
+	// Snapshots (paper's compactor): the table of them, the one the
+	// records start from until Snapshot hands it over, records written
+	// since the last one, how many make the next due, and whether one is
+	// being stored (snapshotting counts it).
+	table, snapshots string
+	snap             []byte
+	since, every     int
+	storing          bool
+	snapshotting     sync.WaitGroup
 }
+
+// snapshotEvery is how many records the journal takes between snapshots:
+// a restart reads the last snapshot and replays at most about that many.
+const snapshotEvery = 50_000
 
 type queued struct {
 	seq    int64
@@ -78,7 +93,7 @@ func OpenPostgresJournal(ctx context.Context, url, schema string, log *slog.Logg
 	}
 	table := pgx.Identifier{schema}.Sanitize() + ".journal"
 	j := &PostgresJournal{
-		pool: pool, log: log,
+		pool: pool, log: log, table: table,
 		// A journal made by an earlier version has seq bigserial; the
 		// explicit positions written here fit it as well.
 		insert: `INSERT INTO ` + table + ` (seq, record)
@@ -89,30 +104,120 @@ JOIN ` + table + ` j ON j.seq = t.s AND j.record = t.r::jsonb`,
 		closed: make(chan struct{}),
 	}
 	j.store = j.commitBatch
+	j.snapshots, j.every = pgx.Identifier{schema}.Sanitize()+".snapshot", snapshotEvery
 	ddl := fmt.Sprintf(`CREATE SCHEMA IF NOT EXISTS %s;
-CREATE TABLE IF NOT EXISTS %s (seq bigint PRIMARY KEY, record jsonb NOT NULL)`, pgx.Identifier{schema}.Sanitize(), table)
+CREATE TABLE IF NOT EXISTS %s (seq bigint PRIMARY KEY, record jsonb NOT NULL);
+CREATE TABLE IF NOT EXISTS %s (upto bigint PRIMARY KEY, taken timestamptz NOT NULL, seed bigint NOT NULL, state bytea NOT NULL)`,
+		pgx.Identifier{schema}.Sanitize(), table, j.snapshots)
 	if _, err := pool.Exec(ctx, ddl); err != nil {
 		pool.Close()
 		return nil, nil, fmt.Errorf("paper journal: create schema %s: %w", schema, err)
 	}
-	rows, err := pool.Query(ctx, `SELECT seq, record::text FROM `+table+` ORDER BY seq`)
+	records, err := j.read(ctx, table)
 	if err != nil {
 		pool.Close()
 		return nil, nil, fmt.Errorf("paper journal: read: %w", err)
 	}
+	return j, records, nil
+}
+
+// read returns the records to replay: those after the latest snapshot,
+// behind a start record naming it (paper.Reopen then restores it), or
+// every record when there is none.
+func (j *PostgresJournal) read(ctx context.Context, table string) ([][]byte, error) {
+	var upto, seed int64
+	var taken time.Time
+	err := j.pool.QueryRow(ctx, `SELECT upto, taken, seed, state FROM `+j.snapshots+` ORDER BY upto DESC LIMIT 1`).
+		Scan(&upto, &taken, &seed, &j.snap)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, err
+	}
 	var records [][]byte
-	var seq int64
+	if j.snap != nil {
+		start, err := json.Marshal(map[string]any{"op": "start", "t": taken, "seed": seed, "snap": upto})
+		if err != nil {
+			return nil, err
+		}
+		records = append(records, start)
+	}
+	rows, err := j.pool.Query(ctx, `SELECT seq, record::text FROM `+table+` WHERE seq > $1 ORDER BY seq`, upto)
+	if err != nil {
+		return nil, err
+	}
+	seq := upto
 	var record string
 	_, err = pgx.ForEachRow(rows, []any{&seq, &record}, func() error {
 		records = append(records, []byte(record))
 		return nil
 	})
 	if err != nil {
-		pool.Close()
-		return nil, nil, fmt.Errorf("paper journal: read: %w", err)
+		return nil, err
 	}
 	j.last, j.durable = uint64(seq), uint64(seq) // positions go on after the highest stored
-	return j, records, nil
+	j.since = len(records)
+	return records, nil
+}
+
+// Snapshot returns the state the records start from, once (paper's
+// compactor).
+func (j *PostgresJournal) Snapshot() []byte {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s := j.snap
+	j.snap = nil
+	return s
+}
+
+// CompactDue reports whether a snapshot is due and none is being stored.
+func (j *PostgresJournal) CompactDue() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return !j.storing && j.err == nil && j.since >= j.every
+}
+
+// Compact stores state, which reflects every record written so far, as
+// the snapshot the journal starts from, and drops those records. The
+// engine holds its lock, so the work goes on in the background: records
+// up to the snapshot that commit after it are ignored on open and
+// dropped by the next snapshot.
+func (j *PostgresJournal) Compact(seed int64, state []byte) error {
+	j.mu.Lock()
+	upto, taken := int64(j.last), time.Now()
+	j.storing, j.since = true, 0
+	j.mu.Unlock()
+	j.snapshotting.Add(1)
+	go func() {
+		defer j.snapshotting.Done()
+		err := j.storeSnapshot(upto, taken, seed, state)
+		j.mu.Lock()
+		j.storing = false
+		if err != nil {
+			j.since += j.every / 2 // try again in a while, not on every change
+		}
+		j.mu.Unlock()
+		if err != nil {
+			j.log.Warn("paper journal snapshot not stored; the journal keeps every record", "err", err)
+		}
+	}()
+	return nil
+}
+
+// storeSnapshot writes the snapshot and drops what it replaces, in one
+// transaction.
+func (j *PostgresJournal) storeSnapshot(upto int64, taken time.Time, seed int64, state []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return pgx.BeginFunc(ctx, j.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO `+j.snapshots+` (upto, taken, seed, state) VALUES ($1, $2, $3, $4)
+ON CONFLICT (upto) DO UPDATE SET taken = excluded.taken, seed = excluded.seed, state = excluded.state`, upto, taken, seed, state); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM `+j.snapshots+` WHERE upto < $1`, upto); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM `+j.table+` WHERE seq <= $1`, upto)
+		return err
+	})
 }
 
 // Write implements paper.Journal: it queues record for the next commit.
@@ -122,6 +227,7 @@ func (j *PostgresJournal) Write(record []byte) (uint64, error) {
 	if j.err != nil {
 		return 0, j.err
 	}
+	j.since++
 	j.last++
 	j.queue = append(j.queue, queued{seq: int64(j.last), record: string(record)})
 	return j.last, nil
@@ -267,6 +373,7 @@ func (j *PostgresJournal) Ping(ctx context.Context) error {
 func (j *PostgresJournal) Close() {
 	j.close.Do(func() {
 		close(j.closed)
+		j.snapshotting.Wait()
 		j.pool.Close()
 	})
 }
