@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -62,23 +62,24 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	if err != nil {
 		return err
 	}
-	ws, _, err := websocket.Dial(ctx, a.cfg.privateURL(c.Environment, demo(c)), nil)
+	ws, err := venuekit.Dial(ctx, "Bybit private", a.cfg.privateURL(c.Environment, demo(c)))
 	if err != nil {
-		return fmt.Errorf("bybit private stream: %w", err)
+		return err
 	}
-	defer ws.CloseNow()
-	ws.SetReadLimit(4 << 20)
+	defer ws.Close()
 	expires := strconv.FormatInt(a.c.host(a.base(c)).clock.Now().Add(authWindow).UnixMilli(), 10)
-	if err := writeJSON(ctx, ws, map[string]any{"req_id": "auth", "op": "auth",
+	if err := ws.WriteJSON(ctx, map[string]any{"req_id": "auth", "op": "auth",
 		"args": []any{k.apiKey, expires, authSignature(k.secret, expires)}}); err != nil {
 		return fmt.Errorf("bybit private stream: %w", err)
 	}
-	if err := writeJSON(ctx, ws, map[string]any{"req_id": "subscribe", "op": "subscribe", "args": privateTopics}); err != nil {
+	if err := ws.WriteJSON(ctx, map[string]any{"req_id": "subscribe", "op": "subscribe", "args": privateTopics}); err != nil {
 		return fmt.Errorf("bybit private stream: %w", err)
 	}
-	go pingPrivate(ctx, ws)
+	ws.Keepalive(pingEvery, func(ctx context.Context) error {
+		return ws.WriteJSON(ctx, map[string]string{"req_id": "ping", "op": "ping"})
+	})
 	for {
-		data, err := readWithin(ctx, ws, privateSilence)
+		data, err := ws.ReadWithin(ctx, privateSilence)
 		if err != nil {
 			return fmt.Errorf("bybit private stream: %w", err)
 		}
@@ -93,41 +94,6 @@ func authSignature(secret, expires string) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte("GET/realtime" + expires))
 	return hex.EncodeToString(m.Sum(nil))
-}
-
-// readWithin reads one frame, giving up after d of silence.
-func readWithin(ctx context.Context, ws *websocket.Conn, d time.Duration) ([]byte, error) {
-	rctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	_, data, err := ws.Read(rctx)
-	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
-		return nil, fmt.Errorf("nothing received for %v", d)
-	}
-	return data, err
-}
-
-func writeJSON(ctx context.Context, ws *websocket.Conn, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return ws.Write(ctx, websocket.MessageText, b)
-}
-
-func pingPrivate(ctx context.Context, ws *websocket.Conn) {
-	t := time.NewTicker(pingEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if writeJSON(ctx, ws, map[string]string{"req_id": "ping", "op": "ping"}) != nil {
-				ws.CloseNow()
-				return
-			}
-		}
-	}
 }
 
 // privateMsg is an op answer or a push.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -59,22 +59,21 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	if err != nil {
 		return err
 	}
-	ws, _, err := websocket.Dial(ctx, a.cfg.privateURL(c.Environment), nil)
+	ws, err := venuekit.Dial(ctx, "OKX private", a.cfg.privateURL(c.Environment))
 	if err != nil {
-		return fmt.Errorf("okx private stream: %w", err)
+		return err
 	}
-	defer ws.CloseNow()
-	ws.SetReadLimit(4 << 20)
+	defer ws.Close()
 	ts := strconv.FormatInt(a.c.host(a.base(c)).clock.Now().Unix(), 10)
 	login := map[string]any{"op": "login", "args": []map[string]string{{"apiKey": k.apiKey, "passphrase": k.passphrase,
 		"timestamp": ts, "sign": sign(k.secret, ts, "GET", "/users/self/verify", "")}}}
-	if err := writeJSON(ctx, ws, login); err != nil {
+	if err := ws.WriteJSON(ctx, login); err != nil {
 		return fmt.Errorf("okx private stream: %w", err)
 	}
 	f := &privateFeed{a: a, c: c, ready: ready, emit: emit, ws: ws, trades: map[string]bool{}}
-	go f.ping(ctx)
+	ws.Keepalive(pingEvery, func(ctx context.Context) error { return ws.WriteText(ctx, []byte("ping")) })
 	for {
-		data, err := readWithin(ctx, ws, privateSilence)
+		data, err := ws.ReadWithin(ctx, privateSilence)
 		if err != nil {
 			return fmt.Errorf("okx private stream: %w", err)
 		}
@@ -88,50 +87,15 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 // before the feed counts it dead: three missed pings.
 const privateSilence = 3 * pingEvery
 
-// readWithin reads one frame, giving up after d of silence.
-func readWithin(ctx context.Context, ws *websocket.Conn, d time.Duration) ([]byte, error) {
-	rctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	_, data, err := ws.Read(rctx)
-	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
-		return nil, fmt.Errorf("nothing received for %v", d)
-	}
-	return data, err
-}
-
-func writeJSON(ctx context.Context, ws *websocket.Conn, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return ws.Write(ctx, websocket.MessageText, b)
-}
-
 // privateFeed is one socket's state.
 type privateFeed struct {
 	a          *Adapter
 	c          connector.Credential
 	ready      func()
 	emit       func(connector.AccountEvent)
-	ws         *websocket.Conn
+	ws         *venuekit.Socket
 	subscribed int
 	trades     map[string]bool // tradeIds told on this socket
-}
-
-func (f *privateFeed) ping(ctx context.Context) {
-	t := time.NewTicker(pingEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if f.ws.Write(ctx, websocket.MessageText, []byte("ping")) != nil {
-				f.ws.CloseNow()
-				return
-			}
-		}
-	}
 }
 
 // privateMsg is an event answer or a push.
@@ -153,7 +117,7 @@ func (f *privateFeed) frame(ctx context.Context, data []byte) error {
 	}
 	switch m.Event {
 	case "login":
-		if err := writeJSON(ctx, f.ws, map[string]any{"op": "subscribe", "args": privateArgs}); err != nil {
+		if err := f.ws.WriteJSON(ctx, map[string]any{"op": "subscribe", "args": privateArgs}); err != nil {
 			return fmt.Errorf("okx private stream: %w", err)
 		}
 		return nil
