@@ -97,6 +97,10 @@ type Features struct {
 	DeadManSwitch        Support  `json:"deadManSwitch"` // native or emulated
 	FillsHistoryDays     int      `json:"fillsHistoryDays"`
 	OpenInterest         bool     `json:"openInterest"`
+	// AttachedProtection: how takeProfit/stopLoss given with an entry are
+	// placed: native (the venue attaches them to the order) or emulated
+	// (the gateway places and resizes the pair as the entry fills).
+	AttachedProtection Support `json:"attachedProtection"`
 }
 
 // CapabilitiesResult is getCapabilities' result.

@@ -227,12 +227,16 @@ func writeFields(b *bytes.Buffer, prefix string, spec *StructSpec) {
 				typ = "number"
 			}
 		}
+		sub := "[]."
 		if f.kind == kindSlice {
 			typ = "array of objects"
 		}
+		if f.kind == kindObject {
+			sub = "."
+		}
 		fmt.Fprintf(b, "| `%s%s` | %s | %s | %s |\n", prefix, f.Name, typ, req, strings.TrimSpace(desc))
 		if f.Elem != nil {
-			writeFields(b, prefix+f.Name+"[].", f.Elem)
+			writeFields(b, prefix+f.Name+sub, f.Elem)
 		}
 	}
 }
