@@ -31,6 +31,9 @@ type attachSim struct {
 	point  func(c *Config)
 	engine func(g *testGateway) *paper.Engine
 	setup  func(t *testing.T) // accounts the simulator needs before use
+	// legs is how many open orders a pair shows: 2, or 1 where the venue
+	// holds both in one order (OKX oco algo order).
+	legs int
 }
 
 // attachEnv is a gateway serving one simulated venue.
@@ -41,6 +44,7 @@ type attachEnv struct {
 	engine    *paper.Engine
 	symbol    string
 	mcp       *mcpClient
+	pair      int // open orders of one pair
 }
 
 func newAttachSim(t *testing.T, x contract.Exchange, clock *testenv.Clock) attachSim {
@@ -61,17 +65,27 @@ func newAttachSim(t *testing.T, x contract.Exchange, clock *testenv.Clock) attac
 			symbol: "BTCUSDT", point: func(c *Config) { c.Binance.MainnetURL, c.Binance.Now = url, clock.Now },
 			engine: func(*testGateway) *paper.Engine { return s.Engine() }}
 	case contract.Bybit:
-		s := bybitsim.New(bybitsim.Config{Keys: map[string]string{bybitKey: bybitSecret}, Now: clock.Now})
+		// The clock stands still, so a per-second quota never refills.
+		quota := map[string]int{}
+		for _, p := range []string{"/v5/order/create", "/v5/order/cancel", "/v5/order/cancel-all", "/v5/order/realtime",
+			"/v5/order/history", "/v5/position/list", "/v5/position/set-leverage", "/v5/market/tickers", "/v5/execution/list"} {
+			quota[p] = 100000
+		}
+		s := bybitsim.New(bybitsim.Config{Keys: map[string]string{bybitKey: bybitSecret}, Now: clock.Now, Quota: quota})
 		url := serve(s)
 		return attachSim{x: x, env: contract.Mainnet, secret: `{"apiKey":"` + bybitKey + `","apiSecret":"` + bybitSecret + `"}`,
 			symbol: "BTCUSDT", point: func(c *Config) { c.Bybit.MainnetURL, c.Bybit.Now = url, clock.Now },
 			engine: func(*testGateway) *paper.Engine { return s.Engine() }}
 	case contract.OKX:
+		// The connector keeps OKX's per-2-second budgets on its own clock,
+		// which must run; OKX's stands 15 s ahead, within the 30 s it
+		// allows a request's timestamp, for the test's length.
+		clock.Advance(15 * time.Second)
 		s := okxsim.New(okxsim.Config{Keys: map[string]okxsim.Key{okxKey: {Secret: okxSecret, Passphrase: okxPass}}, Now: clock.Now})
 		url := serve(s)
 		return attachSim{x: x, env: contract.Mainnet,
 			secret: `{"apiKey":"` + okxKey + `","apiSecret":"` + okxSecret + `","passphrase":"` + okxPass + `"}`,
-			symbol: "BTC-USDT-SWAP", point: func(c *Config) { c.OKX.MainnetURL, c.OKX.Now = url, clock.Now },
+			symbol: "BTC-USDT-SWAP", point: func(c *Config) { c.OKX.MainnetURL = url }, legs: 1,
 			engine: func(*testGateway) *paper.Engine { return s.Engine() }}
 	case contract.Paradex:
 		s := paradexsim.New(paradexsim.Config{Accounts: map[string]string{pdxAddress: pdxPub}, Now: clock.Now})
@@ -102,7 +116,10 @@ func newAttachSim(t *testing.T, x contract.Exchange, clock *testenv.Clock) attac
 func (s attachSim) start(t *testing.T, dir string, check time.Duration, prev *attachEnv) *attachEnv {
 	t.Helper()
 	g := startGateway(t, func(c *Config) { c.DataDir, c.ProtectionCheck = dir, check; s.point(c) })
-	e := &attachEnv{t: t, g: g, engine: s.engine(g), symbol: s.symbol}
+	e := &attachEnv{t: t, g: g, engine: s.engine(g), symbol: s.symbol, pair: s.legs}
+	if e.pair == 0 {
+		e.pair = 2
+	}
 	switch {
 	case prev != nil:
 		e.key, e.cred = prev.key, prev.cred
@@ -308,6 +325,12 @@ func (e *attachEnv) cancelUnfilled() {
 // Then the take-profit fires and the stop-loss goes with it.
 func (e *attachEnv) twoPartFill() {
 	e.t.Helper()
+	info, err := e.engine.Market(e.symbol)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	// The best ask on a whole price, which every venue's tick takes.
+	e.setMark(e.mark().Floor().Sub(info.TickSize))
 	book, err := e.engine.Orderbook(e.symbol, 1)
 	if err != nil {
 		e.t.Fatal(err)
@@ -316,10 +339,6 @@ func (e *attachEnv) twoPartFill() {
 	// A little more than the level holds, at the market's top leverage,
 	// so the margin is there on every simulator's account.
 	size := ask.Size.Add(decimal.RequireFromString("0.01")).RoundCeil(2)
-	info, err := e.engine.Market(e.symbol)
-	if err != nil {
-		e.t.Fatal(err)
-	}
 	e.ok(map[string]any{"operation": "setLeverage", "market": "BTC", "leverage": info.MaxLeverage})
 	entry := e.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": size.String(),
 		"price": ask.Price.String(), "clientOrderId": "two-part-" + e.cred[:8],
@@ -332,11 +351,12 @@ func (e *attachEnv) twoPartFill() {
 		}
 	}
 	if !filled.IsPositive() || !filled.LessThan(size) {
-		e.t.Fatalf("the entry filled %s of %s at once, want a part: %v", filled, size, entry)
+		e.t.Fatalf("the entry filled %s of %s at once, want a part: %v\nbook %v\norders %v", filled, size, entry, book,
+			e.ok(map[string]any{"operation": "getOrders", "market": "BTC"}))
 	}
-	first := e.waitLegs("pair of the first part", 2, filled)
+	first := e.waitLegs("pair of the first part", e.pair, filled)
 	e.setMark(e.mark()) // the rest fills: mark is below the entry's price
-	whole := e.waitLegs("pair of the whole entry", 2, size)
+	whole := e.waitLegs("pair of the whole entry", e.pair, size)
 	for _, o := range whole {
 		for _, f := range first {
 			if o["id"] == f["id"] {
@@ -364,7 +384,7 @@ func (e *attachEnv) marketEntry() {
 		e.t.Fatalf("market entry answered %v", res)
 	}
 	legs := e.legs()
-	if len(legs) != 2 {
+	if len(legs) != e.pair {
 		e.t.Fatalf("legs right after the market entry: %v", legs)
 	}
 	for _, o := range legs {
@@ -397,7 +417,7 @@ func (e *attachEnv) killedBetweenFillAndPair(s attachSim, dir string) {
 		e.t.Fatal(err)
 	}
 	next := s.start(e.t, dir, 300*time.Millisecond, e)
-	legs := next.waitLegs("pair after the restart", 2, decimal.RequireFromString("0.01"))
+	legs := next.waitLegs("pair after the restart", next.pair, decimal.RequireFromString("0.01"))
 	time.Sleep(1500 * time.Millisecond) // five more checks
 	if again := next.legs(); !jsonEqual(again, legs) {
 		e.t.Fatalf("legs changed after the pair was placed: %v then %v", legs, again)
