@@ -108,21 +108,30 @@ func (d dispatch) placeEntry(ctx context.Context, o OrderRequest, market string,
 		dr.TakeProfit, dr.StopLoss = legs.TakeProfit, legs.StopLoss
 		return dr, err
 	}
-	if attachMode(d.r.adapter) == contract.Emulated {
-		e := AttachedEntry{ID: d.cred.ID + ":" + o.ClientOrderID, CredentialID: d.cred.ID, Market: o.Market.Canonical,
-			EntryClientID: o.ClientOrderID, Side: positionOf(o.Side), TakeProfit: o.TakeProfit, StopLoss: o.StopLoss,
-			Created: d.r.cfg.Now()}
-		// Before the entry is sent: a connector that dies after the fill
-		// finds the intent and places the pair (attachLoop).
-		if _, err := d.r.attached.Add(ctx, e); err != nil {
-			return nil, d.storeDown(err)
-		}
+	return d.placeOne(ctx, o, market, false)
+}
+
+// attachIntent stores an emulated entry's intent as its placement begins
+// (once per placement, not on an idempotent repeat), before the entry is
+// sent: a connector that dies after the fill finds it (attachLoop).
+func (d dispatch) attachIntent(ctx context.Context, o OrderRequest) error {
+	if (o.TakeProfit == nil && o.StopLoss == nil) || attachMode(d.r.adapter) == contract.Native {
+		return nil
 	}
-	res, err := d.placeOne(ctx, o, market, false)
-	if err != nil && !Ambiguous(err) {
+	e := AttachedEntry{ID: d.cred.ID + ":" + o.ClientOrderID, CredentialID: d.cred.ID, Market: o.Market.Canonical,
+		EntryClientID: o.ClientOrderID, Side: positionOf(o.Side), TakeProfit: o.TakeProfit, StopLoss: o.StopLoss,
+		Created: d.r.cfg.Now()}
+	if _, err := d.r.attached.Add(ctx, e); err != nil {
+		return d.storeDown(err)
+	}
+	return nil
+}
+
+// attachFailed forgets the intent of an entry the venue certainly refused.
+func (d dispatch) attachFailed(ctx context.Context, o OrderRequest, err error) {
+	if err != nil && !Ambiguous(err) && (o.TakeProfit != nil || o.StopLoss != nil) {
 		_ = d.r.attached.Remove(context.WithoutCancel(ctx), d.cred.ID+":"+o.ClientOrderID)
 	}
-	return res, err
 }
 
 func positionOf(s contract.Side) contract.PositionSide {

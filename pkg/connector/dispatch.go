@@ -250,7 +250,11 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, d
 		return contract.DryRunResult{DryRun: true, DryRunOrder: dryRunOrder(p)}, nil
 	}
 	a, c := d.r.adapter, d.cred
-	place := func(ctx context.Context) (any, error) {
+	place := func(ctx context.Context) (res any, err error) {
+		if err := d.attachIntent(ctx, o); err != nil {
+			return nil, err
+		}
+		defer func() { d.attachFailed(ctx, o, err) }()
 		switch o.Type {
 		case Limit:
 			res, err := a.PlaceLimitOrder(ctx, c, o)

@@ -376,9 +376,13 @@ func (e *attachEnv) twoPartFill() {
 func (e *attachEnv) marketEntry() {
 	e.t.Helper()
 	mark := e.mark()
-	res := e.ok(map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "SELL", "size": "0.01",
-		"takeProfit": map[string]any{"triggerPrice": mark.Mul(decimal.RequireFromString("0.8")).StringFixed(0)},
-		"stopLoss":   map[string]any{"triggerPrice": mark.Mul(decimal.RequireFromString("1.3")).StringFixed(0)}})
+	entry := func() map[string]any {
+		return e.ok(map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "SELL", "size": "0.01",
+			"clientOrderId": "market-entry-1",
+			"takeProfit":    map[string]any{"triggerPrice": mark.Mul(decimal.RequireFromString("0.8")).StringFixed(0)},
+			"stopLoss":      map[string]any{"triggerPrice": mark.Mul(decimal.RequireFromString("1.3")).StringFixed(0)}})
+	}
+	res := entry()
 	p, _ := res["protection"].(map[string]any)
 	if p == nil || p["size"] != "0.01" || p["tpOrderId"] == nil || p["slOrderId"] == nil {
 		e.t.Fatalf("market entry answered %v", res)
@@ -391,6 +395,14 @@ func (e *attachEnv) marketEntry() {
 		if o["side"] != "BUY" || o["size"] != "0.01" || (o["id"] != p["tpOrderId"] && o["id"] != p["slOrderId"]) {
 			e.t.Fatalf("leg %v does not match %v", o, p)
 		}
+	}
+	// A retry answers the first placement and places no second pair.
+	if again := entry(); !jsonEqual(again, res) {
+		e.t.Fatalf("retry answered %v, first %v", again, res)
+	}
+	time.Sleep(time.Second) // checks after the retry
+	if again := e.legs(); !jsonEqual(again, legs) {
+		e.t.Fatalf("legs after the retry %v, before %v", again, legs)
 	}
 	e.flatten()
 }
