@@ -208,7 +208,11 @@ func (r *Runtime) attachLoop(ctx context.Context, interval time.Duration) {
 			r.log.Warn("attached entries not listed", "err", err)
 			continue
 		}
+		quiet := r.quietEntries(ctx, entries)
 		for _, e := range entries {
+			if quiet[e.ID] {
+				continue
+			}
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			if _, err := r.syncLocked(cctx, e.ID, 0); err != nil {
 				r.log.Warn("attached protection not synced", "err", err, "credential_id", e.CredentialID, "entry", e.EntryClientID)
@@ -431,4 +435,58 @@ func withProtection(res any, p *contract.AttachedProtection) any {
 		return r
 	}
 	return res
+}
+
+// quietEntries are the entries the open orders show resting with nothing
+// filled beyond what their pair covers: one order listing per credential
+// and market instead of a look-up per entry. Entries it cannot tell of
+// (the venue lists no clientOrderId, the listing fails) are looked up.
+func (r *Runtime) quietEntries(ctx context.Context, entries []AttachedEntry) map[string]bool {
+	quiet := map[string]bool{}
+	groups := map[[2]string][]AttachedEntry{}
+	for _, e := range entries {
+		if e.Pending == 0 && len(e.Cancel) == 0 {
+			k := [2]string{e.CredentialID, e.Market}
+			groups[k] = append(groups[k], e)
+		}
+	}
+	for k, group := range groups {
+		if len(group) < 2 {
+			continue // a listing costs as much as a look-up
+		}
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		open, err := r.openByClientID(cctx, k[0], k[1])
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, e := range group {
+			if o, ok := open[e.EntryClientID]; ok && !o.FilledSize.GreaterThan(e.Covered) {
+				quiet[e.ID] = true
+			}
+		}
+	}
+	return quiet
+}
+
+func (r *Runtime) openByClientID(ctx context.Context, credID, market string) (map[string]contract.Order, error) {
+	cred, err := r.secrets.get(ctx, credID)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.markets.resolve(ctx, r.adapter, cred, market)
+	if err != nil {
+		return nil, err
+	}
+	orders, err := r.adapter.GetOrders(ctx, cred, &m)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]contract.Order{}
+	for _, o := range orders.Orders {
+		if o.ClientOrderID != "" && o.Status == contract.StatusOpen {
+			out[o.ClientOrderID] = o
+		}
+	}
+	return out, nil
 }

@@ -181,3 +181,69 @@ func TestAttachedPairResized(t *testing.T) {
 		t.Fatalf("entry still kept: %+v", left)
 	}
 }
+
+// restingVenue lists two resting entries by clientOrderId and counts
+// look-ups.
+type restingVenue struct {
+	fillVenue
+	lookups int
+}
+
+func (v *restingVenue) GetOrders(context.Context, Credential, *Market) (contract.OrdersResult, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out contract.OrdersResult
+	for _, f := range v.orders {
+		if f.Status == contract.StatusOpen {
+			out.Orders = append(out.Orders, f.Order)
+		}
+	}
+	return out, nil
+}
+
+func (v *restingVenue) FindOrder(ctx context.Context, c Credential, m Market, id string) (FoundOrder, bool, error) {
+	v.mu.Lock()
+	v.lookups++
+	v.mu.Unlock()
+	return v.fillVenue.FindOrder(ctx, c, m, id)
+}
+
+// TestAttachedRestingEntriesListedNotLookedUp: entries resting unfilled
+// cost one order listing per tick, not a look-up each; once one fills it
+// is looked up and gets its pair.
+func TestAttachedRestingEntriesListedNotLookedUp(t *testing.T) {
+	v := &restingVenue{fillVenue: *newFillVenue()}
+	store := NewMemoryAttachments()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, id := range []string{"entry-1", "entry-2"} {
+		v.orders[id] = FoundOrder{Order: contract.Order{ID: "id-" + id, Side: contract.Buy, Size: decimal.RequireFromString("0.01"),
+			Status: contract.StatusOpen, ClientOrderID: id}}
+		e := filledEntry(0)
+		e.ID, e.EntryClientID = "cred-1:"+id, id
+		_ = store.Put(ctx, e)
+	}
+	r := attachingRuntime(v, store)
+	done := make(chan struct{})
+	go func() { defer close(done); r.attachLoop(ctx, 10*time.Millisecond) }()
+	time.Sleep(200 * time.Millisecond)
+	v.mu.Lock()
+	if v.lookups != 0 || v.pairs != 0 {
+		v.mu.Unlock()
+		t.Fatalf("%d look-ups and %d pairs for resting entries, want none", v.lookups, v.pairs)
+	}
+	f := v.orders["entry-2"]
+	f.FilledSize, f.Status = f.Size, contract.StatusFilled
+	v.orders["entry-2"] = f
+	v.mu.Unlock()
+	testenv.Poll(t, "the filled entry's pair", 5*time.Second, func() error {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if v.pairs != 1 {
+			return errorf("%d pairs", v.pairs)
+		}
+		return nil
+	})
+	cancel()
+	<-done
+}
