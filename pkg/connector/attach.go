@@ -192,6 +192,20 @@ func (r *Runtime) KickAttached() {
 	}
 }
 
+// attachOnEvent is the account feeds' hook: a fill, or an order event
+// showing a fill, makes the loop look at the entries now rather than at
+// its next tick.
+func (r *Runtime) attachOnEvent(data any) {
+	switch d := data.(type) {
+	case contract.FillEvent:
+		r.KickAttached()
+	case contract.OrderEvent:
+		if d.FilledSize.IsPositive() {
+			r.KickAttached()
+		}
+	}
+}
+
 // attachLoop syncs every attached entry on each tick or kick until ctx ends.
 func (r *Runtime) attachLoop(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)

@@ -247,3 +247,33 @@ func TestAttachedRestingEntriesListedNotLookedUp(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestAttachedKickedByFillEvents: a fill event syncs the entries at once,
+// long before the next tick.
+func TestAttachedKickedByFillEvents(t *testing.T) {
+	v := newFillVenue()
+	r := attachingRuntime(v, NewMemoryAttachments())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_ = r.attached.Put(ctx, filledEntry(0))
+	done := make(chan struct{})
+	go func() { defer close(done); r.attachLoop(ctx, time.Hour) }()
+	r.attachOnEvent(contract.OrderEvent{FilledSize: decimal.Zero}) // nothing filled: no kick
+	time.Sleep(100 * time.Millisecond)
+	v.mu.Lock()
+	if v.pairs != 0 {
+		t.Fatalf("an order event without a fill placed %d pairs", v.pairs)
+	}
+	v.mu.Unlock()
+	r.attachOnEvent(contract.FillEvent{})
+	testenv.Poll(t, "the pair after the fill event", 2*time.Second, func() error {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if v.pairs != 1 {
+			return errorf("%d pairs", v.pairs)
+		}
+		return nil
+	})
+	cancel()
+	<-done
+}
