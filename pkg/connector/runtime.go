@@ -35,6 +35,9 @@ type Config struct {
 	// Ledger sums each key's daily notional (maxDailyNotional); shared
 	// (Redis) when several connectors serve one key. Default in memory.
 	Ledger NotionalLedger
+	// Attached holds entries placed with takeProfit/stopLoss until their
+	// pair covers what filled; nil keeps them in memory.
+	Attached AttachStore
 	// ProtectionCheck is how often watched pairs are checked; default 2 s.
 	ProtectionCheck time.Duration
 	// Stream tunes the market-data view of adapters that are Streamers.
@@ -84,6 +87,9 @@ func (c Config) withDefaults() Config {
 	if c.Protections == nil {
 		c.Protections = NewMemoryProtections()
 	}
+	if c.Attached == nil {
+		c.Attached = NewMemoryAttachments()
+	}
 	if c.Ledger == nil {
 		c.Ledger = NewMemoryLedger()
 	}
@@ -119,6 +125,8 @@ type Runtime struct {
 	workers sync.WaitGroup
 
 	protections ProtectionStore
+	attached    AttachStore
+	attachKick  chan struct{}
 	leverage    *leverageCache // for maxLeverage on placements
 	deadman     *deadMen       // emulated dead man's switches
 	stopWatch   context.CancelFunc
@@ -154,6 +162,8 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 		streams:   newStreams(cfg.Stream, adapter, nc, cfg.Subjects, log.With("exchange", string(x)), cfg.Now, cfg.Metrics),
 
 		protections: cfg.Protections,
+		attached:    cfg.Attached,
+		attachKick:  make(chan struct{}, 1),
 		leverage:    newLeverageCache(cfg.Now),
 	}
 	r.deadman = newDeadMen(r)
@@ -213,6 +223,8 @@ func (r *Runtime) Start() error {
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	r.watching.Add(1)
 	go func() { defer r.watching.Done(); r.deadman.watch(watchCtx) }()
+	r.watching.Add(1)
+	go func() { defer r.watching.Done(); r.attachLoop(watchCtx, r.cfg.ProtectionCheck) }()
 	if !r.linksProtection() {
 		r.watching.Add(1)
 		go func() { defer r.watching.Done(); r.watchLoop(watchCtx, r.cfg.ProtectionCheck) }()

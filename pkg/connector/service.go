@@ -74,6 +74,7 @@ func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Lo
 	var idem IdempotencyStore = NewMemoryIdempotency(nil)
 	var protections ProtectionStore = NewMemoryProtections()
 	var ledger NotionalLedger = NewMemoryLedger()
+	var attached AttachStore = NewMemoryAttachments()
 	if cfg.RedisURL != "" {
 		opts, err := redis.ParseURL(cfg.RedisURL)
 		if err != nil {
@@ -85,6 +86,7 @@ func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Lo
 		idem = GuardIdempotency(NewRedisIdempotency(rdb, cfg.SubjectPrefix+":idem:"), policy.Err)
 		protections = NewRedisProtections(rdb, cfg.SubjectPrefix+":protect:"+string(adapter.Exchange())+":")
 		ledger = NewRedisLedger(rdb, cfg.SubjectPrefix+":notional:")
+		attached = NewRedisAttachments(rdb, cfg.SubjectPrefix+":attach:"+string(adapter.Exchange())+":")
 		checks["redis"] = policy.Check
 	} else {
 		log.Warn("PERPGATE_REDIS_URL is unset: clientOrderId deduplication is per replica")
@@ -96,7 +98,7 @@ func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Lo
 	}
 	defer func() { err = errors.Join(err, stopHealth()) }()
 	rt := New(Config{Subjects: contract.NewSubjects(cfg.SubjectPrefix), Metrics: metrics, Protections: protections, Ledger: ledger,
-		Stream: cfg.Stream, Guards: &cfg.Guards}, adapter, nc, idem, log)
+		Attached: attached, Stream: cfg.Stream, Guards: &cfg.Guards}, adapter, nc, idem, log)
 	if err := rt.Start(); err != nil {
 		return err
 	}

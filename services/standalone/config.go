@@ -46,6 +46,9 @@ type Config struct {
 	Paradex     paradex.Config // PERPGATE_PARADEX_*
 	// Stream tunes the market-data stream view (PERPGATE_STREAM*).
 	Stream connector.StreamConfig
+	// ProtectionCheck is how often the connectors check protection pairs
+	// and attached entries when nothing prompts them (tests); 0: 2 s.
+	ProtectionCheck time.Duration
 	// Guards tunes how key guards value orders (PERPGATE_MARKET_SLIPPAGE_BPS).
 	Guards connector.GuardConfig
 	// AuditRetention bounds the audit trail (PERPGATE_AUDIT_RETENTION,
