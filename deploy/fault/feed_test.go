@@ -1,17 +1,14 @@
 package fault
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/testenv"
-	"github.com/perpgate/perpgate/services/keys/admin"
 	"github.com/shopspring/decimal"
 )
 
@@ -111,34 +108,6 @@ func TestAccountFeedMovesOnKill(t *testing.T) {
 	after := place("feed-after")
 	s.nextFill(after, seen, 10*time.Second)
 	s.none(time.Second)
-}
-
-// TestAccountFeedRefusedLogin: a credential the venue refuses gives one
-// error event naming it and the venue's reason, not one per retry.
-func TestAccountFeedRefusedLogin(t *testing.T) {
-	c := newCluster(t, clusterOptions{})
-	bad, err := c.Admin.CreateCredential(context.Background(), c.Account, admin.CredentialRequest{
-		Exchange: contract.Paper, Env: contract.Testnet, Label: "bad", Secret: json.RawMessage(`{"startingBalance":"lots"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := c.events(c.APIKey, "credentialId="+bad.ID, nil)
-	ev := s.expect("error code=AUTHENTICATION_FAILED")[0]
-	var data contract.ErrorEvent
-	_ = json.Unmarshal(ev.Data, &data)
-	if !strings.Contains(data.Message, bad.ID) || !strings.Contains(data.Message, "not a valid JSON object") {
-		t.Errorf("error event %q: want the credential and the venue's reason", data.Message)
-	}
-	s.none(7 * time.Second) // the retry after the 5 s backoff is refused too, and not published again
-	retries := 0
-	for _, rec := range c.Connector.Records() {
-		if rec["msg"] == "account feed closed; reconnecting" && rec["credential_id"] == bad.ID {
-			retries++
-		}
-	}
-	if retries < 2 || retries > 4 {
-		t.Errorf("%d attempts in about 7 s, want a backoff (2 to 4)", retries)
-	}
 }
 
 // TestProtectionPairOnFeedEvents: with the paper venue not linking the
