@@ -23,6 +23,7 @@ type feedVenue struct {
 	venueFake
 	mu      sync.Mutex
 	follows int
+	closed  int // connections ended by the runtime
 	follow  func(n int, ready func(), emit func(AccountEvent)) error
 	open    []contract.Order
 	fills   []contract.Fill
@@ -42,6 +43,9 @@ func (v *feedVenue) FollowAccount(ctx context.Context, _ Credential, ready func(
 		return err
 	}
 	<-ctx.Done()
+	v.mu.Lock()
+	v.closed++
+	v.mu.Unlock()
 	return ctx.Err()
 }
 
@@ -67,6 +71,10 @@ var feedCred = Credential{CredentialInfo: contract.CredentialInfo{ID: "cred-feed
 // feedRuntime starts a runtime on v with the credential's secret cached,
 // and a reader of its events.
 func feedRuntime(t *testing.T, v *feedVenue) (*Runtime, *nats.Conn, *events.Cursor) {
+	return feedRuntimeIdle(t, v, time.Minute)
+}
+
+func feedRuntimeIdle(t *testing.T, v *feedVenue, idle time.Duration) (*Runtime, *nats.Conn, *events.Cursor) {
 	t.Helper()
 	url := testenv.EmbeddedNATS(t).ClientURL()
 	nc, err := nats.Connect(url)
@@ -76,7 +84,7 @@ func feedRuntime(t *testing.T, v *feedVenue) (*Runtime, *nats.Conn, *events.Curs
 	t.Cleanup(nc.Close)
 	cfg := DefaultConfig()
 	cfg.Subjects = contract.NewSubjects(testenv.Prefix(t))
-	cfg.AccountFeeds = AccountFeedConfig{Beat: 200 * time.Millisecond, Idle: time.Minute}
+	cfg.AccountFeeds = AccountFeedConfig{Beat: 200 * time.Millisecond, Idle: idle}
 	r := New(cfg, v, nc, NewMemoryIdempotency(nil), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	r.secrets.entries[feedCred.ID] = secretEntry{cred: feedCred, expires: time.Now().Add(time.Hour)}
 	if err := r.Start(); err != nil {
@@ -196,6 +204,36 @@ func TestAccountFeedReconcilesOnReconnect(t *testing.T) {
 	}
 	if ev, ok := nextEvent(t, cur, 500*time.Millisecond); ok {
 		t.Fatalf("unexpected %s %s", ev.Type, ev.Data)
+	}
+}
+
+// TestAccountFeedClosesWhenIdle: asked for once, a feed closes once the
+// idle period passed; one whose credential has an open order stays open.
+func TestAccountFeedClosesWhenIdle(t *testing.T) {
+	for _, open := range []bool{false, true} {
+		v := &feedVenue{follow: func(_ int, ready func(), _ func(AccountEvent)) error { ready(); return nil }}
+		if open {
+			v.open = []contract.Order{{ID: "o1", Market: "XBT", Side: contract.Buy, Type: "LIMIT", Size: decimal.NewFromInt(1),
+				Price: decimal.NewFromInt(100), FilledSize: decimal.Zero, Status: contract.StatusOpen}}
+		}
+		r, nc, _ := feedRuntimeIdle(t, v, 500*time.Millisecond)
+		if err := askFeed(t, r, nc); err != nil {
+			t.Fatalf("open order %v: the feed did not open: %v", open, err)
+		}
+		asked := time.Now()
+		closed := func() bool { v.mu.Lock(); defer v.mu.Unlock(); return v.closed > 0 }
+		for time.Since(asked) < 4*time.Second && !closed() {
+			time.Sleep(50 * time.Millisecond)
+		}
+		took := time.Since(asked)
+		switch {
+		case open && closed():
+			t.Fatalf("the feed of a credential with an open order closed after %s", took)
+		case !open && !closed():
+			t.Fatal("the feed no one asked for since 4 s is still open (idle 500 ms)")
+		case !open && took < 500*time.Millisecond:
+			t.Fatalf("the feed closed after %s, before the idle period", took)
+		}
 	}
 }
 
