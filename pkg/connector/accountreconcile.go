@@ -216,13 +216,13 @@ func (m *accountFeeds) reconcile(ctx context.Context, cf *credFeed, cred Credent
 		cf.state = newFeedState()
 	}
 	st := cf.state
+	for mk := range cf.takeHints() { // kept in st should this reconcile fail
+		st.markets[mk] = true
+	}
 	if !st.loaded {
 		if err := m.load(ctx, cred.ID, st); err != nil {
 			return err
 		}
-	}
-	for mk := range cf.takeHints() {
-		st.markets[mk] = true
 	}
 	markets := map[string]bool{}
 	for mk := range st.markets {
