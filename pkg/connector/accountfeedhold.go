@@ -258,8 +258,8 @@ func (m *accountFeeds) session(ctx context.Context, cf *credFeed, cred Credentia
 		done <- m.feeder.FollowAccount(sctx, cred, func() { q.push(feedItem{ready: true}) },
 			func(ev AccountEvent) { q.push(feedItem{ev: ev}) })
 	}()
-	prot := m.r.protectionWorker(sctx, cred)
-	defer prot.stop()
+	cf.prot = m.r.protectionWorker(sctx, cred)
+	defer func() { cf.prot.stop(); cf.prot = nil }()
 	beat := time.NewTicker(m.cfg.Beat)
 	defer beat.Stop()
 	opened, unreconciled := false, false
@@ -281,9 +281,7 @@ func (m *accountFeeds) session(ctx context.Context, cf *credFeed, cred Credentia
 				reconcile()
 				continue
 			}
-			if data, ok := m.publishStream(sctx, cf, cred, it.ev); ok {
-				prot.handle(data)
-			}
+			m.publishStream(sctx, cf, cred, it.ev)
 		}
 	}
 	for {

@@ -103,6 +103,7 @@ type credFeed struct {
 	waiters []string        // reply subjects of interest requests to answer once ready
 	hints   map[string]bool // markets writes named, for the next reconcile
 	state   *feedState
+	prot    *protectionEvents // the session's watcher; the session's goroutine only
 }
 
 // hint remembers a market a write named (a few hundred at most).

@@ -21,12 +21,13 @@ type feedState struct {
 	fills     map[string]bool                   // fill ids published
 	lastFill  time.Time                         // venue time of the newest fill published; zero: none
 	markets   map[string]bool                   // every market the credential's events named: where fills may be
+	done      map[string]bool                   // orders published in a final state
 	loaded    bool                              // what the stream holds was read back
 }
 
 func newFeedState() *feedState {
 	return &feedState{orders: map[string]contract.OrderEvent{}, positions: map[string]contract.PositionEvent{},
-		fills: map[string]bool{}, markets: map[string]bool{}}
+		fills: map[string]bool{}, markets: map[string]bool{}, done: map[string]bool{}}
 }
 
 // active reports open orders or positions: the feed stays open for them.
@@ -48,6 +49,10 @@ func (s *feedState) apply(t time.Time, data any) {
 		s.markets[d.Market] = true
 		if d.Final() {
 			delete(s.orders, d.OrderID)
+			if len(s.done) > 200_000 {
+				clear(s.done)
+			}
+			s.done[d.OrderID] = true
 		} else {
 			s.orders[d.OrderID] = d
 		}
@@ -165,8 +170,28 @@ func (m *accountFeeds) publishStream(ctx context.Context, cf *credFeed, cred Cre
 	if t.IsZero() {
 		t = m.r.cfg.Now()
 	}
+	if cf.state != nil && cf.state.stale(data) {
+		return data, false
+	}
 	m.publish(cf, cred.ID, contract.SourceStream, t, data)
 	return data, true
+}
+
+// stale reports an event the reconcile already went past: a fill it
+// published, an order state older than the one it published (the venue's
+// frames queued behind the snapshot). Clients see each order move forward.
+func (s *feedState) stale(data any) bool {
+	switch d := data.(type) {
+	case contract.FillEvent:
+		return s.fills[d.FillID]
+	case contract.OrderEvent:
+		if s.done[d.OrderID] {
+			return true
+		}
+		last, ok := s.orders[d.OrderID]
+		return ok && d.FilledSize.LessThan(last.FilledSize)
+	}
+	return false
 }
 
 func (m *accountFeeds) publish(cf *credFeed, cred, source string, t time.Time, data any) {
@@ -175,6 +200,9 @@ func (m *accountFeeds) publish(cf *credFeed, cred, source string, t time.Time, d
 	}
 	cf.state.apply(t, data)
 	m.pub.Publish(events.New(m.r.adapter.Exchange(), cred, source, t, data))
+	if cf.prot != nil { // the watcher learns what reconciles find too
+		cf.prot.handle(data)
+	}
 }
 
 // canonical is data with its market in canonical form; nil for data that
