@@ -240,3 +240,33 @@ func TestAccountFeedClosesWhenIdle(t *testing.T) {
 func contains(s, sub string) bool {
 	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
 }
+
+// TestFeedStateDropsStaleFrames: after a reconcile published an order's
+// later state, the venue's older frames of it (queued behind the snapshot)
+// are not published.
+func TestFeedStateDropsStaleFrames(t *testing.T) {
+	st := newFeedState()
+	now := time.Now()
+	o := contract.OrderEvent{OrderID: "o1", Market: "BTC-USD-PERP", Status: contract.StatusOpen, FilledSize: decimal.NewFromInt(2)}
+	st.apply(now, o)
+	older := o
+	older.FilledSize = decimal.NewFromInt(1)
+	same := o
+	if !st.stale(older) || st.stale(same) {
+		t.Fatalf("stale(filled 1 after 2) = %v, stale(same state) = %v; want true, false", st.stale(older), st.stale(same))
+	}
+	done := o
+	done.Status, done.FilledSize = contract.StatusFilled, decimal.NewFromInt(3)
+	st.apply(now, done)
+	if !st.stale(o) {
+		t.Fatal("an OPEN frame after the order was published FILLED is not stale")
+	}
+	f := contract.FillEvent{FillID: "f1", Market: "BTC-USD-PERP"}
+	if st.stale(f) {
+		t.Fatal("an unpublished fill is stale")
+	}
+	st.apply(now, f)
+	if !st.stale(f) || st.active() {
+		t.Fatalf("stale(published fill) = %v, active = %v; want true, false", st.stale(f), st.active())
+	}
+}
