@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -69,19 +70,12 @@ var reasons = map[int]contract.Reason{
 }
 
 // fallbackReason classifies an error code the table does not know by its
-// HTTP status.
+// HTTP status; 418 is Binance's IP ban.
 func fallbackReason(status int) contract.Reason {
-	switch {
-	case status == http.StatusTooManyRequests || status == http.StatusTeapot:
+	if status == http.StatusTeapot {
 		return contract.ReasonUpstreamRateLimited
-	case status == http.StatusUnauthorized:
-		return contract.ReasonAuthenticationFailed
-	case status == http.StatusForbidden: // WAF block
-		return contract.ReasonPermissionDenied
-	case status >= 500 || status == http.StatusRequestTimeout:
-		return contract.ReasonUpstreamUnavailable
 	}
-	return contract.ReasonUnknown
+	return venuekit.StatusReason(status)
 }
 
 // hints say what to do about a reason, after Binance's own message.

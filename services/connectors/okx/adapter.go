@@ -4,10 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -18,10 +18,8 @@ type Adapter struct {
 	cfg Config
 	c   *client
 
-	mu      sync.Mutex
-	meta    map[string]map[string]instMeta // by scope, then instId
-	lists   map[string][]connector.Market  // by scope
-	configs map[string]configEntry         // by scope + apiKey
+	lists   venuekit.Catalog[instMeta]   // by scope: swaps and their contract rules by instId
+	configs venuekit.Memo[accountConfig] // by scope + apiKey
 }
 
 var (
@@ -33,18 +31,12 @@ var (
 // configTTL is how long a credential's account configuration is trusted.
 const configTTL = 5 * time.Minute
 
-type configEntry struct {
-	cfg accountConfig
-	at  time.Time
-}
-
 // NewAdapter returns an adapter for cfg; hc nil means connector.NewHTTPClient.
 func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	if hc == nil {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
-	return &Adapter{cfg: cfg, c: newClient(cfg, hc), meta: map[string]map[string]instMeta{},
-		lists: map[string][]connector.Market{}, configs: map[string]configEntry{}}
+	return &Adapter{cfg: cfg, c: newClient(cfg, hc)}
 }
 
 // Exchange implements connector.Adapter.
@@ -81,7 +73,7 @@ func credKeys(c connector.Credential) (*keys, error) {
 	return &keys{apiKey: s.APIKey, secret: s.APISecret, passphrase: s.Passphrase}, nil
 }
 
-func (a *Adapter) base(c connector.Credential) string { return a.cfg.baseURL(c.Environment) }
+func (a *Adapter) base(c connector.Credential) string { return a.cfg.BaseURL(c.Environment) }
 
 // scope keys the caches: live and demo share a host but not instruments.
 func (a *Adapter) scope(c connector.Credential) string {
@@ -132,9 +124,7 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 		return nil, err
 	}
 	list, meta := marketsFromInstruments(insts)
-	a.mu.Lock()
-	a.meta[a.scope(c)], a.lists[a.scope(c)] = meta, list
-	a.mu.Unlock()
+	a.lists.Put(a.scope(c), list, meta)
 	return list, nil
 }
 
@@ -142,18 +132,13 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 // when this adapter has not yet (the runtime may have cached the markets
 // from another replica's answer).
 func (a *Adapter) inst(ctx context.Context, c connector.Credential, instID string) (instMeta, error) {
-	a.mu.Lock()
-	im, ok := a.meta[a.scope(c)][instID]
-	a.mu.Unlock()
-	if ok {
+	if im, ok := a.lists.Rules(a.scope(c), instID); ok {
 		return im, nil
 	}
 	if _, err := a.Markets(ctx, c); err != nil {
 		return instMeta{}, err
 	}
-	a.mu.Lock()
-	im, ok = a.meta[a.scope(c)][instID]
-	a.mu.Unlock()
+	im, ok := a.lists.Rules(a.scope(c), instID)
 	if !ok {
 		return instMeta{}, contract.Errorf(contract.CodeUnknownMarket, "%s is not a live USDT swap on OKX", instID)
 	}
