@@ -34,7 +34,9 @@ const (
 func (m *accountFeeds) contend(cf *credFeed) {
 	key := string(m.r.adapter.Exchange()) + ".acct." + cf.id
 	every := m.lease.LeaseTTL / 3
-	t := time.NewTicker(every)
+	// Tried twice per renewal period: a dead holder's feed moves within
+	// the TTL and half a renewal period.
+	t := time.NewTicker(every / 2)
 	defer t.Stop()
 	for {
 		if !m.wanted(cf.id) && m.forget(cf) {
