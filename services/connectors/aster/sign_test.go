@@ -73,7 +73,7 @@ func TestSignFactSheetExample(t *testing.T) {
 		t.Errorf("signer %s", a)
 	}
 	for _, tt := range []struct {
-		chain                   int64
+		chain               int64
 		domain, digest, sig string
 	}{
 		{1666, "a95d0a7a6f3f17fcebb0c2336645385ce79cde7523f71ab147fdb7f15e9f37f9", "214122039b686e20a15baab91d368d354cf8c88067cb8b0e96e9018d8b08a625",
