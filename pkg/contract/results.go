@@ -70,7 +70,8 @@ type MarketEntry struct {
 	Symbol               string          `json:"symbol"`
 	MarkPrice            decimal.Decimal `json:"markPrice"`
 	FundingRate          decimal.Decimal `json:"fundingRate"`
-	OpenInterest         decimal.Decimal `json:"openInterest"`
+	// OpenInterest is left out where the venue publishes none (DESIGN §13).
+	OpenInterest         *decimal.Decimal `json:"openInterest,omitempty"`
 	FundingIntervalHours int             `json:"fundingIntervalHours"`
 	FundingRateHourly    decimal.Decimal `json:"fundingRateHourly"`
 }

@@ -15,31 +15,26 @@ import (
 // replicas signing for the same API wallet must share one counter
 // (RedisNonces); ccxt's ms×1000 collides within a millisecond.
 type NonceSource interface {
-	// Next returns a nonce for signer above every one handed out before
-	// for it (on every replica sharing the source).
-	Next(ctx context.Context, signer string) (uint64, error)
+	// Next returns a nonce for signer at or after now (the venue's clock
+	// as the caller estimates it) and above every one handed out before
+	// for it on every replica sharing the source.
+	Next(ctx context.Context, signer string, now time.Time) (uint64, error)
 }
 
 // Nonces is the in-process NonceSource: max(now µs, last+1) per signer.
 type Nonces struct {
-	now  func() time.Time
 	mu   sync.Mutex
 	last map[string]uint64
 }
 
-// NewNonces returns a nonce source on clock now (nil: time.Now).
-func NewNonces(now func() time.Time) *Nonces {
-	if now == nil {
-		now = time.Now
-	}
-	return &Nonces{now: now, last: map[string]uint64{}}
-}
+// NewNonces returns an empty in-process nonce source.
+func NewNonces() *Nonces { return &Nonces{last: map[string]uint64{}} }
 
 // Next implements NonceSource; it never fails.
-func (n *Nonces) Next(_ context.Context, signer string) (uint64, error) {
+func (n *Nonces) Next(_ context.Context, signer string, now time.Time) (uint64, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	next := max(uint64(n.now().UnixMicro()), n.last[signer]+1)
+	next := max(uint64(now.UnixMicro()), n.last[signer]+1)
 	n.last[signer] = next
 	return next, nil
 }
@@ -63,21 +58,17 @@ const nonceKeyTTL = time.Hour
 type RedisNonces struct {
 	rdb    redis.UniversalClient
 	prefix string
-	now    func() time.Time
 }
 
-// NewRedisNonces keeps the counters under prefix; now may be nil.
-func NewRedisNonces(rdb redis.UniversalClient, prefix string, now func() time.Time) *RedisNonces {
-	if now == nil {
-		now = time.Now
-	}
-	return &RedisNonces{rdb: rdb, prefix: prefix, now: now}
+// NewRedisNonces keeps the counters under prefix.
+func NewRedisNonces(rdb redis.UniversalClient, prefix string) *RedisNonces {
+	return &RedisNonces{rdb: rdb, prefix: prefix}
 }
 
 // Next implements NonceSource.
-func (r *RedisNonces) Next(ctx context.Context, signer string) (uint64, error) {
+func (r *RedisNonces) Next(ctx context.Context, signer string, now time.Time) (uint64, error) {
 	n, err := nonceScript.Run(ctx, r.rdb, []string{r.prefix + signer},
-		r.now().UnixMicro(), nonceKeyTTL.Milliseconds()).Int64()
+		now.UnixMicro(), nonceKeyTTL.Milliseconds()).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("next nonce of %s: %w", signer, err)
 	}

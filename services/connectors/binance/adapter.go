@@ -277,7 +277,7 @@ func (a *Adapter) fillOpenInterest(ctx context.Context, c connector.Credential, 
 	a.mu.Lock()
 	for i := range entries {
 		if e, ok := a.oi[base+" "+entries[i].Symbol]; ok && now.Sub(e.at) < oiTTL {
-			entries[i].OpenInterest = e.value
+			entries[i].OpenInterest = &e.value
 		} else {
 			todo = append(todo, i)
 		}
@@ -294,7 +294,7 @@ func (a *Adapter) fillOpenInterest(ctx context.Context, c connector.Credential, 
 			defer func() { <-sem }()
 			var oi openInterest
 			if errs[j] = a.public(ctx, c, "/fapi/v1/openInterest", params{}.Add("symbol", entries[i].Symbol), 1, &oi); errs[j] == nil {
-				entries[i].OpenInterest = oi.OpenInterest
+				entries[i].OpenInterest = &oi.OpenInterest
 			}
 		}()
 	}
@@ -305,7 +305,7 @@ func (a *Adapter) fillOpenInterest(ctx context.Context, c connector.Credential, 
 		if errs[j] != nil {
 			return errs[j]
 		}
-		a.oi[base+" "+entries[i].Symbol] = oiEntry{value: entries[i].OpenInterest, at: now}
+		a.oi[base+" "+entries[i].Symbol] = oiEntry{value: *entries[i].OpenInterest, at: now}
 	}
 	return nil
 }

@@ -1,0 +1,438 @@
+package aster
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+)
+
+// Adapter implements connector.Adapter on Aster's V3 futures API. It holds
+// no venue state, only per-host caches: clock offsets, weight budgets,
+// symbol rules, position modes and funding intervals.
+type Adapter struct {
+	cfg Config
+	c   *client
+
+	mu    sync.Mutex
+	meta  map[string]map[string]symbolMeta // by REST base, then native symbol
+	lists map[string][]connector.Market    // by REST base: the last Markets answer
+	modes map[string]modeEntry             // by REST base + user + signer
+	hours map[string]hoursEntry            // by REST base: funding intervals by symbol
+}
+
+var (
+	_ connector.Adapter        = (*Adapter)(nil)
+	_ connector.LeverageReader = (*Adapter)(nil)
+)
+
+// modeTTL is how long a credential's position mode is trusted.
+const modeTTL = 5 * time.Minute
+
+type modeEntry struct {
+	hedge bool
+	at    time.Time
+}
+
+// hoursTTL is how long fundingInfo's intervals are reused.
+const hoursTTL = time.Hour
+
+type hoursEntry struct {
+	bySymbol map[string]int
+	at       time.Time
+}
+
+// NewAdapter returns an adapter for cfg; hc nil means connector.NewHTTPClient.
+func NewAdapter(cfg Config, hc *http.Client) *Adapter {
+	if hc == nil {
+		hc = connector.NewHTTPClient(cfg.Timeout)
+	}
+	return &Adapter{
+		cfg:   cfg,
+		c:     newClient(cfg, hc),
+		meta:  map[string]map[string]symbolMeta{},
+		lists: map[string][]connector.Market{},
+		modes: map[string]modeEntry{},
+		hours: map[string]hoursEntry{},
+	}
+}
+
+// Exchange implements connector.Adapter.
+func (a *Adapter) Exchange() contract.Exchange { return contract.Aster }
+
+// secret is an Aster credential's secret (DESIGN §13): the main wallet's
+// address and the API wallet's private key; the signer is derived.
+type secret struct {
+	UserAddress      string `json:"userAddress"`
+	SignerPrivateKey string `json:"signerPrivateKey"`
+}
+
+// credKeys reads a credential's secret; its errors never show the key.
+func credKeys(c connector.Credential) (*keys, error) {
+	var s secret
+	if len(c.Secret) == 0 || c.Secret.Decode(&s) != nil || CheckAddress(s.UserAddress) != nil {
+		return nil, connector.BadSecret(contract.Aster)
+	}
+	key, err := ParsePrivateKey(s.SignerPrivateKey)
+	if err != nil {
+		return nil, connector.BadSecret(contract.Aster)
+	}
+	return &keys{user: s.UserAddress, signer: Address(key.PubKey()), key: key, chain: chainID(c.Environment)}, nil
+}
+
+func (a *Adapter) base(c connector.Credential) string { return a.cfg.baseURL(c.Environment) }
+
+// public calls an unsigned market-data endpoint.
+func (a *Adapter) public(ctx context.Context, c connector.Credential, path string, p params, weight int, out any) error {
+	return a.c.do(ctx, a.base(c), nil, request{method: http.MethodGet, path: path, params: p, weight: weight}, out)
+}
+
+// signed calls a TRADE or USER_DATA endpoint with the credential's keys.
+func (a *Adapter) signed(ctx context.Context, c connector.Credential, method, path string, p params, weight int, out any) error {
+	k, err := credKeys(c)
+	if err != nil {
+		return err
+	}
+	return a.c.do(ctx, a.base(c), k, request{method: method, path: path, params: p, signed: true, weight: weight}, out)
+}
+
+func symbolParam(m connector.Market) params { return params{}.Add("symbol", m.Native) }
+
+// Markets implements connector.Adapter: the USDT perpetuals of
+// exchangeInfo with their filters. It also takes the weight limit.
+func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connector.Market, error) {
+	var info exchangeInfo
+	if err := a.public(ctx, c, "/fapi/v3/exchangeInfo", nil, 1, &info); err != nil {
+		return nil, err
+	}
+	list, meta := marketsFromInfo(info)
+	base := a.base(c)
+	a.c.host(base).gate.setLimit(weightLimit(info))
+	a.mu.Lock()
+	a.meta[base], a.lists[base] = meta, list
+	a.mu.Unlock()
+	return list, nil
+}
+
+func (a *Adapter) symbolMeta(c connector.Credential, native string) symbolMeta {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.meta[a.base(c)][native]
+}
+
+// GetOrderbook implements connector.Adapter. Aster takes only some book
+// sizes: the next larger one is asked for and cut to depth.
+func (a *Adapter) GetOrderbook(ctx context.Context, c connector.Credential, m connector.Market, n int) (contract.OrderbookResult, error) {
+	limit := depthLimit(n)
+	var d depth
+	if err := a.public(ctx, c, "/fapi/v3/depth", symbolParam(m).Add("limit", strconv.Itoa(limit)), depthWeight(limit), &d); err != nil {
+		return contract.OrderbookResult{}, err
+	}
+	return contract.OrderbookResult{Bids: levels(d.Bids, n), Asks: levels(d.Asks, n), AsOf: int64(d.T)}, nil
+}
+
+func (a *Adapter) premium(ctx context.Context, c connector.Credential, m connector.Market) (premiumIndex, error) {
+	var p premiumIndex
+	err := a.public(ctx, c, "/fapi/v3/premiumIndex", symbolParam(m), 1, &p)
+	return p, err
+}
+
+// GetMarkPrice implements connector.Adapter.
+func (a *Adapter) GetMarkPrice(ctx context.Context, c connector.Credential, m connector.Market) (contract.MarkPriceResult, error) {
+	p, err := a.premium(ctx, c, m)
+	return contract.MarkPriceResult{MarkPrice: p.MarkPrice, IndexPrice: p.IndexPrice, AsOf: int64(p.Time)}, err
+}
+
+// GetFundingRate implements connector.Adapter: the rate of the current
+// interval (lastFundingRate) and when it is paid.
+func (a *Adapter) GetFundingRate(ctx context.Context, c connector.Credential, m connector.Market) (contract.FundingRateResult, error) {
+	p, err := a.premium(ctx, c, m)
+	if err != nil {
+		return contract.FundingRateResult{}, err
+	}
+	hours, err := a.fundingHours(ctx, c)
+	return contract.FundingRateResult{FundingRate: p.LastFundingRate, NextFundingTime: int64(p.NextFundingTime / 1000),
+		FundingIntervalHours: intervalOf(hours, m.Native), AsOf: int64(p.Time)}, err
+}
+
+// fundingHours reads GET /fapi/v3/fundingInfo (fundingIntervalHours by
+// symbol, fact sheet §4 getFundingRate), cached for hoursTTL; a symbol it
+// does not list is assumed on 8 hours (the fact sheet's fallback).
+func (a *Adapter) fundingHours(ctx context.Context, c connector.Credential) (map[string]int, error) {
+	base := a.base(c)
+	a.mu.Lock()
+	e, ok := a.hours[base]
+	a.mu.Unlock()
+	if ok && a.c.now().Sub(e.at) < hoursTTL {
+		return e.bySymbol, nil
+	}
+	var rows []fundingInfo
+	if err := a.public(ctx, c, "/fapi/v3/fundingInfo", nil, 1, &rows); err != nil {
+		return nil, err
+	}
+	e = hoursEntry{bySymbol: map[string]int{}, at: a.c.now()}
+	for _, r := range rows {
+		if r.FundingIntervalHours > 0 {
+			e.bySymbol[r.Symbol] = r.FundingIntervalHours
+		}
+	}
+	a.mu.Lock()
+	a.hours[base] = e
+	a.mu.Unlock()
+	return e.bySymbol, nil
+}
+
+func intervalOf(hours map[string]int, symbol string) int {
+	if h, ok := hours[symbol]; ok {
+		return h
+	}
+	return 8
+}
+
+// GetCandles implements connector.Adapter; Aster answers oldest first.
+func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m connector.Market, minutes, limit int) (contract.CandlesResult, error) {
+	iv, ok := intervals[minutes]
+	if !ok {
+		return contract.CandlesResult{}, contract.Errorf(contract.CodeInvalidRequest, "field \"interval\": Aster has no %d-minute candles", minutes)
+	}
+	weight := 1
+	switch {
+	case limit >= 1000:
+		weight = 10
+	case limit >= 500:
+		weight = 5
+	case limit >= 100:
+		weight = 2
+	}
+	var rows []kline
+	if err := a.public(ctx, c, "/fapi/v3/klines", symbolParam(m).Add("interval", iv).Add("limit", strconv.Itoa(limit)), weight, &rows); err != nil {
+		return contract.CandlesResult{}, err
+	}
+	out := make([]contract.Candle, 0, len(rows))
+	for _, r := range rows {
+		if k, ok := candleFromWire(r); ok {
+			out = append(out, k)
+		}
+	}
+	return contract.CandlesResult{Candles: out}, nil
+}
+
+// GetMarketsWithFunding implements connector.Adapter: every premium index
+// in one call. Aster publishes no open interest (fact sheet §0 #6), so
+// entries leave it out (DESIGN §13).
+func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credential) (contract.MarketsResult, error) {
+	base := a.base(c)
+	a.mu.Lock()
+	list := a.lists[base]
+	a.mu.Unlock()
+	if list == nil {
+		var err error
+		if list, err = a.Markets(ctx, c); err != nil {
+			return contract.MarketsResult{}, err
+		}
+	}
+	var all []premiumIndex
+	if err := a.public(ctx, c, "/fapi/v3/premiumIndex", nil, 1, &all); err != nil {
+		return contract.MarketsResult{}, err
+	}
+	hours, err := a.fundingHours(ctx, c)
+	if err != nil {
+		return contract.MarketsResult{}, err
+	}
+	byNative := map[string]premiumIndex{}
+	for _, p := range all {
+		byNative[p.Symbol] = p
+	}
+	out := []contract.MarketEntry{}
+	for _, m := range list {
+		p, ok := byNative[m.Native]
+		if !ok {
+			continue
+		}
+		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: p.MarkPrice, FundingRate: p.LastFundingRate,
+			FundingIntervalHours: intervalOf(hours, m.Native)})
+	}
+	return contract.MarketsResult{Markets: out}, nil
+}
+
+// GetFeeInfo implements connector.Adapter: the account's commission rates
+// in basis points.
+func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m connector.Market) (contract.FeeInfoResult, error) {
+	var r commissionRate
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/commissionRate", symbolParam(m), 20, &r); err != nil {
+		return contract.FeeInfoResult{}, err
+	}
+	return contract.FeeInfoResult{MakerFee: bps(r.MakerCommissionRate), TakerFee: bps(r.TakerCommissionRate)}, nil
+}
+
+// GetBalance implements connector.Adapter with Account Information v3
+// (GET /fapi/v3/accountWithJoinMargin, fact sheet §0 #7): equity is the
+// margin balance (wallet plus unrealized PnL), accountValue the wallet
+// balance.
+func (a *Adapter) GetBalance(ctx context.Context, c connector.Credential) (contract.BalanceResult, error) {
+	var acct account
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/accountWithJoinMargin", nil, 5, &acct); err != nil {
+		return contract.BalanceResult{}, err
+	}
+	return contract.BalanceResult{Equity: acct.TotalMarginBalance, FreeCollateral: acct.AvailableBalance, AccountValue: acct.TotalWalletBalance}, nil
+}
+
+// GetPositions implements connector.Adapter: positionRisk carries the
+// leverage, as a string (fact sheet §4 getPositions).
+func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *connector.Market) (contract.PositionsResult, error) {
+	rows, err := a.positionRisk(ctx, c, m)
+	if err != nil {
+		return contract.PositionsResult{}, err
+	}
+	out := []contract.Position{}
+	for _, r := range rows {
+		if !r.PositionAmt.IsZero() {
+			out = append(out, positionFromWire(r))
+		}
+	}
+	return contract.PositionsResult{Positions: out}, nil
+}
+
+func (a *Adapter) positionRisk(ctx context.Context, c connector.Credential, m *connector.Market) ([]positionRisk, error) {
+	var p params
+	if m != nil {
+		p = symbolParam(*m)
+	}
+	var rows []positionRisk
+	err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/positionRisk", p, 5, &rows)
+	return rows, err
+}
+
+// GetLeverage implements connector.LeverageReader from positionRisk's
+// row for the symbol; 0 (unknown) when Aster lists none.
+func (a *Adapter) GetLeverage(ctx context.Context, c connector.Credential, m connector.Market) (int, error) {
+	rows, err := a.positionRisk(ctx, c, &m)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range rows {
+		if r.Symbol == m.Native && r.Leverage.Given {
+			return int(r.Leverage.D().IntPart()), nil
+		}
+	}
+	return 0, nil
+}
+
+// GetOrders implements connector.Adapter: openOrders lists regular and
+// conditional orders alike (fact sheet §0 #5).
+func (a *Adapter) GetOrders(ctx context.Context, c connector.Credential, m *connector.Market) (contract.OrdersResult, error) {
+	open, err := a.openOrders(ctx, c, m)
+	if err != nil {
+		return contract.OrdersResult{}, err
+	}
+	out := make([]contract.Order, 0, len(open))
+	for _, o := range open {
+		out = append(out, orderFromWire(o))
+	}
+	return contract.OrdersResult{Orders: out}, nil
+}
+
+func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *connector.Market) ([]order, error) {
+	var p params
+	weight := 40
+	if m != nil {
+		p, weight = symbolParam(*m), 1
+	}
+	var open []order
+	err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/openOrders", p, weight, &open)
+	return open, err
+}
+
+// GetFills implements connector.Adapter, newest first (Aster answers
+// oldest first).
+func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connector.Market, limit int) (contract.FillsResult, error) {
+	var trades []userTrade
+	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/userTrades", symbolParam(m).Add("limit", strconv.Itoa(limit)), 5, &trades); err != nil {
+		return contract.FillsResult{}, err
+	}
+	out := make([]contract.Fill, 0, len(trades))
+	for i := len(trades) - 1; i >= 0; i-- {
+		out = append(out, fillFromWire(trades[i]))
+	}
+	return contract.FillsResult{Fills: out}, nil
+}
+
+// TestCredentials implements connector.Adapter with GET
+// /fapi/v3/positionSide/dual, a signed read: every signed call checks
+// user, signer, key and nonce together (fact sheet §4 testCredentials), so
+// a refused one is valid:false with Aster's reason. It also learns the
+// position mode.
+func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (bool, error) {
+	k, err := credKeys(c)
+	if err != nil {
+		return false, err
+	}
+	if _, err := a.positionMode(ctx, c, k); err != nil {
+		return false, connector.RejectedBy(err)
+	}
+	return true, nil
+}
+
+func modeKey(base string, k *keys) string {
+	return base + " " + strings.ToLower(k.user) + " " + k.signer
+}
+
+// positionMode reads dualSidePosition (weight 30) and caches it.
+func (a *Adapter) positionMode(ctx context.Context, c connector.Credential, k *keys) (bool, error) {
+	var res struct {
+		DualSidePosition bool `json:"dualSidePosition"`
+	}
+	base := a.base(c)
+	if err := a.c.do(ctx, base, k, request{method: http.MethodGet, path: "/fapi/v3/positionSide/dual", signed: true, weight: 30}, &res); err != nil {
+		return false, err
+	}
+	a.mu.Lock()
+	a.modes[modeKey(base, k)] = modeEntry{hedge: res.DualSidePosition, at: a.c.now()}
+	a.mu.Unlock()
+	return res.DualSidePosition, nil
+}
+
+// oneWay refuses to trade for an account in hedge position mode: its
+// orders need positionSide and may not be reduce-only (fact sheet §8), and
+// the contract speaks of one position per market. The mode is cached per
+// credential for modeTTL.
+func (a *Adapter) oneWay(ctx context.Context, c connector.Credential) error {
+	k, err := credKeys(c)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	e, ok := a.modes[modeKey(a.base(c), k)]
+	a.mu.Unlock()
+	if !ok || a.c.now().Sub(e.at) >= modeTTL {
+		if e.hedge, err = a.positionMode(ctx, c, k); err != nil {
+			return err
+		}
+	}
+	if e.hedge {
+		return errHedgeMode()
+	}
+	return nil
+}
+
+func errHedgeMode() error {
+	return contract.Errorf(contract.CodeInvalidRequest,
+		"the Aster account is in hedge position mode (dualSidePosition=true); perpgate trades one-way mode only: "+
+			"switch Position Mode to One-way in Aster's futures preferences (no open orders or positions) and retry")
+}
+
+// forgetMode drops a cached position mode after Aster said it differs (-4061).
+func (a *Adapter) forgetMode(c connector.Credential) {
+	k, err := credKeys(c)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	delete(a.modes, modeKey(a.base(c), k))
+	a.mu.Unlock()
+}

@@ -1,0 +1,178 @@
+package aster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/coder/websocket"
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/shopspring/decimal"
+)
+
+var _ connector.Streamer = (*Adapter)(nil)
+
+// Aster serves every market stream on one host in combined mode
+// (/stream, fact sheet §12.1): one socket carries mark price and book.
+// Aster pings every 5 min and the websocket library answers while Next
+// reads.
+const (
+	markStream  = "@markPrice@1s"
+	depthStream = "@depth@100ms"
+)
+
+// DialStream implements connector.Streamer.
+func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (connector.StreamConn, error) {
+	base := a.cfg.streamURL(env)
+	s := &stream{frames: make(chan frame, 512), done: make(chan struct{})}
+	c, _, err := websocket.Dial(ctx, base+"/stream", nil)
+	if err != nil {
+		return nil, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Aster stream: %v", err)
+	}
+	c.SetReadLimit(4 << 20)
+	s.sock = c
+	go s.read(c)
+	return s, nil
+}
+
+// BookSnapshot implements connector.Streamer: GET /fapi/v3/depth, whose
+// lastUpdateId the diff stream continues (Aster's "How to manage a local
+// order book correctly").
+func (a *Adapter) BookSnapshot(ctx context.Context, env contract.Environment, native string, n int) (connector.BookUpdate, error) {
+	limit := depthLimit(n)
+	var d depth
+	c := connector.Credential{CredentialInfo: contract.CredentialInfo{Environment: env}}
+	p := params{}.Add("symbol", native).Add("limit", strconv.Itoa(limit))
+	if err := a.public(ctx, c, "/fapi/v3/depth", p, depthWeight(limit), &d); err != nil {
+		return connector.BookUpdate{}, err
+	}
+	return connector.BookUpdate{Snapshot: true, Depth: limit, Seq: int64(d.LastUpdateID), Bids: levels(d.Bids, limit), Asks: levels(d.Asks, limit)}, nil
+}
+
+type frame struct {
+	data []byte
+	err  error
+}
+
+type stream struct {
+	sock   *websocket.Conn
+	frames chan frame
+	done   chan struct{}
+	once   sync.Once
+	id     atomic.Int64
+}
+
+func (s *stream) read(c *websocket.Conn) {
+	for {
+		_, data, err := c.Read(context.Background())
+		select {
+		case s.frames <- frame{data: data, err: err}:
+		case <-s.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *stream) Subscribe(ctx context.Context, markets []string) error {
+	return s.send(ctx, "SUBSCRIBE", markets)
+}
+
+func (s *stream) Unsubscribe(ctx context.Context, markets []string) error {
+	return s.send(ctx, "UNSUBSCRIBE", markets)
+}
+
+// send writes one live (un)subscription for both streams of each market:
+// {"method":"SUBSCRIBE","params":["btcusdt@markPrice@1s",...],"id":1}.
+func (s *stream) send(ctx context.Context, method string, markets []string) error {
+	names := make([]string, 0, 2*len(markets))
+	for _, m := range markets {
+		names = append(names, strings.ToLower(m)+markStream, strings.ToLower(m)+depthStream)
+	}
+	b, _ := json.Marshal(map[string]any{"method": method, "params": names, "id": s.id.Add(1)})
+	return s.sock.Write(ctx, websocket.MessageText, b)
+}
+
+func (s *stream) Close() error {
+	s.once.Do(func() {
+		close(s.done)
+		s.sock.CloseNow()
+	})
+	return nil
+}
+
+func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {
+	select {
+	case f := <-s.frames:
+		if f.err != nil {
+			return connector.StreamEvent{}, f.err
+		}
+		return eventFromFrame(f.data)
+	case <-s.done:
+		return connector.StreamEvent{}, errors.New("aster stream closed")
+	case <-ctx.Done():
+		return connector.StreamEvent{}, ctx.Err()
+	}
+}
+
+// combined is a combined-stream frame {"stream":..., "data":...}; other
+// frames (subscription answers {"result":null,"id":1}) only show the
+// socket is alive.
+type combined struct {
+	Stream string          `json:"stream"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// streamPayload holds the fields of markPriceUpdate and depthUpdate. Keys
+// differing only in case are all declared: encoding/json would otherwise
+// match "E" to the field of "e".
+type streamPayload struct {
+	Event     string               `json:"e"`
+	EventTime int64                `json:"E"`
+	TxTime    int64                `json:"T"` // depth: transaction time; mark: next funding time
+	Symbol    string               `json:"s"`
+	Mark      decimal.NullDecimal  `json:"p"`
+	Settle    decimal.NullDecimal  `json:"P"`
+	Index     decimal.NullDecimal  `json:"i"`
+	Rate      decimal.NullDecimal  `json:"r"`
+	First     int64                `json:"U"`
+	Final     int64                `json:"u"`
+	Prev      int64                `json:"pu"`
+	Bids      [][2]decimal.Decimal `json:"b"`
+	Asks      [][2]decimal.Decimal `json:"a"`
+}
+
+func eventFromFrame(data []byte) (connector.StreamEvent, error) {
+	var c combined
+	if err := json.Unmarshal(data, &c); err != nil {
+		return connector.StreamEvent{}, err
+	}
+	if c.Stream == "" {
+		return connector.StreamEvent{}, nil
+	}
+	var p streamPayload
+	if err := json.Unmarshal(c.Data, &p); err != nil {
+		return connector.StreamEvent{}, err
+	}
+	switch p.Event {
+	case "markPriceUpdate":
+		return connector.StreamEvent{Market: p.Symbol,
+			Mark:    &connector.MarkUpdate{MarkPrice: p.Mark, IndexPrice: p.Index},
+			Funding: &connector.FundingUpdate{Rate: p.Rate, NextFundingTime: p.TxTime / 1000}}, nil
+	case "depthUpdate":
+		return connector.StreamEvent{Market: p.Symbol, Book: &connector.BookUpdate{First: p.First, Seq: p.Final, Prev: p.Prev,
+			Bids: levels(p.Bids, len(p.Bids)), Asks: levels(p.Asks, len(p.Asks))}}, nil
+	}
+	return connector.StreamEvent{}, nil
+}
+
+// MaxStreamMarkets implements connector.StreamCapacity: Aster allows 200
+// streams per connection (fact sheet §12.1), two per market.
+func (a *Adapter) MaxStreamMarkets() int { return 100 }
