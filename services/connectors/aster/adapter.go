@@ -10,6 +10,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/connectors/aster/sign"
 )
 
 // Adapter implements connector.Adapter on Aster's V3 futures API. It holds
@@ -75,14 +76,14 @@ type secret struct {
 // credKeys reads a credential's secret; its errors never show the key.
 func credKeys(c connector.Credential) (*keys, error) {
 	var s secret
-	if len(c.Secret) == 0 || c.Secret.Decode(&s) != nil || CheckAddress(s.UserAddress) != nil {
+	if len(c.Secret) == 0 || c.Secret.Decode(&s) != nil || sign.CheckAddress(s.UserAddress) != nil {
 		return nil, connector.BadSecret(contract.Aster)
 	}
-	key, err := ParsePrivateKey(s.SignerPrivateKey)
+	key, err := sign.ParsePrivateKey(s.SignerPrivateKey)
 	if err != nil {
 		return nil, connector.BadSecret(contract.Aster)
 	}
-	return &keys{user: s.UserAddress, signer: Address(key.PubKey()), key: key, chain: chainID(c.Environment)}, nil
+	return &keys{user: s.UserAddress, signer: sign.Address(key.PubKey()), key: key, chain: chainID(c.Environment)}, nil
 }
 
 func (a *Adapter) base(c connector.Credential) string { return a.cfg.baseURL(c.Environment) }

@@ -13,6 +13,7 @@ import (
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/connectors/aster/sign"
 )
 
 // resyncEvery is how old a server-time offset may get before the next
@@ -102,7 +103,7 @@ func (c *client) serverNow(h *host) time.Time { return h.clock.Now() }
 func signedPayload(p params, k *keys, nonce uint64) string {
 	msg := params{}.Add("nonce", strconv.FormatUint(nonce, 10)).Add("user", k.user).Add("signer", k.signer)
 	q := append(msg, p...).Encode()
-	return q + "&signature=" + Sign(k.key, q, k.chain)
+	return q + "&signature=" + sign.Sign(k.key, q, k.chain)
 }
 
 // do sends r to base and decodes a 200 answer into out (when not nil).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/connectors/aster/sign"
 )
 
 // Default hosts (fact sheet §1).
@@ -92,7 +93,7 @@ func (c Config) baseURL(env contract.Environment) string {
 // chainID is the EIP-712 chain id of env (fact sheet §0 #4).
 func chainID(env contract.Environment) int64 {
 	if env == contract.Testnet {
-		return TestnetChainID
+		return sign.TestnetChainID
 	}
-	return MainnetChainID
+	return sign.MainnetChainID
 }

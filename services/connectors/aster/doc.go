@@ -5,7 +5,7 @@
 // turns each operation into Aster REST calls. Aster's REST API has
 // Binance USDⓈ-M's shapes, but a request is authorised by an EIP-712
 // signature of the account's API wallet over the parameter string as
-// sent, with a microsecond nonce per signer (sign.go, nonce.go, client.go).
+// sent, with a microsecond nonce per signer (package sign, nonce.go, client.go).
 // Conditional orders are ordinary orders with stopPrice; the listen-key
 // user data stream feeds account events (userstream.go).
 //

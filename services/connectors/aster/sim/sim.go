@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/simkit"
-	"github.com/perpgate/perpgate/services/connectors/aster"
+	"github.com/perpgate/perpgate/services/connectors/aster/sign"
 
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/shopspring/decimal"
@@ -405,8 +405,8 @@ func (s *Server) authenticate(_ *http.Request, q *req, rawQuery, rawBody string)
 // signedBy reports whether sig over msg recovers to signer under either
 // chain id (the sim serves mainnet and testnet credentials on one host).
 func (s *Server) signedBy(msg, sig, signer string) bool {
-	for _, chain := range []int64{aster.MainnetChainID, aster.TestnetChainID} {
-		if who, err := aster.Recover(msg, sig, chain); err == nil && who == signer {
+	for _, chain := range []int64{sign.MainnetChainID, sign.TestnetChainID} {
+		if who, err := sign.Recover(msg, sig, chain); err == nil && who == signer {
 			return true
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/perpgate/perpgate/pkg/connector"
-	"github.com/perpgate/perpgate/services/connectors/aster"
+	"github.com/perpgate/perpgate/services/connectors/aster/sign"
 	"github.com/perpgate/perpgate/services/connectors/aster/sim"
 )
 
@@ -35,7 +35,7 @@ func parseAgents(lookup func(string) (string, bool)) (map[string]string, error) 
 	out := map[string]string{}
 	for _, pair := range strings.Split(v, ",") {
 		signer, user, ok := strings.Cut(strings.TrimSpace(pair), ":")
-		if !ok || aster.CheckAddress(signer) != nil || aster.CheckAddress(user) != nil {
+		if !ok || sign.CheckAddress(signer) != nil || sign.CheckAddress(user) != nil {
 			return nil, fmt.Errorf("PERPGATE_ASTER_SIM_AGENTS must be signer:user pairs of 0x addresses separated by commas")
 		}
 		out[signer] = user

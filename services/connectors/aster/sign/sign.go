@@ -1,4 +1,6 @@
-package aster
+// Package sign is Aster's V3 request signing: EIP-712 typed data
+// (AsterSignTransaction) over the parameter string as sent.
+package sign
 
 import (
 	"encoding/hex"

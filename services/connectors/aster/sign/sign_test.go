@@ -1,4 +1,4 @@
-package aster
+package sign
 
 import (
 	"encoding/hex"
@@ -11,7 +11,9 @@ import (
 type vector = testenv.Vector
 
 // loadVectors reads shared/vectors/aster.json, copied to testdata.
-func loadVectors(t *testing.T) []vector { return testenv.LoadVectors(t, "testdata/vectors.json", 20) }
+func loadVectors(t *testing.T) []vector {
+	return testenv.LoadVectors(t, "../testdata/vectors.json", 20)
+}
 
 // signedMessage splits a vector's parameter string (query or body) into
 // the message signed and the signature, which must be last.
