@@ -92,7 +92,7 @@ func credKeys(c connector.Credential) (*keys, error) {
 	return &keys{apiKey: s.APIKey, secret: s.APISecret}, nil
 }
 
-func (a *Adapter) base(c connector.Credential) string { return a.cfg.baseURL(c.Environment) }
+func (a *Adapter) base(c connector.Credential) string { return a.cfg.BaseURL(c.Environment) }
 
 // public calls an unsigned market-data endpoint.
 func (a *Adapter) public(ctx context.Context, c connector.Credential, path string, p params, weight int, out any) error {
@@ -119,7 +119,7 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	}
 	list, meta := marketsFromInfo(info)
 	base := a.base(c)
-	a.c.host(base).gate.setLimit(weightLimit(info))
+	a.c.host(base).gate.SetLimit(weightLimit(info))
 	a.mu.Lock()
 	a.meta[base], a.lists[base] = meta, list
 	a.mu.Unlock()

@@ -402,7 +402,7 @@ func TestMarketsRefresh(t *testing.T) {
 	if got := natives(); len(got) != 3 {
 		t.Fatalf("markets %v", got)
 	}
-	if n := f.a.c.host(f.url).gate.limit; n != 1200 {
+	if n := f.a.c.host(f.url).gate.Limit(); n != 1200 {
 		t.Errorf("weight limit %d, want exchangeInfo's 1200", n)
 	}
 	f.sim.SetStatus("ETHUSDT", "SETTLING")

@@ -7,41 +7,30 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
-
-// resyncEvery is how old a server-time offset may get before the next
-// signed request measures it again.
-const resyncEvery = 10 * time.Minute
-
-// maxBody bounds what is read of one Binance answer.
-const maxBody = 32 << 20
 
 // client signs and sends Binance REST requests. It keeps, per REST host,
 // the offset of Binance's clock from ours and the request-weight budget.
 type client struct {
-	http       *http.Client
+	http       venuekit.HTTP
 	now        func() time.Time
 	recvWindow int64 // milliseconds
 	// wait blocks for d or until ctx ends; tests replace it.
-	wait func(ctx context.Context, d time.Duration) error
-
-	mu    sync.Mutex
-	hosts map[string]*host
+	wait  func(ctx context.Context, d time.Duration) error
+	hosts *venuekit.Hosts[host]
 }
 
 // host is what the client knows about one REST base URL.
 type host struct {
 	base  string
-	gate  *weightGate
+	gate  *venuekit.WeightGate
 	clock *connector.ServerClock
 }
 
@@ -63,33 +52,24 @@ type request struct {
 	weight int  // IP request weight (fact sheet §11)
 }
 
+// defaultWeightLimit is Binance's weight a minute per IP unless
+// exchangeInfo says otherwise (fact sheet §10).
+const defaultWeightLimit = 2400
+
 func newClient(cfg Config, hc *http.Client) *client {
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
+	now := cfg.Clock()
 	return &client{
-		http:       hc,
+		http:       venuekit.HTTP{Venue: "Binance", Client: hc},
 		now:        now,
 		recvWindow: cfg.RecvWindow.Milliseconds(),
 		wait:       connector.SleepContext,
-		hosts:      map[string]*host{},
+		hosts: venuekit.NewHosts(func(base string) *host {
+			return &host{base: base, gate: venuekit.NewWeightGate("X-MBX-USED-WEIGHT-1M", defaultWeightLimit), clock: connector.NewServerClock(now)}
+		}),
 	}
 }
 
-func (c *client) host(base string) *host {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h := c.hosts[base]
-	if h == nil {
-		h = &host{base: base, gate: newWeightGate(), clock: connector.NewServerClock(c.now)}
-		c.hosts[base] = h
-	}
-	return h
-}
-
-// serverNow is our best estimate of Binance's clock.
-func (c *client) serverNow(h *host) time.Time { return h.clock.Now() }
+func (c *client) host(base string) *host { return c.hosts.Get(base) }
 
 // sign returns the HMAC-SHA256 of payload under secret as lower-case hex,
 // Binance's `signature` parameter.
@@ -118,7 +98,7 @@ func (c *client) do(ctx context.Context, base string, k *keys, r request, out an
 		if k == nil {
 			return contract.Errorf(contract.CodeInternal, "signed Binance request without keys")
 		}
-		if err := c.ensureSynced(ctx, h); err != nil {
+		if err := venuekit.Synced(ctx, h.clock, c.serverTime(h)); err != nil {
 			return err
 		}
 	}
@@ -143,7 +123,7 @@ func (c *client) do(ctx context.Context, base string, k *keys, r request, out an
 		}
 		_ = json.Unmarshal(body, &e)
 		if r.signed && attempt == 0 && (e.Code == -1021 || e.Code == -5028) {
-			if err := c.sync(ctx, h); err != nil {
+			if err := h.clock.Measure(ctx, c.serverTime(h)); err != nil {
 				return err
 			}
 			continue
@@ -157,92 +137,73 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 	if err := ctx.Err(); err != nil {
 		return 0, nil, err
 	}
-	wait, banned := h.gate.admit(c.serverNow(h), r.weight)
+	wait, banned := h.gate.Admit(h.clock.Now(), r.weight)
 	if banned > 0 {
-		s := int((banned + time.Second - 1) / time.Second)
+		s := venuekit.Seconds(banned)
 		return 0, nil, connector.RateLimited("", "", s,
 			"Binance rate-limited this IP; the connector sends nothing there for %d s", s)
 	}
-	if wait > 0 {
-		if dl, ok := ctx.Deadline(); ok && c.now().Add(wait).After(dl) {
-			s := int((wait + time.Second - 1) / time.Second)
-			return 0, nil, connector.RateLimited("", "", s,
-				"Binance request weight of this IP is nearly used up this minute; retry in %d s", s)
-		}
-		if err := c.wait(ctx, wait); err != nil {
-			return 0, nil, err
-		}
+	if err := venuekit.Pace(ctx, c.now(), wait, c.wait,
+		"Binance request weight of this IP is nearly used up this minute; retry in %d s"); err != nil {
+		return 0, nil, err
 	}
-	q := r.params.Encode()
-	if r.signed {
-		ts := h.clock.Now().UnixMilli()
-		q = signedPayload(r.params, k.secret, ts, c.recvWindow)
-	}
-	target := h.base + r.path
-	var body io.Reader
-	if r.method == http.MethodGet || r.method == http.MethodDelete {
-		if q != "" {
-			target += "?" + q
-		}
-	} else {
-		body = strings.NewReader(q)
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, target, body)
+	req, err := c.request(ctx, h, k, r)
 	if err != nil {
 		return 0, nil, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	ans, err := c.http.Send(ctx, req, r.method+" "+r.path)
+	if err != nil {
+		return 0, nil, err
 	}
-	if k != nil {
+	now := h.clock.Now()
+	h.gate.Observe(now, ans.Header)
+	if ans.Status == http.StatusTooManyRequests || ans.Status == http.StatusTeapot {
+		return 0, nil, c.banned(h, now, ans)
+	}
+	return ans.Status, ans.Body, nil
+}
+
+// request is r signed (when it must be) at the host's clock: GET and
+// DELETE carry the parameters in the query, others in a form body.
+func (c *client) request(ctx context.Context, h *host, k *keys, r request) (*http.Request, error) {
+	q := r.params.Encode()
+	if r.signed {
+		q = signedPayload(r.params, k.secret, h.clock.Now().UnixMilli(), c.recvWindow)
+	}
+	var req *http.Request
+	var err error
+	if r.method == http.MethodGet || r.method == http.MethodDelete {
+		req, err = venuekit.NewRequest(ctx, r.method, h.base+r.path, q, nil, "")
+	} else {
+		req, err = venuekit.NewRequest(ctx, r.method, h.base+r.path, "", []byte(q), "application/x-www-form-urlencoded")
+	}
+	if err == nil && k != nil {
 		req.Header.Set("X-MBX-APIKEY", k.apiKey)
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, nil, ctx.Err()
-		}
-		return 0, nil, connector.Unreachable("Binance", r.method+" "+r.path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, nil, ctx.Err()
-		}
-		return 0, nil, connector.Unreachable("Binance", r.method+" "+r.path, err)
-	}
-	now := c.serverNow(h)
-	h.gate.observe(now, resp.Header)
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusTeapot {
-		var e struct {
-			Code int    `json:"code"`
-			Msg  string `json:"msg"`
-		}
-		_ = json.Unmarshal(raw, &e)
-		d := retryAfter(now, resp.StatusCode, resp.Header, e.Msg)
-		h.gate.ban(now.Add(d))
-		s := int((d + time.Second - 1) / time.Second)
-		code := ""
-		if e.Code != 0 {
-			code = strconv.Itoa(e.Code)
-		}
-		return 0, nil, connector.RateLimited(code, e.Msg, s, "Binance answered HTTP %d (rate limit); retry in %d s", resp.StatusCode, s)
-	}
-	return resp.StatusCode, raw, nil
+	return req, err
 }
 
-// ensureSynced measures the clock offset when it never was or is old.
-func (c *client) ensureSynced(ctx context.Context, h *host) error {
-	if h.clock.Fresh(resyncEvery) {
-		return nil
+// banned is the answer to a 429 or 418: nothing goes to the host until
+// the wait Binance asked for has passed.
+func (c *client) banned(h *host, now time.Time, ans venuekit.Answer) error {
+	var e struct {
+		Code int    `json:"code"`
+		Msg  string `json:"msg"`
 	}
-	return c.sync(ctx, h)
+	_ = json.Unmarshal(ans.Body, &e)
+	d := venuekit.RetryAfter(now, ans.Status, ans.Header, e.Msg)
+	h.gate.Ban(now.Add(d))
+	s := venuekit.Seconds(d)
+	code := ""
+	if e.Code != 0 {
+		code = strconv.Itoa(e.Code)
+	}
+	return connector.RateLimited(code, e.Msg, s, "Binance answered HTTP %d (rate limit); retry in %d s", ans.Status, s)
 }
 
-// sync measures Binance's clock against ours with GET /fapi/v1/time.
-func (c *client) sync(ctx context.Context, h *host) error {
-	return h.clock.Measure(ctx, func(ctx context.Context) (time.Time, error) {
+// serverTime reads Binance's clock with GET /fapi/v1/time.
+func (c *client) serverTime(h *host) func(context.Context) (time.Time, error) {
+	return func(ctx context.Context) (time.Time, error) {
 		var st struct {
 			ServerTime int64 `json:"serverTime"`
 		}
@@ -253,7 +214,7 @@ func (c *client) sync(ctx context.Context, h *host) error {
 			return time.Time{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Binance answered /fapi/v1/time without serverTime")
 		}
 		return time.UnixMilli(st.ServerTime), nil
-	})
+	}
 }
 
 // errNoKeys is returned for a credential without apiKey or apiSecret.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 
 	"github.com/perpgate/perpgate/pkg/contract"
 )
@@ -23,14 +24,10 @@ const (
 
 // Config holds the Binance connector's own settings.
 type Config struct {
-	MainnetURL string // REST base for mainnet credentials
-	TestnetURL string // REST base for testnet credentials
+	venuekit.REST
 	// MainnetStreamURL and TestnetStreamURL are the websocket bases.
 	MainnetStreamURL, TestnetStreamURL string
 	RecvWindow                         time.Duration // PERPGATE_BINANCE_RECV_WINDOW (milliseconds): how long a signed request stays valid
-	Timeout                            time.Duration // per upstream call
-	// Now is the local clock; nil means time.Now. Tests skew it.
-	Now func() time.Time
 }
 
 // DefaultConfig returns the defaults: Binance's public hosts, a 5 s
@@ -38,12 +35,10 @@ type Config struct {
 // timeout.
 func DefaultConfig() Config {
 	return Config{
-		MainnetURL:       DefaultMainnetURL,
-		TestnetURL:       DefaultTestnetURL,
+		REST:             venuekit.NewREST(DefaultMainnetURL, DefaultTestnetURL),
 		MainnetStreamURL: DefaultMainnetStreamURL,
 		TestnetStreamURL: DefaultTestnetStreamURL,
 		RecvWindow:       5 * time.Second,
-		Timeout:          10 * time.Second,
 	}
 }
 
@@ -52,42 +47,20 @@ func DefaultConfig() Config {
 // simulator or a proxy); PERPGATE_BINANCE_RECV_WINDOW sets recvWindow in
 // milliseconds (1 to 60000).
 func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
-	c := DefaultConfig()
-	var errs []error
-	if v, ok := lookup("PERPGATE_BINANCE_URL"); ok && v != "" {
-		c.MainnetURL, c.TestnetURL = v, v
+	c, e := DefaultConfig(), venuekit.NewEnv(lookup)
+	if e.String("PERPGATE_BINANCE_URL", &c.MainnetURL, &c.TestnetURL) {
 		// A simulator serves its websocket on the same host.
-		c.MainnetStreamURL, c.TestnetStreamURL = wsURL(v), wsURL(v)
+		c.MainnetStreamURL, c.TestnetStreamURL = venuekit.WSURL(c.MainnetURL), venuekit.WSURL(c.MainnetURL)
 	}
-	if v, ok := lookup("PERPGATE_BINANCE_WS_URL"); ok && v != "" {
-		c.MainnetStreamURL, c.TestnetStreamURL = v, v
-	}
-	if v, ok := lookup("PERPGATE_BINANCE_RECV_WINDOW"); ok && v != "" {
-		var err error
-		if c.RecvWindow, err = connector.Millis("PERPGATE_BINANCE_RECV_WINDOW", v); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	errs = append(errs, c.Validate())
-	return c, errors.Join(errs...)
+	e.String("PERPGATE_BINANCE_WS_URL", &c.MainnetStreamURL, &c.TestnetStreamURL)
+	e.Millis("PERPGATE_BINANCE_RECV_WINDOW", &c.RecvWindow)
+	return c, e.Err(c.Validate())
 }
 
 // Validate reports every invalid setting at once.
 func (c Config) Validate() error {
-	var errs []error
-	for _, u := range []struct{ name, v string }{{"mainnet URL", c.MainnetURL}, {"testnet URL", c.TestnetURL}} {
-		errs = append(errs, connector.CheckBaseURL("PERPGATE_BINANCE_URL", "Binance "+u.name, u.v, DefaultMainnetURL))
-	}
-	errs = append(errs, connector.CheckRecvWindow("PERPGATE_BINANCE_RECV_WINDOW", c.RecvWindow))
-	if c.Timeout <= 0 {
-		errs = append(errs, errors.New("the Binance upstream timeout must be positive"))
-	}
-	return errors.Join(errs...)
-}
-
-// wsURL turns an http(s) base into the ws(s) one of the same host.
-func wsURL(base string) string {
-	return "ws" + strings.TrimPrefix(strings.TrimRight(base, "/"), "http")
+	return errors.Join(c.Check("Binance", "PERPGATE_BINANCE_URL", DefaultMainnetURL),
+		connector.CheckRecvWindow("PERPGATE_BINANCE_RECV_WINDOW", c.RecvWindow))
 }
 
 // streamURL is the websocket base of env.
@@ -96,12 +69,4 @@ func (c Config) streamURL(env contract.Environment) string {
 		return strings.TrimRight(c.TestnetStreamURL, "/")
 	}
 	return strings.TrimRight(c.MainnetStreamURL, "/")
-}
-
-// baseURL is the REST base of a credential's environment.
-func (c Config) baseURL(env contract.Environment) string {
-	if env == contract.Testnet {
-		return strings.TrimRight(c.TestnetURL, "/")
-	}
-	return strings.TrimRight(c.MainnetURL, "/")
 }

@@ -37,8 +37,8 @@ func TestLoadConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.baseURL(contract.Mainnet) != tt.mainnet || c.baseURL(contract.Testnet) != tt.testnet || c.RecvWindow != tt.recv {
-				t.Errorf("got %s %s %s", c.baseURL(contract.Mainnet), c.baseURL(contract.Testnet), c.RecvWindow)
+			if c.BaseURL(contract.Mainnet) != tt.mainnet || c.BaseURL(contract.Testnet) != tt.testnet || c.RecvWindow != tt.recv {
+				t.Errorf("got %s %s %s", c.BaseURL(contract.Mainnet), c.BaseURL(contract.Testnet), c.RecvWindow)
 			}
 		})
 	}

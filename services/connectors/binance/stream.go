@@ -9,8 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -31,12 +31,11 @@ func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (con
 	base := a.cfg.streamURL(env)
 	s := &stream{frames: make(chan frame, 512), done: make(chan struct{})}
 	for _, route := range []string{"/market/stream", "/public/stream"} {
-		c, _, err := websocket.Dial(ctx, base+route, nil)
+		c, err := venuekit.Dial(ctx, "Binance", base+route)
 		if err != nil {
 			s.Close()
-			return nil, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Binance stream %s: %v", route, err)
+			return nil, err
 		}
-		c.SetReadLimit(4 << 20)
 		s.socks = append(s.socks, c)
 		go s.read(c)
 	}
@@ -63,14 +62,14 @@ type frame struct {
 }
 
 type stream struct {
-	socks  []*websocket.Conn // /market, /public
+	socks  []*venuekit.Socket // /market, /public
 	frames chan frame
 	done   chan struct{}
 	once   sync.Once
 	id     atomic.Int64
 }
 
-func (s *stream) read(c *websocket.Conn) {
+func (s *stream) read(c *venuekit.Socket) {
 	for {
 		_, data, err := c.Read(context.Background())
 		select {
@@ -101,7 +100,7 @@ func (s *stream) send(ctx context.Context, method string, markets []string) erro
 			names[j] = strings.ToLower(m) + suffix
 		}
 		b, _ := json.Marshal(map[string]any{"method": method, "params": names, "id": s.id.Add(1)})
-		if err := s.socks[i].Write(ctx, websocket.MessageText, b); err != nil {
+		if err := s.socks[i].WriteText(ctx, b); err != nil {
 			return err
 		}
 	}
@@ -112,7 +111,7 @@ func (s *stream) Close() error {
 	s.once.Do(func() {
 		close(s.done)
 		for _, c := range s.socks {
-			c.CloseNow()
+			c.Close()
 		}
 	})
 	return nil

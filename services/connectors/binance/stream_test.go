@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector/connectortest"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
@@ -20,7 +21,7 @@ func streamFixture(t *testing.T) (*fixture, *connectortest.Replica) {
 	// a test set before the stream delivers it.
 	still := time.Now()
 	f := newFixture(t, sim.Config{Now: func() time.Time { return still }}, nil)
-	f.a.cfg.MainnetStreamURL = wsURL(f.url)
+	f.a.cfg.MainnetStreamURL = venuekit.WSURL(f.url)
 	r := connectortest.Serve(t, f.a, connectortest.Options{URL: testenv.EmbeddedNATS(t).ClientURL(),
 		Subjects: contract.NewSubjects(testenv.Prefix(t)), Env: contract.Mainnet, Secret: f.cred.Secret})
 	return f, r

@@ -1,68 +1,43 @@
 package bybit
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
-
-// resyncEvery is how old a server-time offset may get before the next
-// signed request measures it again.
-const resyncEvery = 10 * time.Minute
-
-// maxBody bounds what is read of one Bybit answer.
-const maxBody = 32 << 20
 
 // ipCoolDown is how long nothing is sent to a host after HTTP 403: Bybit's
 // IP limit (600 requests in 5 s) blocks for at least ten minutes (rate
 // limit page).
 const ipCoolDown = 10 * time.Minute
 
-// resetMargin is how long after an announced quota reset the next request
-// goes out.
-const resetMargin = 20 * time.Millisecond
-
 // client signs and sends Bybit v5 REST requests. Per REST host it keeps
 // the offset of Bybit's clock and an IP block; per API key and path the
 // quota Bybit last reported.
 type client struct {
-	http       *http.Client
+	http       venuekit.HTTP
 	now        func() time.Time
 	recvWindow int64 // milliseconds
 	// wait blocks for d or until ctx ends; tests replace it.
-	wait func(ctx context.Context, d time.Duration) error
-
-	mu     sync.Mutex
-	hosts  map[string]*host
-	quotas map[string]*quota // by host + apiKey + path
+	wait   func(ctx context.Context, d time.Duration) error
+	hosts  *venuekit.Hosts[host]
+	quotas venuekit.Quotas // by host + apiKey + path, on Bybit's clock
 }
 
 // host is what the client knows about one REST base URL.
 type host struct {
 	base  string
 	clock *connector.ServerClock
-
-	mu          sync.Mutex
-	blockedTill time.Time // local time
-}
-
-// quota is one endpoint's per-UID limit as Bybit's X-Bapi-Limit-* headers
-// last said (rate limit page: limit, remaining, reset timestamp in ms).
-type quota struct {
-	remaining int
-	reset     time.Time // server time
-	known     bool
+	ban   venuekit.Ban // local time
 }
 
 // keys are a credential's API key and secret.
@@ -94,30 +69,19 @@ type envelope struct {
 }
 
 func newClient(cfg Config, hc *http.Client) *client {
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
+	now := cfg.Clock()
 	return &client{
-		http:       hc,
+		http:       venuekit.HTTP{Venue: "Bybit", Client: hc},
 		now:        now,
 		recvWindow: cfg.RecvWindow.Milliseconds(),
 		wait:       connector.SleepContext,
-		hosts:      map[string]*host{},
-		quotas:     map[string]*quota{},
+		hosts: venuekit.NewHosts(func(base string) *host {
+			return &host{base: base, clock: connector.NewServerClock(now)}
+		}),
 	}
 }
 
-func (c *client) host(base string) *host {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h := c.hosts[base]
-	if h == nil {
-		h = &host{base: base, clock: connector.NewServerClock(c.now)}
-		c.hosts[base] = h
-	}
-	return h
-}
+func (c *client) host(base string) *host { return c.hosts.Get(base) }
 
 // sign is HMAC-SHA256 of timestamp + apiKey + recvWindow + payload under
 // secret, in lower-case hex (guide: "Authentication").
@@ -136,10 +100,8 @@ func (c *client) do(ctx context.Context, base string, k *keys, r request, out an
 		if k == nil {
 			return envelope{}, contract.Errorf(contract.CodeInternal, "signed Bybit request without keys")
 		}
-		if !h.clock.Fresh(resyncEvery) {
-			if err := c.sync(ctx, h); err != nil {
-				return envelope{}, err
-			}
+		if err := venuekit.Synced(ctx, h.clock, c.serverTime(h)); err != nil {
+			return envelope{}, err
 		}
 	}
 	for attempt := 0; ; attempt++ {
@@ -157,7 +119,7 @@ func (c *client) do(ctx context.Context, base string, k *keys, r request, out an
 			return env, nil
 		}
 		if r.signed && attempt == 0 && env.RetCode == 10002 {
-			if err := c.sync(ctx, h); err != nil {
+			if err := h.clock.Measure(ctx, c.serverTime(h)); err != nil {
 				return env, err
 			}
 			continue
@@ -173,77 +135,38 @@ func (c *client) do(ctx context.Context, base string, k *keys, r request, out an
 // key is spent until the reset Bybit announced.
 func (c *client) limited(h *host, k *keys, r request, env envelope) error {
 	wait := time.Second
-	if q := c.quota(h, k, r.path); q != nil {
-		c.mu.Lock()
-		if d := q.reset.Sub(h.clock.Now()); d > 0 {
+	if key := quotaKey(h, k, r.path); key != "" {
+		if d := c.quotas.Spent(key, h.clock.Now()); d > 0 {
 			wait = d
 		}
-		q.remaining, q.known = 0, true
-		c.mu.Unlock()
 	}
-	s := int((wait + time.Second - 1) / time.Second)
+	s := venuekit.Seconds(wait)
 	return connector.RateLimited("10006", env.RetMsg, s, "Bybit refused %s: too many requests for this API key (retCode 10006); retry in %d s", r.path, s)
 }
 
-func (c *client) quota(h *host, k *keys, path string) *quota {
+// quotaKey names the per-UID quota a signed request draws on; "" for
+// public requests, which only the IP limit bounds.
+func quotaKey(h *host, k *keys, path string) string {
 	if k == nil {
-		return nil
+		return ""
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id := h.base + " " + k.apiKey + " " + path
-	q := c.quotas[id]
-	if q == nil {
-		q = &quota{}
-		c.quotas[id] = q
-	}
-	return q
+	return h.base + " " + k.apiKey + " " + path
 }
 
 // admit waits until the endpoint's quota has room again when Bybit said it
 // is used up, so the connector slows down before Bybit refuses; a wait
 // past the caller's deadline is answered at once as rate-limited.
 func (c *client) admit(ctx context.Context, h *host, k *keys, path string) error {
-	h.mu.Lock()
-	blocked := h.blockedTill.Sub(c.now())
-	h.mu.Unlock()
-	if blocked > 0 {
-		s := int((blocked + time.Second - 1) / time.Second)
+	if blocked := h.ban.Left(c.now()); blocked > 0 {
+		s := venuekit.Seconds(blocked)
 		return connector.RateLimited("403", "", s, "Bybit blocked this IP (HTTP 403); the connector sends nothing there for %d s", s)
 	}
-	q := c.quota(h, k, path)
-	if q == nil {
+	key := quotaKey(h, k, path)
+	if key == "" {
 		return nil
 	}
-	c.mu.Lock()
-	var wait time.Duration
-	if q.known && q.remaining <= 0 {
-		// The reset is in whole milliseconds: a little past it, so the
-		// request lands in the new window.
-		wait = q.reset.Sub(h.clock.Now()) + resetMargin
-	}
-	c.mu.Unlock()
-	if wait <= 0 {
-		return nil
-	}
-	if dl, ok := ctx.Deadline(); ok && c.now().Add(wait).After(dl) {
-		s := int((wait + time.Second - 1) / time.Second)
-		return connector.RateLimited("", "", s, "Bybit's quota for %s on this API key is used up; retry in %d s", path, s)
-	}
-	return c.wait(ctx, wait)
-}
-
-// observe takes the quota headers of an answer.
-func (c *client) observe(h *host, k *keys, path string, hdr http.Header) {
-	rem, err1 := strconv.Atoi(hdr.Get("X-Bapi-Limit-Status"))
-	reset, err2 := strconv.ParseInt(hdr.Get("X-Bapi-Limit-Reset-Timestamp"), 10, 64)
-	q := c.quota(h, k, path)
-	if err1 != nil || err2 != nil || q == nil {
-		return
-	}
-	c.mu.Lock()
-	q.remaining, q.reset, q.known = rem, time.UnixMilli(reset), true
-	c.mu.Unlock()
+	return venuekit.Pace(ctx, c.now(), c.quotas.Wait(key, h.clock.Now()), c.wait,
+		"Bybit's quota for %s on this API key is used up; retry in %d s", path)
 }
 
 // send makes one HTTP exchange and decodes the envelope.
@@ -254,24 +177,52 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (envelop
 	if err := c.admit(ctx, h, k, r.path); err != nil {
 		return envelope{}, err
 	}
+	req, err := c.request(ctx, h, k, r)
+	if err != nil {
+		return envelope{}, err
+	}
+	ans, err := c.http.Send(ctx, req, r.method+" "+r.path)
+	if err != nil {
+		return envelope{}, err
+	}
+	if key := quotaKey(h, k, r.path); key != "" {
+		c.quotas.Observe(key, ans.Header, "X-Bapi-Limit-Status", "X-Bapi-Limit-Reset-Timestamp")
+	}
+	switch {
+	case ans.Status == http.StatusForbidden:
+		h.ban.Until(c.now().Add(ipCoolDown))
+		return envelope{}, connector.RateLimited("403", "", int(ipCoolDown/time.Second),
+			"Bybit answered HTTP 403: this IP went over 600 requests in 5 s (or its region is blocked); the connector sends nothing there for 10 minutes")
+	case ans.Status == http.StatusTooManyRequests:
+		return envelope{}, connector.RateLimited("429", "", 1, "Bybit answered HTTP 429 (system protection); retry in a second")
+	case ans.Status != http.StatusOK:
+		return envelope{}, httpError(ans.Status, r)
+	}
+	var env envelope
+	if err := json.Unmarshal(ans.Body, &env); err != nil {
+		return envelope{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "",
+			"Bybit answered %s %s with a body that is not its JSON envelope", r.method, r.path)
+	}
+	return env, nil
+}
+
+// request is r with its query, its JSON body (POST) and, when signed, the
+// X-BAPI-* headers over the payload: the body of a POST, else the query.
+func (c *client) request(ctx context.Context, h *host, k *keys, r request) (*http.Request, error) {
 	query, payload := r.query.Encode(), ""
-	var body io.Reader
+	var body []byte
 	if r.method == http.MethodPost {
-		raw, err := json.Marshal(r.body)
-		if err != nil {
-			return envelope{}, err
+		var err error
+		if body, err = json.Marshal(r.body); err != nil {
+			return nil, err
 		}
-		payload, body = string(raw), bytes.NewReader(raw)
+		payload = string(body)
 	} else {
 		payload = query
 	}
-	target := h.base + r.path
-	if query != "" {
-		target += "?" + query
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, target, body)
+	req, err := venuekit.NewRequest(ctx, r.method, h.base+r.path, query, body, "")
 	if err != nil {
-		return envelope{}, err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if r.signed {
@@ -281,45 +232,12 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (envelop
 		req.Header.Set("X-BAPI-RECV-WINDOW", strconv.FormatInt(c.recvWindow, 10))
 		req.Header.Set("X-BAPI-SIGN", sign(k.secret, ts, k.apiKey, c.recvWindow, payload))
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return envelope{}, ctx.Err()
-		}
-		return envelope{}, connector.Unreachable("Bybit", r.method+" "+r.path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		if ctx.Err() != nil {
-			return envelope{}, ctx.Err()
-		}
-		return envelope{}, connector.Unreachable("Bybit", r.method+" "+r.path, err)
-	}
-	c.observe(h, k, r.path, resp.Header)
-	switch {
-	case resp.StatusCode == http.StatusForbidden:
-		h.mu.Lock()
-		h.blockedTill = c.now().Add(ipCoolDown)
-		h.mu.Unlock()
-		return envelope{}, connector.RateLimited("403", "", int(ipCoolDown/time.Second),
-			"Bybit answered HTTP 403: this IP went over 600 requests in 5 s (or its region is blocked); the connector sends nothing there for 10 minutes")
-	case resp.StatusCode == http.StatusTooManyRequests:
-		return envelope{}, connector.RateLimited("429", "", 1, "Bybit answered HTTP 429 (system protection); retry in a second")
-	case resp.StatusCode != http.StatusOK:
-		return envelope{}, httpError(resp.StatusCode, r)
-	}
-	var env envelope
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return envelope{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "",
-			"Bybit answered %s %s with a body that is not its JSON envelope", r.method, r.path)
-	}
-	return env, nil
+	return req, nil
 }
 
-// sync measures Bybit's clock with GET /v5/market/time.
-func (c *client) sync(ctx context.Context, h *host) error {
-	return h.clock.Measure(ctx, func(ctx context.Context) (time.Time, error) {
+// serverTime reads Bybit's clock with GET /v5/market/time.
+func (c *client) serverTime(h *host) func(context.Context) (time.Time, error) {
+	return func(ctx context.Context) (time.Time, error) {
 		var st struct {
 			TimeNano string `json:"timeNano"`
 		}
@@ -331,5 +249,5 @@ func (c *client) sync(ctx context.Context, h *host) error {
 			return time.Time{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Bybit answered /v5/market/time without timeNano")
 		}
 		return time.Unix(0, ns), nil
-	})
+	}
 }

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -42,7 +40,7 @@ func (c Config) streamURL(env contract.Environment) string {
 	case DefaultTestnetURL:
 		return TestnetStreamURL
 	}
-	return "ws" + strings.TrimPrefix(base, "http") + "/v5/public/linear"
+	return venuekit.WSURL(base) + "/v5/public/linear"
 }
 
 // StreamsFor implements connector.StreamScope: demo accounts trade on demo
@@ -51,13 +49,12 @@ func (a *Adapter) StreamsFor(c connector.Credential) bool { return !demo(c) }
 
 // DialStream implements connector.Streamer.
 func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (connector.StreamConn, error) {
-	c, _, err := websocket.Dial(ctx, a.cfg.streamURL(env), nil)
+	c, err := venuekit.Dial(ctx, "Bybit", a.cfg.streamURL(env))
 	if err != nil {
-		return nil, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Bybit stream: %v", err)
+		return nil, err
 	}
-	c.SetReadLimit(4 << 20)
-	s := &stream{c: c, done: make(chan struct{})}
-	go s.ping()
+	s := &stream{Socket: c}
+	c.Keepalive(pingEvery, func(ctx context.Context) error { return s.op(ctx, "ping", nil) })
 	return s, nil
 }
 
@@ -77,32 +74,11 @@ func (a *Adapter) BookSnapshot(ctx context.Context, env contract.Environment, na
 		Bids: levels(b.Bids, streamDepth), Asks: levels(b.Asks, streamDepth)}, nil
 }
 
-type stream struct {
-	c    *websocket.Conn
-	done chan struct{}
-	once sync.Once
-	id   atomic.Int64
-}
-
-func (s *stream) ping() {
-	t := time.NewTicker(pingEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-t.C:
-			_ = s.op(context.Background(), "ping", nil)
-		}
-	}
-}
+type stream struct{ *venuekit.Socket }
 
 // op writes {"op":…, "args":[…], "req_id":…}.
 func (s *stream) op(ctx context.Context, op string, args []string) error {
-	b, _ := json.Marshal(map[string]any{"op": op, "args": args, "req_id": strconv.FormatInt(s.id.Add(1), 10)})
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	return s.c.Write(ctx, websocket.MessageText, b)
+	return s.WriteJSON(ctx, map[string]any{"op": op, "args": args, "req_id": strconv.FormatInt(s.NextID(), 10)})
 }
 
 func topics(markets []string) []string {
@@ -119,14 +95,6 @@ func (s *stream) Subscribe(ctx context.Context, markets []string) error {
 
 func (s *stream) Unsubscribe(ctx context.Context, markets []string) error {
 	return s.op(ctx, "unsubscribe", topics(markets))
-}
-
-func (s *stream) Close() error {
-	s.once.Do(func() {
-		close(s.done)
-		s.c.CloseNow()
-	})
-	return nil
 }
 
 // push is a topic message {"topic","type":"snapshot"|"delta","data"}; acks
@@ -156,7 +124,7 @@ type bookPush struct {
 }
 
 func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {
-	_, data, err := s.c.Read(ctx)
+	_, data, err := s.Read(ctx)
 	if err != nil {
 		return connector.StreamEvent{}, err
 	}

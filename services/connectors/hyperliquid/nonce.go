@@ -1,114 +1,16 @@
 package hyperliquid
 
-import (
-	"context"
-	"fmt"
-	"sync"
-	"sync/atomic"
-	"time"
+import "github.com/perpgate/perpgate/pkg/connector/venuekit"
 
-	"github.com/redis/go-redis/v9"
+// The nonce counters are the kit's (fact sheet §4.4: an atomic counter per
+// signer, fast-forwarded to the current Unix milliseconds).
+type (
+	NonceSource = venuekit.NonceSource
+	Nonces      = venuekit.Nonces
+	RedisNonces = venuekit.RedisNonces
 )
 
-// NonceSource hands out the nonces actions are signed with. The venue keeps
-// each signer's highest nonces (20, more with volume) and accepts a new one
-// only if it is above the smallest kept and was never used, within a day of
-// its clock (fact sheet §4.4). The docs' advice is an atomic counter per
-// signer, fast-forwarded to the current Unix milliseconds: both sources
-// below are that counter, one per process and one shared.
-type NonceSource interface {
-	// Next returns a nonce for signer that no earlier call for that signer
-	// (on any replica sharing the source) returned, and larger than all of
-	// them. It fails only when the shared store cannot be reached.
-	Next(ctx context.Context, signer string) (uint64, error)
-}
-
-// Nonces is the in-process NonceSource: millisecond timestamps, strictly
-// increasing per signer within the process. When two calls land in the
-// same millisecond the second is bumped by one, running slightly ahead of
-// the clock, which the venue accepts.
-//
-// It is enough for one process (standalone). Replicas of the connector that
-// sign for the same agent must share a RedisNonces instead: two processes
-// reading the same millisecond would otherwise sign with the same nonce, and
-// one replica's burst can push the signer's kept nonces above the other's
-// clock.
-type Nonces struct {
-	now  func() time.Time
-	mu   sync.Mutex
-	last map[string]*atomic.Uint64
-}
-
-var _ NonceSource = (*Nonces)(nil)
-
-// NewNonces returns a nonce source on clock now (nil: time.Now).
-func NewNonces(now func() time.Time) *Nonces {
-	if now == nil {
-		now = time.Now
-	}
-	return &Nonces{now: now, last: map[string]*atomic.Uint64{}}
-}
-
-// Next implements NonceSource; it never fails.
-func (n *Nonces) Next(_ context.Context, signer string) (uint64, error) {
-	n.mu.Lock()
-	last, ok := n.last[signer]
-	if !ok {
-		last = new(atomic.Uint64)
-		n.last[signer] = last
-	}
-	n.mu.Unlock()
-	for {
-		prev := last.Load()
-		next := max(uint64(n.now().UnixMilli()), prev+1)
-		if last.CompareAndSwap(prev, next) {
-			return next, nil
-		}
-	}
-}
-
-// nonceScript is the shared counter: max(now, last + 1), stored and
-// returned in one atomic step. The key outlives the venue's one-day nonce
-// window, after which a fresh start at the clock is valid again.
-var nonceScript = redis.NewScript(`
-local now = tonumber(ARGV[1])
-local last = tonumber(redis.call('GET', KEYS[1]) or '0')
-local n = now
-if last >= n then n = last + 1 end
-redis.call('SET', KEYS[1], string.format('%d', n), 'PX', ARGV[2])
-return n
-`)
-
-// nonceKeyTTL keeps a signer's counter past the venue's nonce window.
-const nonceKeyTTL = 48 * time.Hour
-
-// RedisNonces is a NonceSource shared by connector replicas through Redis:
-// one counter per signer, so no two replicas ever sign with the same nonce
-// and every nonce is above all those handed out before it, whatever the
-// replicas' clocks say.
-type RedisNonces struct {
-	rdb    redis.UniversalClient
-	prefix string
-	now    func() time.Time
-}
-
-var _ NonceSource = (*RedisNonces)(nil)
-
-// NewRedisNonces keeps the counters under prefix in rdb; now may be nil
-// (time.Now).
-func NewRedisNonces(rdb redis.UniversalClient, prefix string, now func() time.Time) *RedisNonces {
-	if now == nil {
-		now = time.Now
-	}
-	return &RedisNonces{rdb: rdb, prefix: prefix, now: now}
-}
-
-// Next implements NonceSource.
-func (r *RedisNonces) Next(ctx context.Context, signer string) (uint64, error) {
-	n, err := nonceScript.Run(ctx, r.rdb, []string{r.prefix + signer},
-		r.now().UnixMilli(), nonceKeyTTL.Milliseconds()).Int64()
-	if err != nil {
-		return 0, fmt.Errorf("next nonce of %s: %w", signer, err)
-	}
-	return uint64(n), nil
-}
+var (
+	NewNonces      = venuekit.NewNonces
+	NewRedisNonces = venuekit.NewRedisNonces
+)

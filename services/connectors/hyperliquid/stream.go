@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -31,7 +29,7 @@ const l2Depth = 20
 
 func (a *Adapter) streamURL(env contract.Environment) string {
 	if a.cfg.URL != "" {
-		return "ws" + strings.TrimPrefix(strings.TrimRight(a.cfg.URL, "/"), "http") + "/ws"
+		return venuekit.WSURL(a.cfg.URL) + "/ws"
 	}
 	if env == contract.Mainnet {
 		return MainnetWS
@@ -42,14 +40,12 @@ func (a *Adapter) streamURL(env contract.Environment) string {
 // DialStream implements connector.Streamer: one socket with l2Book and
 // activeAssetCtx per coin.
 func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (connector.StreamConn, error) {
-	c, _, err := websocket.Dial(ctx, a.streamURL(env), nil)
+	c, err := venuekit.Dial(ctx, "Hyperliquid", a.streamURL(env))
 	if err != nil {
-		return nil, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Hyperliquid stream: %v", err)
+		return nil, err
 	}
-	c.SetReadLimit(4 << 20)
-	s := &stream{c: c, now: a.now, done: make(chan struct{})}
-	go s.ping()
-	return s, nil
+	c.Keepalive(pingEvery, func(ctx context.Context) error { return c.WriteText(ctx, []byte(`{"method":"ping"}`)) })
+	return &stream{Socket: c, now: a.now}, nil
 }
 
 // BookSnapshot implements connector.Streamer: l2Book sends whole books and
@@ -59,25 +55,8 @@ func (a *Adapter) BookSnapshot(context.Context, contract.Environment, string, in
 }
 
 type stream struct {
-	c    *websocket.Conn
-	now  func() time.Time
-	done chan struct{}
-	once sync.Once
-}
-
-func (s *stream) ping() {
-	t := time.NewTicker(pingEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = s.c.Write(ctx, websocket.MessageText, []byte(`{"method":"ping"}`))
-			cancel()
-		}
-	}
+	*venuekit.Socket
+	now func() time.Time
 }
 
 func (s *stream) Subscribe(ctx context.Context, coins []string) error {
@@ -93,20 +72,11 @@ func (s *stream) Unsubscribe(ctx context.Context, coins []string) error {
 func (s *stream) send(ctx context.Context, method string, coins []string) error {
 	for _, coin := range coins {
 		for _, typ := range []string{"l2Book", "activeAssetCtx"} {
-			b, _ := json.Marshal(map[string]any{"method": method, "subscription": map[string]string{"type": typ, "coin": coin}})
-			if err := s.c.Write(ctx, websocket.MessageText, b); err != nil {
+			if err := s.WriteJSON(ctx, map[string]any{"method": method, "subscription": map[string]string{"type": typ, "coin": coin}}); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
-}
-
-func (s *stream) Close() error {
-	s.once.Do(func() {
-		close(s.done)
-		s.c.CloseNow()
-	})
 	return nil
 }
 
@@ -122,7 +92,7 @@ type activeAssetCtx struct {
 }
 
 func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {
-	_, data, err := s.c.Read(ctx)
+	_, data, err := s.Read(ctx)
 	if err != nil {
 		return connector.StreamEvent{}, err
 	}

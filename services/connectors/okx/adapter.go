@@ -81,7 +81,7 @@ func credKeys(c connector.Credential) (*keys, error) {
 	return &keys{apiKey: s.APIKey, secret: s.APISecret, passphrase: s.Passphrase}, nil
 }
 
-func (a *Adapter) base(c connector.Credential) string { return a.cfg.baseURL(c.Environment) }
+func (a *Adapter) base(c connector.Credential) string { return a.cfg.BaseURL(c.Environment) }
 
 // scope keys the caches: live and demo share a host but not instruments.
 func (a *Adapter) scope(c connector.Credential) string {

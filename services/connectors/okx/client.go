@@ -1,42 +1,31 @@
 package okx
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
-
-// resyncEvery is how old a server-time offset may get before the next
-// signed request measures it again.
-const resyncEvery = 10 * time.Minute
-
-// maxBody bounds what is read of one OKX answer.
-const maxBody = 32 << 20
 
 // client signs and sends OKX REST requests. It keeps, per REST host, the
 // offset of OKX's clock from ours and the per-endpoint request budgets.
 type client struct {
-	http    *http.Client
+	http    venuekit.HTTP
 	now     func() time.Time
 	expTime time.Duration
 	// wait blocks for d or until ctx ends; tests replace it.
-	wait func(ctx context.Context, d time.Duration) error
-
-	mu    sync.Mutex
-	hosts map[string]*host
+	wait  func(ctx context.Context, d time.Duration) error
+	hosts *venuekit.Hosts[host]
 }
 
 // host is what the client knows about one REST base URL.
@@ -75,23 +64,14 @@ type request struct {
 }
 
 func newClient(cfg Config, hc *http.Client) *client {
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	return &client{http: hc, now: now, expTime: cfg.ExpTime, wait: connector.SleepContext, hosts: map[string]*host{}}
+	now := cfg.Clock()
+	return &client{http: venuekit.HTTP{Venue: "OKX", Client: hc}, now: now, expTime: cfg.ExpTime, wait: connector.SleepContext,
+		hosts: venuekit.NewHosts(func(base string) *host {
+			return &host{base: base, clock: connector.NewServerClock(now), gate: newLimiter()}
+		})}
 }
 
-func (c *client) host(base string) *host {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h := c.hosts[base]
-	if h == nil {
-		h = &host{base: base, clock: connector.NewServerClock(c.now), gate: newLimiter()}
-		c.hosts[base] = h
-	}
-	return h
-}
+func (c *client) host(base string) *host { return c.hosts.Get(base) }
 
 // timestamp is OK-ACCESS-TIMESTAMP: ISO-8601 UTC with milliseconds (fact
 // sheet §2).
@@ -132,7 +112,7 @@ func (c *client) do(ctx context.Context, base string, k *keys, r request, out an
 		if k == nil {
 			return contract.Errorf(contract.CodeInternal, "signed OKX request without keys")
 		}
-		if err := c.ensureSynced(ctx, h, r.demo); err != nil {
+		if err := venuekit.Synced(ctx, h.clock, c.serverTime(h, r.demo)); err != nil {
 			return err
 		}
 	}
@@ -167,7 +147,7 @@ func (c *client) do(ctx context.Context, base string, k *keys, r request, out an
 			ec, msg = string(items[0].SCode), items[0].SMsg
 		}
 		if r.signed && attempt == 0 && ec == "50102" {
-			if err := c.sync(ctx, h, r.demo); err != nil {
+			if err := h.clock.Measure(ctx, c.serverTime(h, r.demo)); err != nil {
 				return err
 			}
 			continue
@@ -188,18 +168,37 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 	key := r.limit.key(r, k)
 	wait, blocked := h.gate.admit(c.now(), key, r.limit.n)
 	if blocked > 0 {
-		s := seconds(blocked)
+		s := venuekit.Seconds(blocked)
 		return 0, nil, connector.RateLimited("", "", s, "OKX rate-limited %s %s; the connector sends nothing there for %d s", r.method, r.path, s)
 	}
-	if wait > 0 {
-		if dl, ok := ctx.Deadline(); ok && c.now().Add(wait).After(dl) {
-			s := seconds(wait)
-			return 0, nil, connector.RateLimited("", "", s, "the OKX request budget of %s is used up for now; retry in %d s", r.path, s)
-		}
-		if err := c.wait(ctx, wait); err != nil {
-			return 0, nil, err
-		}
+	if err := venuekit.Pace(ctx, c.now(), wait, c.wait, "the OKX request budget of %s is used up for now; retry in %d s", r.path); err != nil {
+		return 0, nil, err
 	}
+	req, err := c.request(ctx, h, k, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	ans, err := c.http.Send(ctx, req, r.method+" "+r.path)
+	if err != nil {
+		return 0, nil, err
+	}
+	if ans.Status == http.StatusTooManyRequests {
+		var env envelope
+		_ = json.Unmarshal(ans.Body, &env)
+		d := rateWindow
+		if s, err := strconv.Atoi(strings.TrimSpace(ans.Header.Get("Retry-After"))); err == nil && s > 0 {
+			d = time.Duration(s) * time.Second
+		}
+		s := h.gate.block(c.now(), key, d)
+		return 0, nil, connector.RateLimited(string(env.Code), env.Msg, s, "OKX answered HTTP 429 (rate limit) to %s %s; retry in %d s", r.method, r.path, s)
+	}
+	return ans.Status, ans.Body, nil
+}
+
+// request is r with its query, its JSON body (not for GET) and, when
+// signed, the OK-ACCESS-* headers over timestamp, method, path with query
+// and body.
+func (c *client) request(ctx context.Context, h *host, k *keys, r request) (*http.Request, error) {
 	requestPath := r.path
 	if q := r.query.Encode(); q != "" {
 		requestPath += "?" + q
@@ -208,17 +207,15 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 	if r.method != http.MethodGet && r.body != nil {
 		var err error
 		if body, err = json.Marshal(r.body); err != nil {
-			return 0, nil, err
+			return nil, err
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, h.base+requestPath, bytes.NewReader(body))
+	req, err := venuekit.NewRequest(ctx, r.method, h.base+requestPath, "", body, "")
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	if r.method != http.MethodGet {
 		req.Header.Set("Content-Type", "application/json")
-	} else {
-		req.Body, req.ContentLength = http.NoBody, 0
 	}
 	if r.demo {
 		req.Header.Set("x-simulated-trading", "1")
@@ -233,47 +230,12 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 			req.Header.Set("expTime", strconv.FormatInt(h.clock.Now().Add(c.expTime).UnixMilli(), 10))
 		}
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, nil, ctx.Err()
-		}
-		return 0, nil, connector.Unreachable("OKX", r.method+" "+r.path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, nil, ctx.Err()
-		}
-		return 0, nil, connector.Unreachable("OKX", r.method+" "+r.path, err)
-	}
-	if resp.StatusCode == http.StatusTooManyRequests {
-		var env envelope
-		_ = json.Unmarshal(raw, &env)
-		d := rateWindow
-		if s, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && s > 0 {
-			d = time.Duration(s) * time.Second
-		}
-		s := h.gate.block(c.now(), key, d)
-		return 0, nil, connector.RateLimited(string(env.Code), env.Msg, s, "OKX answered HTTP 429 (rate limit) to %s %s; retry in %d s", r.method, r.path, s)
-	}
-	return resp.StatusCode, raw, nil
+	return req, nil
 }
 
-func seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
-
-// ensureSynced measures the clock offset when it never was or is old.
-func (c *client) ensureSynced(ctx context.Context, h *host, demo bool) error {
-	if h.clock.Fresh(resyncEvery) {
-		return nil
-	}
-	return c.sync(ctx, h, demo)
-}
-
-// sync measures OKX's clock against ours with GET /api/v5/public/time.
-func (c *client) sync(ctx context.Context, h *host, demo bool) error {
-	return h.clock.Measure(ctx, func(ctx context.Context) (time.Time, error) {
+// serverTime reads OKX's clock with GET /api/v5/public/time.
+func (c *client) serverTime(h *host, demo bool) func(context.Context) (time.Time, error) {
+	return func(ctx context.Context) (time.Time, error) {
 		var st []struct {
 			TS string `json:"ts"`
 		}
@@ -288,7 +250,7 @@ func (c *client) sync(ctx context.Context, h *host, demo bool) error {
 			return time.Time{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "OKX answered /api/v5/public/time without ts")
 		}
 		return time.UnixMilli(ms), nil
-	})
+	}
 }
 
 // errNoKeys is returned for a credential without apiKey, apiSecret or

@@ -3,6 +3,8 @@ package okx
 import (
 	"sync"
 	"time"
+
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 )
 
 // rateWindow is the window OKX counts requests in (fact sheet §9: limits
@@ -76,5 +78,5 @@ func (l *limiter) block(now time.Time, key string, d time.Duration) int {
 	if until := now.Add(d); until.After(l.blocked[key]) {
 		l.blocked[key] = until
 	}
-	return seconds(d)
+	return venuekit.Seconds(d)
 }

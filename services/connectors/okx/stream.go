@@ -3,12 +3,11 @@ package okx
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -30,10 +29,10 @@ const books5Depth = 5
 // streamURL is env's public stream; a REST base that is not OKX's (a
 // simulator) serves it on the same host.
 func (c Config) streamURL(env contract.Environment) string {
-	base := c.baseURL(env)
+	base := c.BaseURL(env)
 	switch {
 	case base != DefaultURL:
-		return "ws" + strings.TrimPrefix(base, "http") + "/ws/v5/public"
+		return venuekit.WSURL(base) + "/ws/v5/public"
 	case env == contract.Testnet:
 		return DemoStreamURL
 	}
@@ -43,14 +42,12 @@ func (c Config) streamURL(env contract.Environment) string {
 // DialStream implements connector.Streamer: mark-price, index-tickers,
 // funding-rate and books5 per swap on one socket.
 func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (connector.StreamConn, error) {
-	c, _, err := websocket.Dial(ctx, a.cfg.streamURL(env), nil)
+	c, err := venuekit.Dial(ctx, "OKX", a.cfg.streamURL(env))
 	if err != nil {
-		return nil, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "OKX stream: %v", err)
+		return nil, err
 	}
-	c.SetReadLimit(4 << 20)
-	s := &stream{a: a, env: env, c: c, done: make(chan struct{}), insts: map[string]instMeta{}, byIndex: map[string][]string{}}
-	go s.ping()
-	return s, nil
+	c.Keepalive(pingEvery, func(ctx context.Context) error { return c.WriteText(ctx, []byte("ping")) })
+	return &stream{Socket: c, a: a, env: env, insts: map[string]instMeta{}, byIndex: map[string][]string{}}, nil
 }
 
 // BookSnapshot implements connector.Streamer: books5 sends whole books.
@@ -59,30 +56,13 @@ func (a *Adapter) BookSnapshot(context.Context, contract.Environment, string, in
 }
 
 type stream struct {
-	a    *Adapter
-	env  contract.Environment
-	c    *websocket.Conn
-	done chan struct{}
-	once sync.Once
+	*venuekit.Socket
+	a   *Adapter
+	env contract.Environment
 
 	mu      sync.Mutex
 	insts   map[string]instMeta // instId → contract value, for book sizes
 	byIndex map[string][]string // index (BTC-USDT) → its swaps
-}
-
-func (s *stream) ping() {
-	t := time.NewTicker(pingEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = s.c.Write(ctx, websocket.MessageText, []byte("ping"))
-			cancel()
-		}
-	}
 }
 
 type wsArg struct {
@@ -115,8 +95,7 @@ func (s *stream) op(ctx context.Context, op string, markets []string) error {
 	if err != nil {
 		return err
 	}
-	b, _ := json.Marshal(map[string]any{"op": op, "args": args})
-	return s.c.Write(ctx, websocket.MessageText, b)
+	return s.WriteJSON(ctx, map[string]any{"op": op, "args": args})
 }
 
 func (s *stream) Subscribe(ctx context.Context, markets []string) error {
@@ -125,14 +104,6 @@ func (s *stream) Subscribe(ctx context.Context, markets []string) error {
 
 func (s *stream) Unsubscribe(ctx context.Context, markets []string) error {
 	return s.op(ctx, "unsubscribe", markets)
-}
-
-func (s *stream) Close() error {
-	s.once.Do(func() {
-		close(s.done)
-		s.c.CloseNow()
-	})
-	return nil
 }
 
 // push is {"arg":{"channel","instId"},"data":[…]}; events (subscribe,
@@ -153,7 +124,7 @@ type pushData struct {
 }
 
 func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {
-	_, data, err := s.c.Read(ctx)
+	_, data, err := s.Read(ctx)
 	if err != nil {
 		return connector.StreamEvent{}, err
 	}

@@ -83,7 +83,7 @@ func decode(c connector.Credential) (*account, error) {
 	return &account{credID: c.ID, address: addr, key: key}, nil
 }
 
-func (a *Adapter) base(c connector.Credential) string { return a.cfg.baseURL(c.Environment) }
+func (a *Adapter) base(c connector.Credential) string { return a.cfg.BaseURL(c.Environment) }
 
 func (a *Adapter) public(ctx context.Context, c connector.Credential, path string, q url.Values, out any) error {
 	_, err := a.c.do(ctx, a.base(c), nil, request{method: http.MethodGet, path: path, query: q}, out)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/paradex/stark"
 )
@@ -218,10 +219,7 @@ func (c *client) chainID(ctx context.Context, h *host) (string, error) {
 // syncIfStale measures Paradex's clock (GET /system/time) when the last
 // measurement is old: auth and order signatures carry its time.
 func (c *client) syncIfStale(ctx context.Context, h *host) error {
-	if h.clock.Fresh(resyncEvery) {
-		return nil
-	}
-	return h.clock.Measure(ctx, func(ctx context.Context) (time.Time, error) {
+	return venuekit.Synced(ctx, h.clock, func(ctx context.Context) (time.Time, error) {
 		var st struct {
 			ServerTime json.Number `json:"server_time"`
 		}

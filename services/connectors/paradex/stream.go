@@ -6,12 +6,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -39,14 +38,14 @@ const bookChannelDepth = 15
 // streamURL is env's public stream; a REST base that is not Paradex's own
 // (a simulator or a proxy) serves it on the same host at its /v1 path.
 func (c Config) streamURL(env contract.Environment) string {
-	base := c.baseURL(env)
+	base := c.BaseURL(env)
 	switch base {
 	case DefaultMainnetURL:
 		return MainnetStreamURL
 	case DefaultTestnetURL:
 		return TestnetStreamURL
 	}
-	return "ws" + strings.TrimPrefix(base, "http")
+	return venuekit.WSURL(base)
 }
 
 // DialStream implements connector.Streamer: markets_summary.{market} and
@@ -54,12 +53,11 @@ func (c Config) streamURL(env contract.Environment) string {
 // pings every 55 s at the protocol level; the websocket library answers
 // while Next reads.
 func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (connector.StreamConn, error) {
-	c, _, err := websocket.Dial(ctx, a.cfg.streamURL(env), nil)
+	c, err := venuekit.Dial(ctx, "Paradex", a.cfg.streamURL(env))
 	if err != nil {
-		return nil, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Paradex stream: %v", err)
+		return nil, err
 	}
-	c.SetReadLimit(4 << 20)
-	return &stream{a: a, c: c}, nil
+	return &stream{Socket: c, a: a}, nil
 }
 
 // BookSnapshot implements connector.Streamer: GET /orderbook/{market} and
@@ -80,10 +78,8 @@ func (a *Adapter) BookSnapshot(ctx context.Context, env contract.Environment, na
 }
 
 type stream struct {
-	a    *Adapter
-	c    *websocket.Conn
-	id   atomic.Int64
-	once sync.Once
+	*venuekit.Socket
+	a *Adapter
 }
 
 func channels(markets []string) []string {
@@ -98,12 +94,9 @@ func channels(markets []string) []string {
 // (https://docs.paradex.trade/ws/general-information/subscription-channels):
 // {"jsonrpc":"2.0","method":"subscribe","params":{"channel":…},"id":N}.
 func (s *stream) call(ctx context.Context, method string, markets []string) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	for _, ch := range channels(markets) {
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": map[string]string{"channel": ch},
-			"id": s.id.Add(1)})
-		if err := s.c.Write(ctx, websocket.MessageText, b); err != nil {
+		if err := s.WriteJSON(ctx, map[string]any{"jsonrpc": "2.0", "method": method, "params": map[string]string{"channel": ch},
+			"id": s.NextID()}); err != nil {
 			return err
 		}
 	}
@@ -116,11 +109,6 @@ func (s *stream) Subscribe(ctx context.Context, markets []string) error {
 
 func (s *stream) Unsubscribe(ctx context.Context, markets []string) error {
 	return s.call(ctx, "unsubscribe", markets)
-}
-
-func (s *stream) Close() error {
-	s.once.Do(func() { s.c.CloseNow() })
-	return nil
 }
 
 // rpcFrame is any frame: a data frame {"jsonrpc","method":"subscription",
@@ -173,7 +161,7 @@ func nullDec(v dec) decimal.NullDecimal {
 }
 
 func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {
-	typ, data, err := s.c.Read(ctx)
+	typ, data, err := s.Read(ctx)
 	if err != nil {
 		return connector.StreamEvent{}, err
 	}
