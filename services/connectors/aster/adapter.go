@@ -86,7 +86,7 @@ func credKeys(c connector.Credential) (*keys, error) {
 	return &keys{user: s.UserAddress, signer: sign.Address(key.PubKey()), key: key, chain: chainID(c.Environment)}, nil
 }
 
-func (a *Adapter) base(c connector.Credential) string { return a.cfg.baseURL(c.Environment) }
+func (a *Adapter) base(c connector.Credential) string { return a.cfg.BaseURL(c.Environment) }
 
 // public calls an unsigned market-data endpoint.
 func (a *Adapter) public(ctx context.Context, c connector.Credential, path string, p params, weight int, out any) error {
@@ -113,7 +113,7 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	}
 	list, meta := marketsFromInfo(info)
 	base := a.base(c)
-	a.c.host(base).gate.setLimit(weightLimit(info))
+	a.c.host(base).gate.SetLimit(weightLimit(info))
 	a.mu.Lock()
 	a.meta[base], a.lists[base] = meta, list
 	a.mu.Unlock()

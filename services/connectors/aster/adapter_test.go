@@ -11,6 +11,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/connectortest"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/connectors/aster/sim"
@@ -41,7 +42,7 @@ func newFixture(t *testing.T, simCfg sim.Config, mutate ...func(*Config)) *fixtu
 	t.Cleanup(srv.Close)
 	cfg := DefaultConfig()
 	cfg.MainnetURL, cfg.TestnetURL = srv.URL, srv.URL
-	cfg.MainnetStreamURL, cfg.TestnetStreamURL = wsURL(srv.URL), wsURL(srv.URL)
+	cfg.MainnetStreamURL, cfg.TestnetStreamURL = venuekit.WSURL(srv.URL), venuekit.WSURL(srv.URL)
 	for _, m := range mutate {
 		m(&cfg)
 	}

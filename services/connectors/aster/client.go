@@ -3,44 +3,33 @@ package aster
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/aster/sign"
 )
 
-// resyncEvery is how old a server-time offset may get before the next
-// signed request measures it again.
-const resyncEvery = 10 * time.Minute
-
-// maxBody bounds what is read of one Aster answer.
-const maxBody = 32 << 20
-
 // client signs and sends Aster REST requests. It keeps, per REST host,
-// the offset of Aster's clock from ours (nonces must fall within its
-// window) and the request-weight budget.
+// the offset of Aster's clock from ours (nonces must fall within a window
+// of it) and the request-weight budget.
 type client struct {
-	http   *http.Client
+	http   venuekit.HTTP
 	now    func() time.Time
-	nonces NonceSource
+	nonces venuekit.ClockedNonces
 	// wait blocks for d or until ctx ends; tests replace it.
-	wait func(ctx context.Context, d time.Duration) error
-
-	mu    sync.Mutex
-	hosts map[string]*host
+	wait  func(ctx context.Context, d time.Duration) error
+	hosts *venuekit.Hosts[host]
 }
 
 // host is what the client knows about one REST base URL.
 type host struct {
 	base  string
-	gate  *weightGate
+	gate  *venuekit.WeightGate
 	clock *connector.ServerClock
 }
 
@@ -66,37 +55,28 @@ type request struct {
 	weight int  // IP request weight (fact sheet §11)
 }
 
+// defaultWeightLimit is the weight a minute per IP unless exchangeInfo
+// says otherwise (fact sheet §10).
+const defaultWeightLimit = 2400
+
 func newClient(cfg Config, hc *http.Client) *client {
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
+	now := cfg.Clock()
 	nonces := cfg.Nonces
 	if nonces == nil {
 		nonces = NewNonces()
 	}
 	return &client{
-		http:   hc,
+		http:   venuekit.HTTP{Venue: "Aster", Client: hc},
 		now:    now,
 		nonces: nonces,
 		wait:   connector.SleepContext,
-		hosts:  map[string]*host{},
+		hosts: venuekit.NewHosts(func(base string) *host {
+			return &host{base: base, gate: venuekit.NewWeightGate("X-MBX-USED-WEIGHT-1M", defaultWeightLimit), clock: connector.NewServerClock(now)}
+		}),
 	}
 }
 
-func (c *client) host(base string) *host {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h := c.hosts[base]
-	if h == nil {
-		h = &host{base: base, gate: newWeightGate(), clock: connector.NewServerClock(c.now)}
-		c.hosts[base] = h
-	}
-	return h
-}
-
-// serverNow is our best estimate of Aster's clock.
-func (c *client) serverNow(h *host) time.Time { return h.clock.Now() }
+func (c *client) host(base string) *host { return c.hosts.Get(base) }
 
 // signedPayload puts nonce, user and signer before the parameters (ccxt's
 // order) and returns the string to send, signature last (fact sheet §2.2).
@@ -109,16 +89,16 @@ func signedPayload(p params, k *keys, nonce uint64) string {
 // do sends r to base and decodes a 200 answer into out (when not nil).
 // Aster errors come back as *contract.Error (EXCHANGE_ERROR with a
 // reason); a passed deadline as the context's error. A signed request
-// refused for its nonce (-1021 ahead of the server, -4225 expired) is
-// retried once with a fresh nonce after measuring the clock offset again:
-// Aster did not act on it.
+// refused for its nonce (-1021 ahead of the server, -4225 stale or
+// repeated) is retried once with a fresh nonce after measuring the clock
+// offset again: Aster did not act on it.
 func (c *client) do(ctx context.Context, base string, k *keys, r request, out any) error {
 	h := c.host(base)
 	if r.signed {
 		if k == nil {
 			return contract.Errorf(contract.CodeInternal, "signed Aster request without keys")
 		}
-		if err := c.ensureSynced(ctx, h); err != nil {
+		if err := venuekit.Synced(ctx, h.clock, c.serverTime(h)); err != nil {
 			return err
 		}
 	}
@@ -142,7 +122,7 @@ func (c *client) do(ctx context.Context, base string, k *keys, r request, out an
 			return notJSON(status, r)
 		}
 		if r.signed && attempt == 0 && (e.Code == -1021 || e.Code == -4225) {
-			if err := c.sync(ctx, h); err != nil {
+			if err := h.clock.Measure(ctx, c.serverTime(h)); err != nil {
 				return err
 			}
 			continue
@@ -177,90 +157,68 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 	if err := ctx.Err(); err != nil {
 		return 0, nil, err
 	}
-	wait, banned := h.gate.admit(c.serverNow(h), r.weight)
+	wait, banned := h.gate.Admit(h.clock.Now(), r.weight)
 	if banned > 0 {
-		s := int((banned + time.Second - 1) / time.Second)
+		s := venuekit.Seconds(banned)
 		return 0, nil, connector.RateLimited("", "", s,
 			"Aster rate-limited this IP; the connector sends nothing there for %d s", s)
 	}
-	if wait > 0 {
-		if dl, ok := ctx.Deadline(); ok && c.now().Add(wait).After(dl) {
-			s := int((wait + time.Second - 1) / time.Second)
-			return 0, nil, connector.RateLimited("", "", s,
-				"Aster request weight of this IP is nearly used up this minute; retry in %d s", s)
-		}
-		if err := c.wait(ctx, wait); err != nil {
-			return 0, nil, err
-		}
+	if err := venuekit.Pace(ctx, c.now(), wait, c.wait,
+		"Aster request weight of this IP is nearly used up this minute; retry in %d s"); err != nil {
+		return 0, nil, err
 	}
-	q := r.params.Encode()
-	if r.signed {
-		nonce, err := c.nonces.Next(ctx, k.signer, h.clock.Now())
-		if err != nil {
-			return 0, nil, contract.Errorf(contract.CodeServiceUnavailable, "no nonce for the Aster request: the shared nonce counter (Redis) is unreachable: %v", err)
-		}
-		q = signedPayload(r.params, k, nonce)
-	}
-	target := h.base + r.path
-	var body io.Reader
-	// GET in the query string; POST, PUT and DELETE in the form body (fact
-	// sheet §2.2: never split between the two).
-	if r.method == http.MethodGet {
-		if q != "" {
-			target += "?" + q
-		}
-	} else {
-		body = strings.NewReader(q)
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, target, body)
+	req, err := c.request(ctx, h, k, r)
 	if err != nil {
 		return 0, nil, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	resp, err := c.http.Do(req)
+	ans, err := c.http.Send(ctx, req, r.method+" "+r.path)
 	if err != nil {
-		if ctx.Err() != nil {
-			return 0, nil, ctx.Err()
-		}
-		return 0, nil, connector.Unreachable("Aster", r.method+" "+r.path, err)
+		return 0, nil, err
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, nil, ctx.Err()
-		}
-		return 0, nil, connector.Unreachable("Aster", r.method+" "+r.path, err)
+	now := h.clock.Now()
+	h.gate.Observe(now, ans.Header)
+	if ans.Status == http.StatusTooManyRequests || ans.Status == http.StatusTeapot {
+		return 0, nil, c.banned(h, now, ans)
 	}
-	now := c.serverNow(h)
-	h.gate.observe(now, resp.Header)
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusTeapot {
-		e, _ := errorBody(raw)
-		d := retryAfter(now, resp.StatusCode, resp.Header, e.Msg)
-		h.gate.ban(now.Add(d))
-		s := int((d + time.Second - 1) / time.Second)
-		code := ""
-		if e.Code != 0 {
-			code = strconv.Itoa(int(e.Code))
-		}
-		return 0, nil, connector.RateLimited(code, e.Msg, s, "Aster answered HTTP %d (rate limit); retry in %d s", resp.StatusCode, s)
-	}
-	return resp.StatusCode, raw, nil
+	return ans.Status, ans.Body, nil
 }
 
-// ensureSynced measures the clock offset when it never was or is old.
-func (c *client) ensureSynced(ctx context.Context, h *host) error {
-	if h.clock.Fresh(resyncEvery) {
-		return nil
+// request is r, signed when it must be with a nonce at the host's clock:
+// GET carries the parameters in the query, POST, PUT and DELETE in a form
+// body (fact sheet §2.2: never split between the two).
+func (c *client) request(ctx context.Context, h *host, k *keys, r request) (*http.Request, error) {
+	q := r.params.Encode()
+	if r.signed {
+		nonce, err := c.nonces.NextAt(ctx, k.signer, h.clock.Now())
+		if err != nil {
+			return nil, contract.Errorf(contract.CodeServiceUnavailable,
+				"no nonce for the Aster request: the shared nonce counter (Redis) is unreachable: %v", err)
+		}
+		q = signedPayload(r.params, k, nonce)
 	}
-	return c.sync(ctx, h)
+	if r.method == http.MethodGet {
+		return venuekit.NewRequest(ctx, r.method, h.base+r.path, q, nil, "")
+	}
+	return venuekit.NewRequest(ctx, r.method, h.base+r.path, "", []byte(q), "application/x-www-form-urlencoded")
 }
 
-// sync measures Aster's clock against ours with GET /fapi/v3/time.
-func (c *client) sync(ctx context.Context, h *host) error {
-	return h.clock.Measure(ctx, func(ctx context.Context) (time.Time, error) {
+// banned is the answer to a 429 or 418: nothing goes to the host until
+// the wait Aster asked for has passed.
+func (c *client) banned(h *host, now time.Time, ans venuekit.Answer) error {
+	e, _ := errorBody(ans.Body)
+	d := venuekit.RetryAfter(now, ans.Status, ans.Header, e.Msg)
+	h.gate.Ban(now.Add(d))
+	s := venuekit.Seconds(d)
+	code := ""
+	if e.Code != 0 {
+		code = strconv.Itoa(int(e.Code))
+	}
+	return connector.RateLimited(code, e.Msg, s, "Aster answered HTTP %d (rate limit); retry in %d s", ans.Status, s)
+}
+
+// serverTime reads Aster's clock with GET /fapi/v3/time.
+func (c *client) serverTime(h *host) func(context.Context) (time.Time, error) {
+	return func(ctx context.Context) (time.Time, error) {
 		var st struct {
 			ServerTime int64 `json:"serverTime"`
 		}
@@ -271,5 +229,5 @@ func (c *client) sync(ctx context.Context, h *host) error {
 			return time.Time{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Aster answered /fapi/v3/time without serverTime")
 		}
 		return time.UnixMilli(st.ServerTime), nil
-	})
+	}
 }

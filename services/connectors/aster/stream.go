@@ -3,14 +3,11 @@ package aster
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
-	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -28,16 +25,11 @@ const (
 
 // DialStream implements connector.Streamer.
 func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (connector.StreamConn, error) {
-	base := a.cfg.streamURL(env)
-	s := &stream{frames: make(chan frame, 512), done: make(chan struct{})}
-	c, _, err := websocket.Dial(ctx, base+"/stream", nil)
+	sock, err := venuekit.Dial(ctx, "Aster", a.cfg.streamURL(env)+"/stream")
 	if err != nil {
-		return nil, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Aster stream: %v", err)
+		return nil, err
 	}
-	c.SetReadLimit(4 << 20)
-	s.sock = c
-	go s.read(c)
-	return s, nil
+	return &stream{sock: sock}, nil
 }
 
 // BookSnapshot implements connector.Streamer: GET /fapi/v3/depth, whose
@@ -54,32 +46,8 @@ func (a *Adapter) BookSnapshot(ctx context.Context, env contract.Environment, na
 	return connector.BookUpdate{Snapshot: true, Depth: limit, Seq: int64(d.LastUpdateID), Bids: levels(d.Bids, limit), Asks: levels(d.Asks, limit)}, nil
 }
 
-type frame struct {
-	data []byte
-	err  error
-}
-
-type stream struct {
-	sock   *websocket.Conn
-	frames chan frame
-	done   chan struct{}
-	once   sync.Once
-	id     atomic.Int64
-}
-
-func (s *stream) read(c *websocket.Conn) {
-	for {
-		_, data, err := c.Read(context.Background())
-		select {
-		case s.frames <- frame{data: data, err: err}:
-		case <-s.done:
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
-}
+// stream is the one market-data socket; Next reads it directly.
+type stream struct{ sock *venuekit.Socket }
 
 func (s *stream) Subscribe(ctx context.Context, markets []string) error {
 	return s.send(ctx, "SUBSCRIBE", markets)
@@ -96,30 +64,17 @@ func (s *stream) send(ctx context.Context, method string, markets []string) erro
 	for _, m := range markets {
 		names = append(names, strings.ToLower(m)+markStream, strings.ToLower(m)+depthStream)
 	}
-	b, _ := json.Marshal(map[string]any{"method": method, "params": names, "id": s.id.Add(1)})
-	return s.sock.Write(ctx, websocket.MessageText, b)
+	return s.sock.WriteJSON(ctx, map[string]any{"method": method, "params": names, "id": s.sock.NextID()})
 }
 
-func (s *stream) Close() error {
-	s.once.Do(func() {
-		close(s.done)
-		s.sock.CloseNow()
-	})
-	return nil
-}
+func (s *stream) Close() error { return s.sock.Close() }
 
 func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {
-	select {
-	case f := <-s.frames:
-		if f.err != nil {
-			return connector.StreamEvent{}, f.err
-		}
-		return eventFromFrame(f.data)
-	case <-s.done:
-		return connector.StreamEvent{}, errors.New("aster stream closed")
-	case <-ctx.Done():
-		return connector.StreamEvent{}, ctx.Err()
+	_, data, err := s.sock.Read(ctx)
+	if err != nil {
+		return connector.StreamEvent{}, err
 	}
+	return eventFromFrame(data)
 }
 
 // combined is a combined-stream frame {"stream":..., "data":...}; other

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -41,12 +41,11 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	if err != nil {
 		return err
 	}
-	ws, _, err := websocket.Dial(ctx, a.cfg.streamURL(c.Environment)+"/ws/"+key, nil)
+	ws, err := venuekit.Dial(ctx, "Aster user data", a.cfg.streamURL(c.Environment)+"/ws/"+key)
 	if err != nil {
-		return fmt.Errorf("aster user data stream: %w", err)
+		return err
 	}
-	defer ws.CloseNow()
-	ws.SetReadLimit(4 << 20)
+	defer ws.Close()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go a.keepAlive(ctx, cancel, c, k)
