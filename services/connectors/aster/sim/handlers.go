@@ -261,6 +261,10 @@ func (s *Server) balance(q *req) (any, *apiErr) {
 		"marginAvailable": true, "updateTime": strconv.FormatInt(q.now.UnixMilli(), 10)}}, nil
 }
 
+// positionRisk is Position Information v3: one row per symbol (per side
+// in hedge mode), positionAmt 0 where the account holds nothing, with the
+// symbol's leverage as a string and marginType in lower case (fact sheet
+// §4 getPositions).
 func (s *Server) positionRisk(q *req) (any, *apiErr) {
 	m, e := s.market(q, false)
 	if e != nil {
@@ -270,23 +274,42 @@ func (s *Server) positionRisk(q *req) (any, *apiErr) {
 	if err != nil {
 		return nil, errf(500, -1000, "%v", err)
 	}
-	out := []map[string]any{}
+	held := map[string]paper.Position{}
 	for _, p := range ps {
-		amt := p.Size
-		if p.Side == paper.Short {
-			amt = amt.Neg()
+		held[p.Market] = p
+	}
+	out := []map[string]any{}
+	for _, info := range s.eng.Markets() {
+		if m.Symbol != "" && info.Symbol != m.Symbol {
+			continue
 		}
-		lev, _ := s.eng.Leverage(q.key, p.Market)
-		out = append(out, map[string]any{
-			"leverage": strconv.Itoa(lev), "marginType": strings.ToLower(strings.TrimSuffix(s.marginOf(q.key, p.Market), "ED")),
-			"symbol": p.Market, "positionSide": "BOTH", "positionAmt": amt.String(), "entryPrice": p.EntryPrice.String(),
-			"breakEvenPrice": p.EntryPrice.String(), "markPrice": p.MarkPrice.String(), "unRealizedProfit": p.UnrealizedPnL.String(),
-			"liquidationPrice": "0", "isolatedMargin": "0", "notional": p.Notional.String(), "marginAsset": "USDT",
-			"isolatedWallet": "0", "initialMargin": p.Margin.String(), "maintMargin": "0", "positionInitialMargin": p.Margin.String(),
-			"openOrderInitialMargin": "0", "adl": 0, "bidNotional": "0", "askNotional": "0", "updateTime": q.now.UnixMilli(),
-		})
+		p, ok := held[info.Symbol]
+		if !ok {
+			p = paper.Position{Market: info.Symbol, MarkPrice: info.MarkPrice}
+		}
+		out = append(out, s.positionRow(q, p))
 	}
 	return out, nil
+}
+
+func (s *Server) positionRow(q *req, p paper.Position) map[string]any {
+	amt := p.Size
+	if p.Side == paper.Short {
+		amt = amt.Neg()
+	}
+	lev, _ := s.eng.Leverage(q.key, p.Market)
+	mt := "cross"
+	if s.marginOf(q.key, p.Market) == "ISOLATED" {
+		mt = "isolated"
+	}
+	return map[string]any{
+		"leverage": strconv.Itoa(lev), "marginType": mt,
+		"symbol": p.Market, "positionSide": "BOTH", "positionAmt": amt.String(), "entryPrice": p.EntryPrice.String(),
+		"breakEvenPrice": p.EntryPrice.String(), "markPrice": p.MarkPrice.String(), "unRealizedProfit": p.UnrealizedPnL.String(),
+		"liquidationPrice": "0", "isolatedMargin": "0", "notional": p.Notional.String(), "marginAsset": "USDT",
+		"isolatedWallet": "0", "initialMargin": p.Margin.String(), "maintMargin": "0", "positionInitialMargin": p.Margin.String(),
+		"openOrderInitialMargin": "0", "adl": 0, "bidNotional": "0", "askNotional": "0", "updateTime": q.now.UnixMilli(),
+	}
 }
 
 func (s *Server) marginOf(key, sym string) string {
