@@ -1,6 +1,7 @@
 package standalone
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -91,4 +92,69 @@ func asterLoad(url string) (asterconn.Config, error) {
 		}
 		return "", false
 	})
+}
+
+// TestAsterFailures: through the edge, an unapproved API wallet (the
+// refused signer), a nonce Aster refuses again after the connector's
+// retry (as when replicas do not share Redis), an HTML 500 page and a
+// venue clock 10 minutes ahead each end as documented: valid:false or
+// EXCHANGE_ERROR with Aster's code, never a success or a panic, and
+// nothing placed; the skewed clock is measured and signed calls pass.
+func TestAsterFailures(t *testing.T) {
+	a := startAster(t, astersim.Config{Now: func() time.Time { return time.Now().Add(10 * time.Minute) }}, nil)
+	eng, user := a.sim.Engine(), strings.ToLower(asterMainUser)
+	const refusedKey = "0x7a1f3c5e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a"
+	refused := a.newCredential(a.Bootstrap().AccountID, contract.Aster, contract.Mainnet, asterSecret(asterMainUser, refusedKey))
+	wantRejected(t, a.ok(map[string]any{"operation": "testCredentials", "credentialId": refused}), contract.Aster, refusedKey[2:])
+	order := func(extra map[string]any) map[string]any {
+		body := map[string]any{"operation": "placeLimitOrder", "market": "ETH", "side": "BUY", "size": "0.01", "price": "2000"}
+		for k, v := range extra {
+			body[k] = v
+		}
+		return body
+	}
+	nonce := astersim.Failure{Status: 400, Code: -4225, Msg: "Nonce Expired"}
+	tests := []struct {
+		name   string
+		inject func()
+		body   map[string]any
+		reason contract.Reason
+		code   any
+	}{
+		{name: "refused signer", body: order(map[string]any{"credentialId": refused}), reason: contract.ReasonAuthenticationFailed, code: "-2015"},
+		{name: "nonce refused twice", inject: func() {
+			a.sim.FailNext("POST", "/fapi/v3/order", nonce)
+			a.sim.FailNext("POST", "/fapi/v3/order", nonce)
+		}, body: order(nil), reason: contract.ReasonAuthenticationFailed, code: "-4225"},
+		{name: "HTML 500 page", inject: func() {
+			a.sim.FailNext("GET", "/fapi/v3/accountWithJoinMargin", astersim.Failure{Status: 500, HTML: true})
+		}, body: map[string]any{"operation": "getBalance"}, reason: contract.ReasonUpstreamUnavailable, code: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.inject != nil {
+				tt.inject()
+			}
+			r := a.fails(tt.body, http.StatusBadGateway, contract.CodeExchangeError, tt.reason)
+			if r.body["exchangeCode"] != tt.code {
+				t.Errorf("exchangeCode %v, want %v: %s", r.body["exchangeCode"], tt.code, r.raw)
+			}
+			if open, _ := eng.OpenOrders(user, ""); len(open) != 0 {
+				t.Errorf("placed %v", open)
+			}
+		})
+	}
+	// A placement answered with an HTML 500 page: its outcome is unknown
+	// until the connector looked the clientOrderId up; never a success.
+	a.sim.FailNext("POST", "/fapi/v3/order", astersim.Failure{Status: 500, HTML: true})
+	r := a.fails(order(map[string]any{"clientOrderId": "html-500"}), http.StatusBadGateway, contract.CodeExchangeError, contract.ReasonUpstreamUnavailable)
+	if msg, _ := r.body["error"].(string); !strings.Contains(msg, "non-JSON") || !strings.Contains(msg, "html-500") {
+		t.Errorf("placement after an HTML 500: %s", r.raw)
+	}
+	if r := a.ok(order(nil)); r["status"] != "OPEN" {
+		t.Errorf("placement with Aster 10 min ahead: %v", r)
+	}
+	if a.sim.Hits("GET", "/fapi/v3/time") == 0 {
+		t.Error("server time never asked")
+	}
 }
