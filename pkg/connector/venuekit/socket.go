@@ -89,3 +89,18 @@ func (s *Socket) Close() error {
 	})
 	return nil
 }
+
+// Subscriber is a stream's Subscribe and Unsubscribe made from one
+// function that writes the venue's message; op is "subscribe" or
+// "unsubscribe". A venue's stream embeds it.
+type Subscriber func(ctx context.Context, op string, markets []string) error
+
+// Subscribe adds markets to the stream.
+func (f Subscriber) Subscribe(ctx context.Context, markets []string) error {
+	return f(ctx, "subscribe", markets)
+}
+
+// Unsubscribe removes markets from the stream.
+func (f Subscriber) Unsubscribe(ctx context.Context, markets []string) error {
+	return f(ctx, "unsubscribe", markets)
+}

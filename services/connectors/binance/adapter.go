@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -22,8 +23,8 @@ type Adapter struct {
 
 	mu    sync.Mutex
 	meta  map[string]map[string]symbolMeta // by REST base, then native symbol
-	lists map[string][]connector.Market    // by REST base: the last Markets answer
-	modes map[string]modeEntry             // by REST base + apiKey
+	lists venuekit.Lists                   // by REST base
+	modes venuekit.Memo[bool]              // hedge mode, by REST base + apiKey
 	oi    map[string]oiEntry               // by REST base + symbol
 	hours map[string]hoursEntry            // by REST base: funding intervals of adjusted symbols
 }
@@ -39,11 +40,6 @@ const modeTTL = 5 * time.Minute
 // oiTTL is how long an open-interest reading is reused: Binance has no bulk
 // open-interest endpoint (fact sheet §0 #6), so each symbol costs a call.
 const oiTTL = time.Minute
-
-type modeEntry struct {
-	hedge bool
-	at    time.Time
-}
 
 // hoursTTL is how long the list of symbols with adjusted funding
 // intervals is reused; Binance changes it rarely and announces it.
@@ -68,8 +64,6 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		cfg:   cfg,
 		c:     newClient(cfg, hc),
 		meta:  map[string]map[string]symbolMeta{},
-		lists: map[string][]connector.Market{},
-		modes: map[string]modeEntry{},
 		oi:    map[string]oiEntry{},
 		hours: map[string]hoursEntry{},
 	}
@@ -120,8 +114,9 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	list, meta := marketsFromInfo(info)
 	base := a.base(c)
 	a.c.host(base).gate.SetLimit(weightLimit(info))
+	a.lists.Set(base, list)
 	a.mu.Lock()
-	a.meta[base], a.lists[base] = meta, list
+	a.meta[base] = meta
 	a.mu.Unlock()
 	return list, nil
 }
@@ -234,14 +229,9 @@ func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m conn
 // at a time).
 func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credential) (contract.MarketsResult, error) {
 	base := a.base(c)
-	a.mu.Lock()
-	list := a.lists[base]
-	a.mu.Unlock()
-	if list == nil {
-		var err error
-		if list, err = a.Markets(ctx, c); err != nil {
-			return contract.MarketsResult{}, err
-		}
+	list, err := a.lists.Get(ctx, base, func(ctx context.Context) ([]connector.Market, error) { return a.Markets(ctx, c) })
+	if err != nil {
+		return contract.MarketsResult{}, err
 	}
 	var all []premiumIndex
 	if err := a.public(ctx, c, "/fapi/v1/premiumIndex", nil, 10, &all); err != nil {
@@ -428,14 +418,8 @@ func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connec
 // /fapi/v1/accountConfig, a signed read that checks key and secret; a
 // rejected credential is valid:false. It also learns the position mode.
 func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (bool, error) {
-	k, err := credKeys(c)
-	if err != nil {
-		return false, connector.BadSecret(contract.Binance)
-	}
-	if _, err := a.accountConfig(ctx, c, k); err != nil {
-		return false, connector.RejectedBy(err)
-	}
-	return true, nil
+	return venuekit.CheckKeys(ctx, contract.Binance, func() (*keys, error) { return credKeys(c) },
+		func(ctx context.Context, k *keys) error { _, err := a.accountConfig(ctx, c, k); return err })
 }
 
 func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *keys) (accountConfig, error) {
@@ -444,9 +428,7 @@ func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *
 	if err := a.c.do(ctx, base, k, request{method: http.MethodGet, path: "/fapi/v1/accountConfig", signed: true, weight: 5}, &cfg); err != nil {
 		return cfg, err
 	}
-	a.mu.Lock()
-	a.modes[base+" "+k.apiKey] = modeEntry{hedge: cfg.DualSidePosition, at: a.c.now()}
-	a.mu.Unlock()
+	a.modes.Put(base+" "+k.apiKey, cfg.DualSidePosition, a.c.now())
 	return cfg, nil
 }
 
@@ -459,18 +441,15 @@ func (a *Adapter) oneWay(ctx context.Context, c connector.Credential) error {
 	if err != nil {
 		return err
 	}
-	key := a.base(c) + " " + k.apiKey
-	a.mu.Lock()
-	e, ok := a.modes[key]
-	a.mu.Unlock()
-	if !ok || a.c.now().Sub(e.at) >= modeTTL {
+	hedge, ok := a.modes.Get(a.base(c)+" "+k.apiKey, a.c.now(), modeTTL)
+	if !ok {
 		cfg, err := a.accountConfig(ctx, c, k)
 		if err != nil {
 			return err
 		}
-		e.hedge = cfg.DualSidePosition
+		hedge = cfg.DualSidePosition
 	}
-	if e.hedge {
+	if hedge {
 		return errHedgeMode()
 	}
 	return nil
@@ -484,11 +463,7 @@ func errHedgeMode() error {
 
 // forgetMode drops a cached position mode after Binance said it differs (-4061).
 func (a *Adapter) forgetMode(c connector.Credential) {
-	k, err := credKeys(c)
-	if err != nil {
-		return
+	if k, err := credKeys(c); err == nil {
+		a.modes.Forget(a.base(c) + " " + k.apiKey)
 	}
-	a.mu.Lock()
-	delete(a.modes, a.base(c)+" "+k.apiKey)
-	a.mu.Unlock()
 }

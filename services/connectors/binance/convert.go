@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
-	"github.com/perpgate/perpgate/pkg/symbol"
 	"github.com/shopspring/decimal"
 )
 
@@ -33,16 +33,9 @@ func marketsFromInfo(info exchangeInfo) ([]connector.Market, map[string]symbolMe
 		if s.ContractType != "PERPETUAL" || s.Status != "TRADING" || s.QuoteAsset != quote {
 			continue
 		}
-		sym, err := symbol.Parse(s.Symbol)
-		if err != nil || sym.Quote != quote {
+		m, ok := venuekit.NewMarket(s.Symbol, quote)
+		if !ok {
 			continue
-		}
-		m := connector.Market{
-			Canonical:  sym.Canonical(quote),
-			Native:     s.Symbol,
-			Base:       sym.Base,
-			Quote:      quote,
-			Multiplier: max(sym.Multiplier, 1),
 		}
 		var sm symbolMeta
 		for _, f := range s.Filters {
@@ -275,22 +268,16 @@ func levels(in [][2]decimal.Decimal, n int) []contract.Level {
 	return out
 }
 
-// clientIDPattern is Binance's rule for newClientOrderId and clientAlgoId
-// (fact sheet §7).
-var clientIDPattern = regexp.MustCompile(`^[.A-Z:/a-z0-9_-]{1,36}$`)
+// clientIDRule is Binance's rule for newClientOrderId and clientAlgoId
+// (fact sheet §7); an id it refuses Binance would reject with -4015.
+var clientIDRule = venuekit.ClientIDRule{Venue: "Binance", Pattern: regexp.MustCompile(`^[.A-Z:/a-z0-9_-]{1,36}$`),
+	Takes: "1 to 36 characters of letters, digits and . : / _ -"}
 
-// checkClientID refuses an id Binance would reject with -4015, before
-// anything is sent.
-func checkClientID(id string) error {
-	if !clientIDPattern.MatchString(id) {
-		return contract.Errorf(contract.CodeInvalidRequest,
-			"field \"clientOrderId\": %q cannot be sent to Binance, which takes 1 to 36 characters of letters, digits and . : / _ -", id)
-	}
-	return nil
-}
+// checkClientID refuses an id Binance would reject, before anything is sent.
+func checkClientID(id string) error { return clientIDRule.Check(id) }
 
 // fmtDec renders a decimal as Binance takes it: plain, no exponent.
 func fmtDec(d decimal.Decimal) string { return d.String() }
 
 // bps converts a fee rate (0.0002) to basis points (2).
-func bps(rate decimal.Decimal) decimal.Decimal { return rate.Mul(decimal.NewFromInt(10000)) }
+func bps(rate decimal.Decimal) decimal.Decimal { return venuekit.Bps(rate) }

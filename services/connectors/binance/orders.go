@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -223,57 +224,32 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 // in calls of 5, in order, and each order reports its own outcome. Once a
 // call has placed orders, a later call's failure rejects only its orders.
 func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, orders []connector.OrderRequest) ([]contract.BatchOrderResult, error) {
-	out := make([]contract.BatchOrderResult, len(orders))
-	var send []int
-	for i, o := range orders {
-		if err := checkClientID(o.ClientOrderID); err != nil {
-			ce, _ := contract.AsError(err)
-			out[i] = contract.BatchOrderResult{Status: contract.StatusRejected, Error: ce}
-			continue
-		}
-		send = append(send, i)
-	}
+	out, send := venuekit.Prechecked(orders, func(o connector.OrderRequest) error { return checkClientID(o.ClientOrderID) })
 	if len(send) == 0 {
 		return out, nil
 	}
 	if err := a.oneWay(ctx, c); err != nil {
 		return nil, err
 	}
-	placedAny := false
-	for start := 0; start < len(send); start += batchSize {
-		chunk := send[start:min(start+batchSize, len(send))]
+	return venuekit.PlaceChunks(out, send, batchSize, func(chunk []int) (bool, error) {
 		items := make([]batchItem, len(chunk))
 		for j, i := range chunk {
 			items[j] = toBatchItem(orders[i])
 		}
 		body, err := json.Marshal(items)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		var answers []batchAnswer
 		err = a.signed(ctx, c, http.MethodPost, "/fapi/v1/batchOrders", params{}.Add("batchOrders", string(body)), 5, &answers)
 		if err != nil {
-			if !placedAny {
-				return nil, err
-			}
-			ce, _ := contract.AsError(err)
-			status := contract.StatusRejected
-			if connector.Ambiguous(err) { // a 5xx or timeout: the chunk may have been placed
-				status = contract.StatusUnknown
-			}
-			for _, i := range chunk {
-				out[i] = contract.BatchOrderResult{Status: status, Error: ce}
-			}
-			continue
+			return false, err
 		}
 		for j, i := range chunk {
 			out[i] = batchResult(orders[i], answers, j)
-			if out[i].Status != contract.StatusRejected {
-				placedAny = true
-			}
 		}
-	}
-	return out, nil
+		return venuekit.AnyPlaced(out, chunk), nil
+	})
 }
 
 func toBatchItem(o connector.OrderRequest) batchItem {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -21,8 +22,8 @@ type Adapter struct {
 
 	mu    sync.Mutex
 	meta  map[string]map[string]symbolMeta // by REST base, then native symbol
-	lists map[string][]connector.Market    // by REST base: the last Markets answer
-	modes map[string]time.Time             // base + apiKey + symbol → when one-way mode was seen
+	lists venuekit.Lists                   // by REST base
+	modes venuekit.Memo[bool]              // one-way mode seen, by base + apiKey + symbol
 }
 
 var (
@@ -39,11 +40,9 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
 	return &Adapter{
-		cfg:   cfg,
-		c:     newClient(cfg, hc),
-		meta:  map[string]map[string]symbolMeta{},
-		lists: map[string][]connector.Market{},
-		modes: map[string]time.Time{},
+		cfg:  cfg,
+		c:    newClient(cfg, hc),
+		meta: map[string]map[string]symbolMeta{},
 	}
 }
 
@@ -134,8 +133,9 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	}
 	list, meta := marketsFromInstruments(all)
 	base := a.base(c)
+	a.lists.Set(base, list)
 	a.mu.Lock()
-	a.meta[base], a.lists[base] = meta, list
+	a.meta[base] = meta
 	a.mu.Unlock()
 	return list, nil
 }
@@ -219,14 +219,9 @@ func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m conn
 // in one call, kept to the listed USDT perpetuals.
 func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credential) (contract.MarketsResult, error) {
 	base := a.base(c)
-	a.mu.Lock()
-	list := a.lists[base]
-	a.mu.Unlock()
-	if list == nil {
-		var err error
-		if list, err = a.Markets(ctx, c); err != nil {
-			return contract.MarketsResult{}, err
-		}
+	list, err := a.lists.Get(ctx, base, func(ctx context.Context) ([]connector.Market, error) { return a.Markets(ctx, c) })
+	if err != nil {
+		return contract.MarketsResult{}, err
 	}
 	var t tickers
 	if err := a.public(ctx, c, "/v5/market/tickers", linear(), &t); err != nil {
@@ -430,10 +425,7 @@ func (a *Adapter) oneWay(ctx context.Context, c connector.Credential, m connecto
 		return err
 	}
 	key := a.base(c) + " " + k.apiKey + " " + m.Native
-	a.mu.Lock()
-	seen, ok := a.modes[key]
-	a.mu.Unlock()
-	if ok && a.c.now().Sub(seen) < modeTTL {
+	if _, ok := a.modes.Get(key, a.c.now(), modeTTL); ok {
 		return nil
 	}
 	rows, err := a.positionRows(ctx, c, &m)
@@ -445,20 +437,14 @@ func (a *Adapter) oneWay(ctx context.Context, c connector.Credential, m connecto
 			return errHedgeMode(m)
 		}
 	}
-	a.mu.Lock()
-	a.modes[key] = a.c.now()
-	a.mu.Unlock()
+	a.modes.Put(key, true, a.c.now())
 	return nil
 }
 
 func (a *Adapter) forgetMode(c connector.Credential, m connector.Market) {
-	k, err := credKeys(c)
-	if err != nil {
-		return
+	if k, err := credKeys(c); err == nil {
+		a.modes.Forget(a.base(c) + " " + k.apiKey + " " + m.Native)
 	}
-	a.mu.Lock()
-	delete(a.modes, a.base(c)+" "+k.apiKey+" "+m.Native)
-	a.mu.Unlock()
 }
 
 func errHedgeMode(m connector.Market) error {

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
-	"github.com/perpgate/perpgate/pkg/symbol"
 	"github.com/shopspring/decimal"
 )
 
@@ -34,24 +34,15 @@ func marketsFromInstruments(list []instrument) ([]connector.Market, map[string]s
 		if s.ContractType != "LinearPerpetual" || s.SettleCoin != settle || s.Status != "Trading" {
 			continue
 		}
-		sym, err := symbol.Parse(s.Symbol)
-		if err != nil || sym.Quote != settle {
+		m, ok := venuekit.NewMarket(s.Symbol, settle)
+		if !ok {
 			continue
 		}
-		m := connector.Market{
-			Canonical:   sym.Canonical(settle),
-			Native:      s.Symbol,
-			Base:        sym.Base,
-			Quote:       settle,
-			Multiplier:  max(sym.Multiplier, 1),
-			TickSize:    s.PriceFilter.TickSize.D(),
-			LotSize:     s.LotSizeFilter.QtyStep.D(),
-			MinSize:     s.LotSizeFilter.MinOrderQty.D(),
-			MinNotional: s.LotSizeFilter.MinNotionalValue.D(),
-			// ReduceOnlyBelowMinNotional stays false: the instrument page
-			// states no exemption from minNotionalValue for reduce-only.
-			MaxLeverage: int(s.LeverageFilter.MaxLeverage.D().IntPart()),
-		}
+		m.TickSize, m.LotSize = s.PriceFilter.TickSize.D(), s.LotSizeFilter.QtyStep.D()
+		m.MinSize, m.MinNotional = s.LotSizeFilter.MinOrderQty.D(), s.LotSizeFilter.MinNotionalValue.D()
+		// ReduceOnlyBelowMinNotional stays false: the instrument page
+		// states no exemption from minNotionalValue for reduce-only.
+		m.MaxLeverage = int(s.LeverageFilter.MaxLeverage.D().IntPart())
 		if !m.TickSize.IsPositive() || !m.LotSize.IsPositive() {
 			continue
 		}
@@ -143,19 +134,12 @@ func fee(o order) decimal.Decimal {
 	return o.CumFeeDetail[settle].D()
 }
 
-func sideFromWire(s string) contract.Side {
-	if s == "Sell" {
-		return contract.Sell
-	}
-	return contract.Buy
-}
+// sides are Bybit's words for the order side.
+var sides = venuekit.Sides{Buy: "Buy", Sell: "Sell"}
 
-func sideToWire(s contract.Side) string {
-	if s == contract.Sell {
-		return "Sell"
-	}
-	return "Buy"
-}
+func sideFromWire(s string) contract.Side { return sides.Side(s) }
+
+func sideToWire(s contract.Side) string { return sides.Wire(s) }
 
 func positionFromWire(p position) contract.Position {
 	side := contract.Long
@@ -208,34 +192,20 @@ func candleFromWire(row []string) (contract.Candle, bool) {
 // intervals maps candle minutes to kline intervals (market/kline: D for a day).
 var intervals = map[int]string{1: "1", 5: "5", 15: "15", 60: "60", 240: "240", 1440: "D"}
 
-func levels(in [][2]dec, n int) []contract.Level {
-	out := make([]contract.Level, 0, min(len(in), n))
-	for _, l := range in {
-		if len(out) == n {
-			break
-		}
-		out = append(out, contract.Level{l[0].D(), l[1].D()})
-	}
-	return out
-}
+func levels(in [][2]dec, n int) []contract.Level { return venuekit.Levels(in, n) }
 
 func msToSeconds(ms connector.Int) int64 { return int64(ms) / 1000 }
 
-// clientIDPattern is Bybit's rule for orderLinkId (create-order page: at
+// clientIDRule is Bybit's rule for orderLinkId (create-order page: at
 // most 36 characters; letters, digits, - and _).
-var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,36}$`)
+var clientIDRule = venuekit.ClientIDRule{Venue: "Bybit", Pattern: regexp.MustCompile(`^[A-Za-z0-9_-]{1,36}$`),
+	Takes: "1 to 36 characters of letters, digits, - and _"}
 
 // checkClientID refuses an id Bybit would reject, before anything is sent.
-func checkClientID(id string) error {
-	if !clientIDPattern.MatchString(id) {
-		return contract.Errorf(contract.CodeInvalidRequest,
-			"field \"clientOrderId\": %q cannot be sent to Bybit, which takes 1 to 36 characters of letters, digits, - and _", id)
-	}
-	return nil
-}
+func checkClientID(id string) error { return clientIDRule.Check(id) }
 
 // fmtDec renders a decimal as Bybit takes it: a plain string, no exponent.
 func fmtDec(d decimal.Decimal) string { return d.String() }
 
 // bps converts a fee rate (0.0002) to basis points (2).
-func bps(rate decimal.Decimal) decimal.Decimal { return rate.Mul(decimal.NewFromInt(10000)) }
+func bps(rate decimal.Decimal) decimal.Decimal { return venuekit.Bps(rate) }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -263,16 +264,7 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 // (result.list and retExtInfo.list aligned by index). Once a call has
 // placed orders, a later call's failure touches only its own orders.
 func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, in []connector.OrderRequest) ([]contract.BatchOrderResult, error) {
-	out := make([]contract.BatchOrderResult, len(in))
-	var send []int
-	for i, o := range in {
-		if err := checkClientID(o.ClientOrderID); err != nil {
-			ce, _ := contract.AsError(err)
-			out[i] = contract.BatchOrderResult{Status: contract.StatusRejected, Error: ce}
-			continue
-		}
-		send = append(send, i)
-	}
+	out, send := venuekit.Prechecked(in, func(o connector.OrderRequest) error { return checkClientID(o.ClientOrderID) })
 	if len(send) == 0 {
 		return out, nil
 	}
@@ -281,9 +273,7 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, i
 			return nil, err
 		}
 	}
-	placedAny := false
-	for start := 0; start < len(send); start += batchSize {
-		chunk := send[start:min(start+batchSize, len(send))]
+	return venuekit.PlaceChunks(out, send, batchSize, func(chunk []int) (bool, error) {
 		body := batchBody{Category: category, Request: make([]orderBody, len(chunk))}
 		for j, i := range chunk {
 			b := limitBody(in[i])
@@ -293,29 +283,15 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, i
 		var ack batchAck
 		env, err := a.post(ctx, c, "/v5/order/create-batch", body, &ack)
 		if err != nil {
-			if !placedAny {
-				return nil, err
-			}
-			ce, _ := contract.AsError(err)
-			status := contract.StatusRejected
-			if connector.Ambiguous(err) { // a 5xx or timeout: the chunk may have been placed
-				status = contract.StatusUnknown
-			}
-			for _, i := range chunk {
-				out[i] = contract.BatchOrderResult{Status: status, Error: ce}
-			}
-			continue
+			return false, err
 		}
 		var info batchInfo
 		_ = json.Unmarshal(env.RetExtInfo, &info)
 		for j, i := range chunk {
 			out[i] = a.batchResult(ctx, c, in[i], ack, info, j)
-			if out[i].Status != contract.StatusRejected {
-				placedAny = true
-			}
 		}
-	}
-	return out, nil
+		return venuekit.AnyPlaced(out, chunk), nil
+	})
 }
 
 func batchMarkets(in []connector.OrderRequest, idx []int) []connector.Market {

@@ -54,6 +54,7 @@ func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (con
 		return nil, err
 	}
 	s := &stream{Socket: c}
+	s.Subscriber = func(ctx context.Context, op string, markets []string) error { return s.op(ctx, op, topics(markets)) }
 	c.Keepalive(pingEvery, func(ctx context.Context) error { return s.op(ctx, "ping", nil) })
 	return s, nil
 }
@@ -74,7 +75,10 @@ func (a *Adapter) BookSnapshot(ctx context.Context, env contract.Environment, na
 		Bids: levels(b.Bids, streamDepth), Asks: levels(b.Asks, streamDepth)}, nil
 }
 
-type stream struct{ *venuekit.Socket }
+type stream struct {
+	*venuekit.Socket
+	venuekit.Subscriber
+}
 
 // op writes {"op":…, "args":[…], "req_id":…}.
 func (s *stream) op(ctx context.Context, op string, args []string) error {
@@ -87,14 +91,6 @@ func topics(markets []string) []string {
 		out = append(out, "tickers."+m, "orderbook."+strconv.Itoa(streamDepth)+"."+m)
 	}
 	return out
-}
-
-func (s *stream) Subscribe(ctx context.Context, markets []string) error {
-	return s.op(ctx, "subscribe", topics(markets))
-}
-
-func (s *stream) Unsubscribe(ctx context.Context, markets []string) error {
-	return s.op(ctx, "unsubscribe", topics(markets))
 }
 
 // push is a topic message {"topic","type":"snapshot"|"delta","data"}; acks

@@ -45,7 +45,9 @@ func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (con
 		return nil, err
 	}
 	c.Keepalive(pingEvery, func(ctx context.Context) error { return c.WriteText(ctx, []byte(`{"method":"ping"}`)) })
-	return &stream{Socket: c, now: a.now}, nil
+	s := &stream{Socket: c, now: a.now}
+	s.Subscriber = s.send
+	return s, nil
 }
 
 // BookSnapshot implements connector.Streamer: l2Book sends whole books and
@@ -56,15 +58,8 @@ func (a *Adapter) BookSnapshot(context.Context, contract.Environment, string, in
 
 type stream struct {
 	*venuekit.Socket
+	venuekit.Subscriber
 	now func() time.Time
-}
-
-func (s *stream) Subscribe(ctx context.Context, coins []string) error {
-	return s.send(ctx, "subscribe", coins)
-}
-
-func (s *stream) Unsubscribe(ctx context.Context, coins []string) error {
-	return s.send(ctx, "unsubscribe", coins)
 }
 
 // send writes {"method":"subscribe","subscription":{"type":"l2Book","coin":"BTC"}}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -234,14 +235,8 @@ func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connec
 // passphrase; a rejected credential is valid:false. An account that
 // cannot trade swaps is still valid: trading says what to change.
 func (a *Adapter) TestCredentials(ctx context.Context, c connector.Credential) (bool, error) {
-	k, err := credKeys(c)
-	if err != nil {
-		return false, connector.BadSecret(contract.OKX)
-	}
-	if _, err := a.accountConfig(ctx, c, k); err != nil {
-		return false, connector.RejectedBy(err)
-	}
-	return true, nil
+	return venuekit.CheckKeys(ctx, contract.OKX, func() (*keys, error) { return credKeys(c) },
+		func(ctx context.Context, k *keys) error { _, err := a.accountConfig(ctx, c, k); return err })
 }
 
 func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *keys) (accountConfig, error) {
@@ -252,9 +247,7 @@ func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *
 	if len(cfgs) == 0 {
 		return accountConfig{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "OKX answered /api/v5/account/config without data")
 	}
-	a.mu.Lock()
-	a.configs[a.scope(c)+" "+k.apiKey] = configEntry{cfg: cfgs[0], at: a.c.now()}
-	a.mu.Unlock()
+	a.configs.Put(a.scope(c)+" "+k.apiKey, cfgs[0], a.c.now())
 	return cfgs[0], nil
 }
 
@@ -287,11 +280,8 @@ func (a *Adapter) config(ctx context.Context, c connector.Credential) (accountCo
 	if err != nil {
 		return accountConfig{}, err
 	}
-	a.mu.Lock()
-	e, ok := a.configs[a.scope(c)+" "+k.apiKey]
-	a.mu.Unlock()
-	if ok && a.c.now().Sub(e.at) < configTTL {
-		return e.cfg, nil
+	if cfg, ok := a.configs.Get(a.scope(c)+" "+k.apiKey, a.c.now(), configTTL); ok {
+		return cfg, nil
 	}
 	return a.accountConfig(ctx, c, k)
 }
@@ -299,11 +289,7 @@ func (a *Adapter) config(ctx context.Context, c connector.Credential) (accountCo
 // forgetConfig drops a cached account configuration after OKX said the
 // account mode does not allow an order (51010).
 func (a *Adapter) forgetConfig(c connector.Credential) {
-	k, err := credKeys(c)
-	if err != nil {
-		return
+	if k, err := credKeys(c); err == nil {
+		a.configs.Forget(a.scope(c) + " " + k.apiKey)
 	}
-	a.mu.Lock()
-	delete(a.configs, a.scope(c)+" "+k.apiKey)
-	a.mu.Unlock()
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -20,8 +21,8 @@ type Adapter struct {
 
 	mu      sync.Mutex
 	meta    map[string]map[string]instMeta // by scope, then instId
-	lists   map[string][]connector.Market  // by scope
-	configs map[string]configEntry         // by scope + apiKey
+	lists   venuekit.Lists                 // by scope
+	configs venuekit.Memo[accountConfig]   // by scope + apiKey
 }
 
 var (
@@ -33,18 +34,12 @@ var (
 // configTTL is how long a credential's account configuration is trusted.
 const configTTL = 5 * time.Minute
 
-type configEntry struct {
-	cfg accountConfig
-	at  time.Time
-}
-
 // NewAdapter returns an adapter for cfg; hc nil means connector.NewHTTPClient.
 func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	if hc == nil {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
-	return &Adapter{cfg: cfg, c: newClient(cfg, hc), meta: map[string]map[string]instMeta{},
-		lists: map[string][]connector.Market{}, configs: map[string]configEntry{}}
+	return &Adapter{cfg: cfg, c: newClient(cfg, hc), meta: map[string]map[string]instMeta{}}
 }
 
 // Exchange implements connector.Adapter.
@@ -133,7 +128,8 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	}
 	list, meta := marketsFromInstruments(insts)
 	a.mu.Lock()
-	a.meta[a.scope(c)], a.lists[a.scope(c)] = meta, list
+	a.meta[a.scope(c)] = meta
+	a.lists.Set(a.scope(c), list)
 	a.mu.Unlock()
 	return list, nil
 }

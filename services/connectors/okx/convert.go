@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
-	"github.com/perpgate/perpgate/pkg/symbol"
 	"github.com/shopspring/decimal"
 )
 
@@ -40,22 +40,13 @@ func marketsFromInstruments(insts []instrument) ([]connector.Market, map[string]
 			(in.CtType != "" && in.CtType != "linear") {
 			continue
 		}
-		sym, err := symbol.Parse(in.InstID)
-		if err != nil || sym.Quote != quote || !in.CtVal.IsPositive() || !in.LotSz.IsPositive() || !in.TickSz.IsPositive() {
+		m, ok := venuekit.NewMarket(in.InstID, quote)
+		if !ok || !in.CtVal.IsPositive() || !in.LotSz.IsPositive() || !in.TickSz.IsPositive() {
 			continue
 		}
-		lev, _ := strconv.Atoi(in.Lever)
-		out = append(out, connector.Market{
-			Canonical:   sym.Canonical(quote),
-			Native:      in.InstID,
-			Base:        sym.Base,
-			Quote:       quote,
-			Multiplier:  max(sym.Multiplier, 1),
-			TickSize:    in.TickSz.Decimal,
-			LotSize:     in.LotSz.Mul(in.CtVal.Decimal),
-			MinSize:     in.MinSz.Mul(in.CtVal.Decimal),
-			MaxLeverage: lev,
-		})
+		m.TickSize, m.LotSize, m.MinSize = in.TickSz.Decimal, in.LotSz.Mul(in.CtVal.Decimal), in.MinSz.Mul(in.CtVal.Decimal)
+		m.MaxLeverage, _ = strconv.Atoi(in.Lever)
+		out = append(out, m)
 		family := in.InstFamily
 		if family == "" {
 			family = in.Uly

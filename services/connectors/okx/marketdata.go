@@ -121,14 +121,9 @@ func (r fundingRate) intervalHours() int {
 // calls joined by instId: mark prices, funding rates (instId=ANY) and open
 // interest in coins (oiCcy).
 func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credential) (contract.MarketsResult, error) {
-	a.mu.Lock()
-	list := a.lists[a.scope(c)]
-	a.mu.Unlock()
-	if list == nil {
-		var err error
-		if list, err = a.Markets(ctx, c); err != nil {
-			return contract.MarketsResult{}, err
-		}
+	list, err := a.lists.Get(ctx, a.scope(c), func(ctx context.Context) ([]connector.Market, error) { return a.Markets(ctx, c) })
+	if err != nil {
+		return contract.MarketsResult{}, err
 	}
 	var marks []markPrice
 	if err := a.public(ctx, c, "/api/v5/public/mark-price", params{}.Add("instType", "SWAP"), rule{n: 10}, &marks); err != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -306,29 +307,16 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, o
 		}
 		out[i] = contract.BatchOrderResult{Status: contract.StatusRejected, Error: ce}
 	}
-	placedAny := false
-	for start := 0; start < len(send); start += batchSize {
-		chunk := send[start:min(start+batchSize, len(send))]
+	out, err := venuekit.PlaceChunks(out, send, batchSize, func(chunk []int) (bool, error) {
 		items := make([]orderBody, len(chunk))
 		for j, i := range chunk {
 			items[j] = bodies[i]
 		}
 		var answers []placed
-		err := a.post(ctx, c, request{path: "/api/v5/trade/batch-orders", body: items, items: true, limit: batchRule, expires: true}, &answers)
-		if err != nil {
-			if !placedAny {
-				return nil, err
-			}
-			ce, _ := contract.AsError(err)
-			status := contract.StatusRejected
-			if connector.Ambiguous(err) {
-				status = contract.StatusUnknown
-			}
-			for _, i := range chunk {
-				out[i] = contract.BatchOrderResult{Status: status, Error: ce}
-			}
-			continue
+		if err := a.post(ctx, c, request{path: "/api/v5/trade/batch-orders", body: items, items: true, limit: batchRule, expires: true}, &answers); err != nil {
+			return false, err
 		}
+		placedAny := false
 		for j, i := range chunk {
 			if j >= len(answers) {
 				out[i] = contract.BatchOrderResult{Status: contract.StatusUnknown,
@@ -343,6 +331,10 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, o
 			placedAny = true
 			out[i] = contract.BatchOrderResult{OrderID: ans.OrdID, Status: contract.StatusOpen}
 		}
+		return placedAny, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, a.batchPostOnly(ctx, c, orders, out)
 }

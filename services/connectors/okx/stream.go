@@ -47,7 +47,9 @@ func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (con
 		return nil, err
 	}
 	c.Keepalive(pingEvery, func(ctx context.Context) error { return c.WriteText(ctx, []byte("ping")) })
-	return &stream{Socket: c, a: a, env: env, insts: map[string]instMeta{}, byIndex: map[string][]string{}}, nil
+	s := &stream{Socket: c, a: a, env: env, insts: map[string]instMeta{}, byIndex: map[string][]string{}}
+	s.Subscriber = s.op
+	return s, nil
 }
 
 // BookSnapshot implements connector.Streamer: books5 sends whole books.
@@ -57,6 +59,7 @@ func (a *Adapter) BookSnapshot(context.Context, contract.Environment, string, in
 
 type stream struct {
 	*venuekit.Socket
+	venuekit.Subscriber
 	a   *Adapter
 	env contract.Environment
 
@@ -96,14 +99,6 @@ func (s *stream) op(ctx context.Context, op string, markets []string) error {
 		return err
 	}
 	return s.WriteJSON(ctx, map[string]any{"op": op, "args": args})
-}
-
-func (s *stream) Subscribe(ctx context.Context, markets []string) error {
-	return s.op(ctx, "subscribe", markets)
-}
-
-func (s *stream) Unsubscribe(ctx context.Context, markets []string) error {
-	return s.op(ctx, "unsubscribe", markets)
 }
 
 // push is {"arg":{"channel","instId"},"data":[…]}; events (subscribe,

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/paradex/stark"
 	"github.com/shopspring/decimal"
@@ -22,7 +23,7 @@ type Adapter struct {
 	c   *client
 
 	mu      sync.Mutex
-	lists   map[string][]connector.Market // by REST base
+	lists   venuekit.Lists // by REST base
 	periods map[string]map[string]decimal.Decimal
 	fees    map[string]map[string][2]decimal.Decimal // maker, taker rates
 }
@@ -38,7 +39,7 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	if hc == nil {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
-	return &Adapter{cfg: cfg, c: newClient(cfg, hc), lists: map[string][]connector.Market{},
+	return &Adapter{cfg: cfg, c: newClient(cfg, hc),
 		periods: map[string]map[string]decimal.Decimal{}, fees: map[string]map[string][2]decimal.Decimal{}}
 }
 
@@ -124,20 +125,15 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	}
 	base := a.base(c)
 	a.mu.Lock()
-	a.lists[base], a.periods[base], a.fees[base] = out, periods, fees
+	a.periods[base], a.fees[base] = periods, fees
+	a.lists.Set(base, out)
 	a.mu.Unlock()
 	return out, nil
 }
 
 // known returns the host's markets, reading them once.
 func (a *Adapter) known(ctx context.Context, c connector.Credential) ([]connector.Market, error) {
-	a.mu.Lock()
-	l := a.lists[a.base(c)]
-	a.mu.Unlock()
-	if l != nil {
-		return l, nil
-	}
-	return a.Markets(ctx, c)
+	return a.lists.Get(ctx, a.base(c), func(ctx context.Context) ([]connector.Market, error) { return a.Markets(ctx, c) })
 }
 
 // GetOrderbook implements connector.Adapter (GET /orderbook/{market}).

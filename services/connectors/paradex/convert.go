@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/symbol"
 	"github.com/shopspring/decimal"
@@ -126,19 +127,12 @@ func rejectedReason(r string) bool {
 	return r != "USER_CANCELED" && r != "REMAINING_IOC_CANCEL"
 }
 
-func sideFromWire(s string) contract.Side {
-	if s == "SELL" {
-		return contract.Sell
-	}
-	return contract.Buy
-}
+// sides are Paradex's words for the order side.
+var sides = venuekit.Sides{Buy: "BUY", Sell: "SELL"}
 
-func sideToWire(s contract.Side) string {
-	if s == contract.Sell {
-		return "SELL"
-	}
-	return "BUY"
-}
+func sideFromWire(s string) contract.Side { return sides.Side(s) }
+
+func sideToWire(s contract.Side) string { return sides.Wire(s) }
 
 func hasFlag(flags []string, f string) bool {
 	for _, x := range flags {
@@ -209,16 +203,7 @@ func fillFromWire(f fillResp) contract.Fill {
 	return out
 }
 
-func levels(in [][2]dec, n int) []contract.Level {
-	out := make([]contract.Level, 0, min(len(in), n))
-	for _, l := range in {
-		if len(out) == n {
-			break
-		}
-		out = append(out, contract.Level{l[0].D(), l[1].D()})
-	}
-	return out
-}
+func levels(in [][2]dec, n int) []contract.Level { return venuekit.Levels(in, n) }
 
 // resolutions are the kline resolutions Paradex serves, in minutes
 // (GET /markets/klines); longer candles are built from 60-minute ones.
@@ -249,7 +234,7 @@ func aggregate(hourly []contract.Candle, minutes, limit int) []contract.Candle {
 }
 
 // bps converts a fee rate (0.0002) to basis points (2).
-func bps(rate decimal.Decimal) decimal.Decimal { return rate.Mul(decimal.NewFromInt(10000)) }
+func bps(rate decimal.Decimal) decimal.Decimal { return venuekit.Bps(rate) }
 
 // fmtDec renders a decimal as Paradex takes it: a plain string.
 func fmtDec(d decimal.Decimal) string { return d.String() }

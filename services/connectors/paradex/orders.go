@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/paradex/stark"
 	"github.com/shopspring/decimal"
@@ -251,20 +252,11 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 // left over are given to unmatched requests in order (their alignment is
 // not documented). Each accepted order is read back like a single one.
 func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, in []connector.OrderRequest) ([]contract.BatchOrderResult, error) {
-	out := make([]contract.BatchOrderResult, len(in))
 	acct, err := decode(c)
 	if err != nil {
 		return nil, err
 	}
-	var send []int
-	for i, o := range in {
-		if err := checkClientID(o.ClientOrderID); err != nil {
-			ce, _ := contract.AsError(err)
-			out[i] = contract.BatchOrderResult{Status: contract.StatusRejected, Error: ce}
-			continue
-		}
-		send = append(send, i)
-	}
+	out, send := venuekit.Prechecked(in, func(o connector.OrderRequest) error { return checkClientID(o.ClientOrderID) })
 	placedAny := false
 	for start := 0; start < len(send); start += batchSize {
 		chunk := send[start:min(start+batchSize, len(send))]

@@ -57,7 +57,9 @@ func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (con
 	if err != nil {
 		return nil, err
 	}
-	return &stream{Socket: c, a: a}, nil
+	s := &stream{Socket: c, a: a}
+	s.Subscriber = s.call
+	return s, nil
 }
 
 // BookSnapshot implements connector.Streamer: GET /orderbook/{market} and
@@ -79,6 +81,7 @@ func (a *Adapter) BookSnapshot(ctx context.Context, env contract.Environment, na
 
 type stream struct {
 	*venuekit.Socket
+	venuekit.Subscriber
 	a *Adapter
 }
 
@@ -101,14 +104,6 @@ func (s *stream) call(ctx context.Context, method string, markets []string) erro
 		}
 	}
 	return nil
-}
-
-func (s *stream) Subscribe(ctx context.Context, markets []string) error {
-	return s.call(ctx, "subscribe", markets)
-}
-
-func (s *stream) Unsubscribe(ctx context.Context, markets []string) error {
-	return s.call(ctx, "unsubscribe", markets)
 }
 
 // rpcFrame is any frame: a data frame {"jsonrpc","method":"subscription",
