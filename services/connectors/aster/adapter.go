@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/aster/sign"
 )
@@ -111,9 +113,9 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	if err := a.public(ctx, c, "/fapi/v3/exchangeInfo", nil, 1, &info); err != nil {
 		return nil, err
 	}
-	list, meta := marketsFromInfo(info)
+	list, meta := fapi.Markets(info, quote)
 	base := a.base(c)
-	a.c.host(base).gate.SetLimit(weightLimit(info))
+	a.c.host(base).gate.SetLimit(fapi.WeightLimit(info))
 	a.mu.Lock()
 	a.meta[base], a.lists[base] = meta, list
 	a.mu.Unlock()
@@ -129,9 +131,9 @@ func (a *Adapter) symbolMeta(c connector.Credential, native string) symbolMeta {
 // GetOrderbook implements connector.Adapter. Aster takes only some book
 // sizes: the next larger one is asked for and cut to depth.
 func (a *Adapter) GetOrderbook(ctx context.Context, c connector.Credential, m connector.Market, n int) (contract.OrderbookResult, error) {
-	limit := depthLimit(n)
+	limit := fapi.DepthLimit(n)
 	var d depth
-	if err := a.public(ctx, c, "/fapi/v3/depth", symbolParam(m).Add("limit", strconv.Itoa(limit)), depthWeight(limit), &d); err != nil {
+	if err := a.public(ctx, c, "/fapi/v3/depth", symbolParam(m).Add("limit", strconv.Itoa(limit)), fapi.DepthWeight(limit), &d); err != nil {
 		return contract.OrderbookResult{}, err
 	}
 	return contract.OrderbookResult{Bids: levels(d.Bids, n), Asks: levels(d.Asks, n), AsOf: int64(d.T)}, nil
@@ -197,7 +199,7 @@ func intervalOf(hours map[string]int, symbol string) int {
 
 // GetCandles implements connector.Adapter; Aster answers oldest first.
 func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m connector.Market, minutes, limit int) (contract.CandlesResult, error) {
-	iv, ok := intervals[minutes]
+	iv, ok := fapi.Intervals[minutes]
 	if !ok {
 		return contract.CandlesResult{}, contract.Errorf(contract.CodeInvalidRequest, "field \"interval\": Aster has no %d-minute candles", minutes)
 	}
@@ -216,7 +218,7 @@ func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m conn
 	}
 	out := make([]contract.Candle, 0, len(rows))
 	for _, r := range rows {
-		if k, ok := candleFromWire(r); ok {
+		if k, ok := fapi.Candle(r); ok {
 			out = append(out, k)
 		}
 	}
@@ -268,7 +270,7 @@ func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m conn
 	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/commissionRate", symbolParam(m), 20, &r); err != nil {
 		return contract.FeeInfoResult{}, err
 	}
-	return contract.FeeInfoResult{MakerFee: bps(r.MakerCommissionRate), TakerFee: bps(r.TakerCommissionRate)}, nil
+	return contract.FeeInfoResult{MakerFee: venuekit.Bps(r.MakerCommissionRate), TakerFee: venuekit.Bps(r.TakerCommissionRate)}, nil
 }
 
 // GetBalance implements connector.Adapter with Account Information v3

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
@@ -36,11 +37,11 @@ func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (con
 // lastUpdateId the diff stream continues (Aster's "How to manage a local
 // order book correctly").
 func (a *Adapter) BookSnapshot(ctx context.Context, env contract.Environment, native string, n int) (connector.BookUpdate, error) {
-	limit := depthLimit(n)
+	limit := fapi.DepthLimit(n)
 	var d depth
 	c := connector.Credential{CredentialInfo: contract.CredentialInfo{Environment: env}}
 	p := params{}.Add("symbol", native).Add("limit", strconv.Itoa(limit))
-	if err := a.public(ctx, c, "/fapi/v3/depth", p, depthWeight(limit), &d); err != nil {
+	if err := a.public(ctx, c, "/fapi/v3/depth", p, fapi.DepthWeight(limit), &d); err != nil {
 		return connector.BookUpdate{}, err
 	}
 	return connector.BookUpdate{Snapshot: true, Depth: limit, Seq: int64(d.LastUpdateID), Bids: levels(d.Bids, limit), Asks: levels(d.Asks, limit)}, nil

@@ -46,7 +46,11 @@ type events struct {
 	all []connector.AccountEvent
 }
 
-func (e *events) emit(ev connector.AccountEvent) { e.mu.Lock(); e.all = append(e.all, ev); e.mu.Unlock() }
+func (e *events) emit(ev connector.AccountEvent) {
+	e.mu.Lock()
+	e.all = append(e.all, ev)
+	e.mu.Unlock()
+}
 
 func (e *events) find(match func(any) bool) (any, bool) {
 	e.mu.Lock()
@@ -90,7 +94,10 @@ func TestFollowAccount(t *testing.T) {
 	bal, _ := f.sim.Engine().Balance(acct)
 	connectortest.Eventually(t, 5*time.Second, "the fill, order, position and balance events", func() bool {
 		fill, ok1 := got.find(func(d any) bool { x, ok := d.(contract.FillEvent); return ok && x.OrderID == res.OrderID })
-		ord, ok2 := got.find(func(d any) bool { x, ok := d.(contract.OrderEvent); return ok && x.OrderID == res.OrderID && x.Status == contract.StatusFilled })
+		ord, ok2 := got.find(func(d any) bool {
+			x, ok := d.(contract.OrderEvent)
+			return ok && x.OrderID == res.OrderID && x.Status == contract.StatusFilled
+		})
 		p, ok3 := got.find(func(d any) bool { x, ok := d.(contract.PositionEvent); return ok && x.Market == "BTCUSDT" })
 		b, ok4 := got.find(func(d any) bool { _, ok := d.(contract.BalanceEvent); return ok })
 		if !(ok1 && ok2 && ok3 && ok4) {

@@ -168,7 +168,7 @@ func (a *Adapter) fillOf(ctx context.Context, c connector.Credential, m connecto
 
 // marketSize applies MARKET_LOT_SIZE when its step is coarser than LOT_SIZE's.
 func (a *Adapter) marketSize(c connector.Credential, m connector.Market, size decimal.Decimal) (decimal.Decimal, error) {
-	step := a.symbolMeta(c, m.Native).marketStep
+	step := a.symbolMeta(c, m.Native).MarketStep
 	if step.IsPositive() && step.GreaterThan(m.LotSize) {
 		size = size.Sub(size.Mod(step))
 		if !size.IsPositive() {
@@ -391,7 +391,7 @@ func (a *Adapter) CloseAllPositions(ctx context.Context, c connector.Credential,
 	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/positionRisk", symbolParam(m), 5, &rows); err != nil {
 		return res, err
 	}
-	maxQty := a.symbolMeta(c, m.Native).marketMaxQty
+	maxQty := a.symbolMeta(c, m.Native).MarketMaxQty
 	total := connector.NewExecution()
 	for _, r := range rows {
 		if r.Symbol != m.Native || r.PositionAmt.IsZero() {
