@@ -152,8 +152,8 @@ func (s *Server) depth(q *req) (any, *apiErr) {
 	t := q.now.UnixMilli()
 	// While a depth stream runs, its numbered book is the answer, so a
 	// client can line the stream's update ids up with lastUpdateId.
-	if nb, ok := s.numbered(m.Symbol); ok {
-		return map[string]any{"lastUpdateId": nb.id, "E": t, "T": t, "bids": side(nb.bids), "asks": side(nb.asks)}, nil
+	if id, bids, asks, ok := s.streams.Numbered(m.Symbol); ok {
+		return map[string]any{"lastUpdateId": id, "E": t, "T": t, "bids": side(bids), "asks": side(asks)}, nil
 	}
 	b, err := s.eng.Orderbook(m.Symbol, min(limit, 500))
 	if err != nil {

@@ -103,8 +103,8 @@ type Server struct {
 	bannedUntil time.Time              // 418 until then
 	countdowns  map[string]*time.Timer // apiKey + " " + symbol → countdownCancelAll
 
-	hub   hub     // market-data websockets (stream.go)
-	users userHub // user data streams (userstream.go)
+	streams *simkit.MarketStreams // market-data websockets
+	users   userHub               // user data streams (userstream.go)
 }
 
 // idOffset makes paper order ids look like Aster's (10 digits).
@@ -134,10 +134,10 @@ func New(cfg Config) *Server {
 		margin:     map[string]string{},
 		nonces:     map[string][]uint64{},
 		listenKeys: map[string]string{},
-		hub:        hub{books: map[string]*numberedBook{}, skip: map[string]int{}},
 		users:      userHub{orders: map[string]paper.Order{}, expires: map[string]time.Time{}},
 	}
 	s.eng.OnEvent(s.onEvent)
+	s.streams = simkit.NewMarketStreams(s.eng, cfg.Now)
 	s.routes = s.table()
 	return s
 }
@@ -242,7 +242,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodGet && isStreamPath(r.URL.Path) {
-		s.serveStream(rw, r)
+		s.streams.Serve(rw, r)
 		return
 	}
 	rt, ok := s.routes[r.Method+" "+r.URL.Path]

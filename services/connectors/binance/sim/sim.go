@@ -93,7 +93,7 @@ type Server struct {
 	bannedUntil time.Time              // 418 until then
 	countdowns  map[string]*time.Timer // apiKey + " " + symbol → countdownCancelAll
 
-	hub hub // market-data websockets (stream.go)
+	streams *simkit.MarketStreams // market-data websockets
 }
 
 // idOffset makes paper order ids look like Binance's (10 digits).
@@ -120,8 +120,8 @@ func New(cfg Config) *Server {
 		margin:  map[string]string{},
 		algos:   map[int64]*algo{},
 		algoSeq: 7_000_000_000,
-		hub:     hub{books: map[string]*numberedBook{}, skip: map[string]int{}},
 	}
+	s.streams = simkit.NewMarketStreams(s.eng, cfg.Now)
 	s.routes = s.table()
 	return s
 }
@@ -208,7 +208,7 @@ func w(n int) func(*req) int { return func(*req) int { return n } }
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && isStreamPath(r.URL.Path) {
-		s.serveStream(rw, r)
+		s.streams.Serve(rw, r)
 		return
 	}
 	rt, ok := s.routes[r.Method+" "+r.URL.Path]
