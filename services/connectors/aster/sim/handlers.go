@@ -20,7 +20,7 @@ func (s *Server) table() map[string]route {
 	}
 	bySymbol := func(with, without int) func(*req) int {
 		return func(q *req) int {
-			if q.get("symbol") != "" {
+			if q.Get("symbol") != "" {
 				return with
 			}
 			return without
@@ -28,7 +28,7 @@ func (s *Server) table() map[string]route {
 	}
 	return map[string]route{
 		"GET /fapi/v3/ping":                  pub(w(1), func(*req) (any, *apiErr) { return map[string]any{}, nil }),
-		"GET /fapi/v3/time":                  pub(w(1), func(q *req) (any, *apiErr) { return map[string]int64{"serverTime": q.now.UnixMilli()}, nil }),
+		"GET /fapi/v3/time":                  pub(w(1), func(q *req) (any, *apiErr) { return map[string]int64{"serverTime": q.Now.UnixMilli()}, nil }),
 		"GET /fapi/v3/exchangeInfo":          pub(w(1), s.exchangeInfo),
 		"GET /fapi/v3/depth":                 pub(depthWeight, s.depth),
 		"GET /fapi/v3/premiumIndex":          pub(w(1), s.premiumIndex),
@@ -41,7 +41,7 @@ func (s *Server) table() map[string]route {
 		"GET /fapi/v3/positionSide/dual": sig(w(30), func(q *req) (any, *apiErr) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			return map[string]bool{"dualSidePosition": s.hedge[q.key]}, nil
+			return map[string]bool{"dualSidePosition": s.hedge[q.Key]}, nil
 		}),
 		"GET /fapi/v3/userTrades":          sig(w(5), s.userTrades),
 		"GET /fapi/v3/income":              sig(w(30), s.income),
@@ -65,7 +65,7 @@ var errBadSymbol = errf(400, -1121, "Invalid symbol.")
 
 // market looks the symbol parameter up; required says whether it must be there.
 func (s *Server) market(q *req, required bool) (paper.MarketInfo, *apiErr) {
-	sym := q.get("symbol")
+	sym := q.Get("symbol")
 	if sym == "" {
 		if required {
 			return paper.MarketInfo{}, badParam("symbol")
@@ -106,7 +106,7 @@ func (s *Server) exchangeInfo(q *req) (any, *apiErr) {
 		BaseAsset: "BTC", QuoteAsset: "USDT", MarginAsset: "USDT", Filters: []filter{{"filterType": "PRICE_FILTER", "tickSize": "0.1"}}})
 	return map[string]any{
 		"timezone":    "UTC",
-		"serverTime":  q.now.UnixMilli(),
+		"serverTime":  q.Now.UnixMilli(),
 		"futuresType": "U_MARGINED",
 		"rateLimits": []map[string]any{
 			{"rateLimitType": "REQUEST_WEIGHT", "interval": "MINUTE", "intervalNum": 1, "limit": s.cfg.WeightLimit},
@@ -122,7 +122,7 @@ func (s *Server) exchangeInfo(q *req) (any, *apiErr) {
 var depthLimits = map[int]int{5: 2, 10: 2, 20: 2, 50: 2, 100: 5, 500: 10, 1000: 20}
 
 func depthWeight(q *req) int {
-	n, _ := strconv.Atoi(q.get("limit"))
+	n, _ := strconv.Atoi(q.Get("limit"))
 	if wgt, ok := depthLimits[n]; ok {
 		return wgt
 	}
@@ -135,7 +135,7 @@ func (s *Server) depth(q *req) (any, *apiErr) {
 		return nil, e
 	}
 	limit := 500
-	if v := q.get("limit"); v != "" {
+	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if _, ok := depthLimits[n]; err != nil || !ok {
 			return nil, errf(400, -4021, "Invalid depth limit.")
@@ -149,7 +149,7 @@ func (s *Server) depth(q *req) (any, *apiErr) {
 		}
 		return out
 	}
-	t := q.now.UnixMilli()
+	t := q.Now.UnixMilli()
 	// While a depth stream runs, its numbered book is the answer, so a
 	// client can line the stream's update ids up with lastUpdateId.
 	if id, bids, asks, ok := s.streams.Numbered(m.Symbol); ok {
@@ -176,11 +176,11 @@ func (s *Server) premiumIndex(q *req) (any, *apiErr) {
 		return nil, e
 	}
 	if m.Symbol != "" {
-		return premium(m, q.now.UnixMilli()), nil
+		return premium(m, q.Now.UnixMilli()), nil
 	}
 	var out []map[string]any
 	for _, m := range s.eng.Markets() {
-		out = append(out, premium(m, q.now.UnixMilli()))
+		out = append(out, premium(m, q.Now.UnixMilli()))
 	}
 	return out, nil
 }
@@ -192,12 +192,12 @@ func (s *Server) klines(q *req) (any, *apiErr) {
 	if e != nil {
 		return nil, e
 	}
-	iv, ok := klineMinutes[q.get("interval")]
+	iv, ok := klineMinutes[q.Get("interval")]
 	if !ok {
 		return nil, errf(400, -1120, "Invalid interval.")
 	}
 	limit := 500
-	if v := q.get("limit"); v != "" {
+	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1500 {
 			return nil, errf(400, -1130, "Data sent for parameter 'limit' is not valid.")
@@ -229,7 +229,7 @@ func (s *Server) commissionRate(q *req) (any, *apiErr) {
 }
 
 func (s *Server) account(q *req) (any, *apiErr) {
-	b, err := s.eng.Balance(q.key)
+	b, err := s.eng.Balance(q.Key)
 	if err != nil {
 		return nil, errf(500, -1000, "%v", err)
 	}
@@ -237,7 +237,7 @@ func (s *Server) account(q *req) (any, *apiErr) {
 		"marginBalance": b.Equity.String(), "maintMargin": "0", "initialMargin": b.PositionMargin.Add(b.OrderMargin).String(),
 		"positionInitialMargin": b.PositionMargin.String(), "openOrderInitialMargin": b.OrderMargin.String(),
 		"crossWalletBalance": b.Wallet.String(), "crossUnPnl": b.UnrealizedPnL.String(), "availableBalance": b.FreeCollateral.String(),
-		"maxWithdrawAmount": b.FreeCollateral.String(), "updateTime": q.now.UnixMilli()}
+		"maxWithdrawAmount": b.FreeCollateral.String(), "updateTime": q.Now.UnixMilli()}
 	return map[string]any{
 		"totalInitialMargin": b.PositionMargin.Add(b.OrderMargin).String(), "totalMaintMargin": "0",
 		"totalWalletBalance": b.Wallet.String(), "totalUnrealizedProfit": b.UnrealizedPnL.String(),
@@ -251,14 +251,14 @@ func (s *Server) account(q *req) (any, *apiErr) {
 // balance is Futures Account Balance v3 (GET /fapi/v3/balance): one row
 // per asset, updateTime as a string as recorded (fact sheet §4 getBalance).
 func (s *Server) balance(q *req) (any, *apiErr) {
-	b, err := s.eng.Balance(q.key)
+	b, err := s.eng.Balance(q.Key)
 	if err != nil {
 		return nil, errf(500, -1000, "%v", err)
 	}
 	return []map[string]any{{"accountAlias": "SgsR", "asset": "USDT", "balance": b.Wallet.String(),
 		"crossWalletBalance": b.Wallet.String(), "crossUnPnl": b.UnrealizedPnL.String(),
 		"availableBalance": b.FreeCollateral.String(), "maxWithdrawAmount": b.FreeCollateral.String(),
-		"marginAvailable": true, "updateTime": strconv.FormatInt(q.now.UnixMilli(), 10)}}, nil
+		"marginAvailable": true, "updateTime": strconv.FormatInt(q.Now.UnixMilli(), 10)}}, nil
 }
 
 // positionRisk is Position Information v3: one row per symbol (per side
@@ -270,7 +270,7 @@ func (s *Server) positionRisk(q *req) (any, *apiErr) {
 	if e != nil {
 		return nil, e
 	}
-	ps, err := s.eng.Positions(q.key, m.Symbol)
+	ps, err := s.eng.Positions(q.Key, m.Symbol)
 	if err != nil {
 		return nil, errf(500, -1000, "%v", err)
 	}
@@ -297,9 +297,9 @@ func (s *Server) positionRow(q *req, p paper.Position) map[string]any {
 	if p.Side == paper.Short {
 		amt = amt.Neg()
 	}
-	lev, _ := s.eng.Leverage(q.key, p.Market)
+	lev, _ := s.eng.Leverage(q.Key, p.Market)
 	mt := "cross"
-	if s.marginOf(q.key, p.Market) == "ISOLATED" {
+	if s.marginOf(q.Key, p.Market) == "ISOLATED" {
 		mt = "isolated"
 	}
 	return map[string]any{
@@ -308,17 +308,8 @@ func (s *Server) positionRow(q *req, p paper.Position) map[string]any {
 		"breakEvenPrice": p.EntryPrice.String(), "markPrice": p.MarkPrice.String(), "unRealizedProfit": p.UnrealizedPnL.String(),
 		"liquidationPrice": "0", "isolatedMargin": "0", "notional": p.Notional.String(), "marginAsset": "USDT",
 		"isolatedWallet": "0", "initialMargin": p.Margin.String(), "maintMargin": "0", "positionInitialMargin": p.Margin.String(),
-		"openOrderInitialMargin": "0", "adl": 0, "bidNotional": "0", "askNotional": "0", "updateTime": q.now.UnixMilli(),
+		"openOrderInitialMargin": "0", "adl": 0, "bidNotional": "0", "askNotional": "0", "updateTime": q.Now.UnixMilli(),
 	}
-}
-
-func (s *Server) marginOf(key, sym string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t, ok := s.margin[key+" "+sym]; ok {
-		return t
-	}
-	return "CROSSED"
 }
 
 func (s *Server) userTrades(q *req) (any, *apiErr) {
@@ -327,7 +318,7 @@ func (s *Server) userTrades(q *req) (any, *apiErr) {
 		return nil, e
 	}
 	limit := 500
-	if v := q.get("limit"); v != "" {
+	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
 			return nil, errf(400, -1130, "Data sent for parameter 'limit' is not valid.")
@@ -335,14 +326,14 @@ func (s *Server) userTrades(q *req) (any, *apiErr) {
 		limit = n
 	}
 	var wantOrder string
-	if v := q.get("orderId"); v != "" {
+	if v := q.Get("orderId"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return nil, badParam("orderId")
 		}
 		wantOrder = paperID(n)
 	}
-	fills, err := s.eng.Fills(q.key, m.Symbol, 10000)
+	fills, err := s.eng.Fills(q.Key, m.Symbol, 10000)
 	if err != nil {
 		return nil, errf(500, -1000, "%v", err)
 	}
@@ -392,9 +383,6 @@ func minNotional(m paper.MarketInfo) *apiErr {
 	return errf(400, -4164, "Order's notional must be no smaller than %s (unless you choose reduce only).", m.MinNotional)
 }
 
-// orderFields is what the order endpoints read, from a request or a batch slot.
-type orderFields func(name string) string
-
 func (s *Server) modeCheck(key string, get orderFields) *apiErr {
 	s.mu.Lock()
 	hedge := s.hedge[key]
@@ -410,34 +398,6 @@ func (s *Server) modeCheck(key string, get orderFields) *apiErr {
 		return errf(400, -1000, "The simulator does not model hedge-mode positions.")
 	}
 	return nil
-}
-
-func parseQty(get orderFields, lot decimal.Decimal) (decimal.Decimal, *apiErr) {
-	qty, err := decimal.NewFromString(get("quantity"))
-	if err != nil {
-		return qty, badParam("quantity")
-	}
-	if !qty.IsPositive() {
-		return qty, errf(400, -4003, "Quantity less than or equal to zero.")
-	}
-	if !qty.Mod(lot).IsZero() {
-		return qty, errf(400, -4023, "Quantity not increased by step size.")
-	}
-	return qty, nil
-}
-
-func parsePrice(get orderFields, name string, tick decimal.Decimal) (decimal.Decimal, *apiErr) {
-	p, err := decimal.NewFromString(get(name))
-	if err != nil {
-		return p, badParam(name)
-	}
-	if !p.IsPositive() {
-		return p, errf(400, -4013, "Price less than min price.")
-	}
-	if !p.Mod(tick).IsZero() {
-		return p, errf(400, -4014, "Price not increased by tick size.")
-	}
-	return p, nil
 }
 
 // place runs New Order's checks and places the order in the engine.
@@ -540,16 +500,16 @@ func respond(get orderFields, o paper.Order) wireOrder {
 }
 
 func (s *Server) newOrder(q *req) (any, *apiErr) {
-	o, e := s.place(q.key, q.get)
+	o, e := s.place(q.Key, q.Get)
 	if e != nil {
 		return nil, e
 	}
-	return respond(q.get, o), nil
+	return respond(q.Get, o), nil
 }
 
 func (s *Server) batchOrders(q *req) (any, *apiErr) {
 	var items []map[string]any
-	if err := json.Unmarshal([]byte(q.get("batchOrders")), &items); err != nil {
+	if err := json.Unmarshal([]byte(q.Get("batchOrders")), &items); err != nil {
 		return nil, badParam("batchOrders")
 	}
 	if len(items) == 0 || len(items) > 5 {
@@ -567,9 +527,9 @@ func (s *Server) batchOrders(q *req) (any, *apiErr) {
 			}
 			return fmt.Sprint(v)
 		}
-		o, e := s.place(q.key, get)
+		o, e := s.place(q.Key, get)
 		if e != nil {
-			out[i] = map[string]any{"code": e.code, "msg": e.msg}
+			out[i] = map[string]any{"code": e.Code, "msg": e.Msg}
 			continue
 		}
 		out[i] = respond(get, o).numeric()
@@ -586,14 +546,14 @@ func (s *Server) lookup(q *req) (paper.Order, bool, *apiErr) {
 	var o paper.Order
 	var err error
 	switch {
-	case q.get("orderId") != "":
-		n, perr := strconv.ParseInt(q.get("orderId"), 10, 64)
+	case q.Get("orderId") != "":
+		n, perr := strconv.ParseInt(q.Get("orderId"), 10, 64)
 		if perr != nil {
 			return o, false, badParam("orderId")
 		}
-		o, err = s.eng.Order(q.key, paperID(n))
-	case q.get("origClientOrderId") != "":
-		o, err = s.eng.OrderByClientID(q.key, q.get("origClientOrderId"))
+		o, err = s.eng.Order(q.Key, paperID(n))
+	case q.Get("origClientOrderId") != "":
+		o, err = s.eng.OrderByClientID(q.Key, q.Get("origClientOrderId"))
 	default:
 		return o, false, errf(400, -1102, "Either orderId or origClientOrderId must be sent.")
 	}
@@ -622,7 +582,7 @@ func (s *Server) cancelOrder(q *req) (any, *apiErr) {
 	if !ok || (o.Status != paper.Open && o.Status != paper.Pending) {
 		return nil, errf(400, -2011, "Unknown order sent.")
 	}
-	c, err := s.eng.CancelOrder(q.key, o.ID)
+	c, err := s.eng.CancelOrder(q.Key, o.ID)
 	if err != nil {
 		return nil, errf(400, -2011, "Unknown order sent.")
 	}
@@ -637,9 +597,9 @@ func (s *Server) cancelAll(q *req) (any, *apiErr) {
 	if e != nil {
 		return nil, e
 	}
-	open, _ := s.eng.OpenOrders(q.key, m.Symbol)
+	open, _ := s.eng.OpenOrders(q.Key, m.Symbol)
 	for _, o := range open {
-		_, _ = s.eng.CancelOrder(q.key, o.ID)
+		_, _ = s.eng.CancelOrder(q.Key, o.ID)
 	}
 	return cancelAllDone, nil
 }
@@ -649,7 +609,7 @@ func (s *Server) openOrders(q *req) (any, *apiErr) {
 	if e != nil {
 		return nil, e
 	}
-	open, err := s.eng.OpenOrders(q.key, m.Symbol)
+	open, err := s.eng.OpenOrders(q.Key, m.Symbol)
 	if err != nil {
 		return nil, errf(500, -1000, "%v", err)
 	}
@@ -669,62 +629,8 @@ func (s *Server) fundingInfo(q *req) (any, *apiErr) {
 		if !ok {
 			h = 8
 		}
-		out = append(out, map[string]any{"symbol": m.Symbol, "interestRate": "0.00010000", "time": q.now.UnixMilli(),
+		out = append(out, map[string]any{"symbol": m.Symbol, "interestRate": "0.00010000", "time": q.Now.UnixMilli(),
 			"fundingIntervalHours": h, "fundingFeeCap": nil, "fundingFeeFloor": nil})
 	}
 	return out, nil
-}
-
-// immediate reports whether a conditional order would trigger at once:
-// STOP_MARKET buys when the price rises to stopPrice and sells when it
-// falls; TAKE_PROFIT_MARKET the other way (fact sheet §4).
-func immediate(typ, side string, mark, trigger decimal.Decimal) bool {
-	sellsBelow := (typ == "STOP_MARKET") == (side == "SELL")
-	if sellsBelow {
-		return mark.LessThanOrEqual(trigger)
-	}
-	return mark.GreaterThanOrEqual(trigger)
-}
-
-func (s *Server) leverage(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
-	if e != nil {
-		return nil, e
-	}
-	n, err := strconv.Atoi(q.get("leverage"))
-	if err != nil {
-		return nil, badParam("leverage")
-	}
-	if n < 1 || n > m.MaxLeverage {
-		return nil, errf(400, -4028, "Leverage %d is not valid", n)
-	}
-	got, err := s.eng.SetLeverage(q.key, m.Symbol, n)
-	if err != nil {
-		return nil, placementError(err, m)
-	}
-	return map[string]any{"leverage": got, "maxNotionalValue": "1000000", "symbol": m.Symbol}, nil
-}
-
-func (s *Server) marginType(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
-	if e != nil {
-		return nil, e
-	}
-	t := q.get("marginType")
-	if t != "CROSSED" && t != "ISOLATED" {
-		return nil, badParam("marginType")
-	}
-	if s.marginOf(q.key, m.Symbol) == t {
-		return nil, errf(400, -4046, "No need to change margin type.")
-	}
-	if open, _ := s.eng.OpenOrders(q.key, m.Symbol); len(open) > 0 {
-		return nil, errf(400, -4047, "Margin type cannot be changed if there exists open orders.")
-	}
-	if ps, _ := s.eng.Positions(q.key, m.Symbol); len(ps) > 0 {
-		return nil, errf(400, -4048, "Margin type cannot be changed if there exists position.")
-	}
-	s.mu.Lock()
-	s.margin[q.key+" "+m.Symbol] = t
-	s.mu.Unlock()
-	return map[string]any{"code": 200, "msg": "success"}, nil
 }

@@ -19,7 +19,6 @@ package sim
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -30,6 +29,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/simkit"
+	"github.com/perpgate/perpgate/pkg/simkit/fapisim"
 	"github.com/perpgate/perpgate/services/connectors/aster/sign"
 
 	"github.com/perpgate/perpgate/pkg/paper"
@@ -93,15 +93,15 @@ type Server struct {
 	hedge       map[string]bool
 	status      map[string]string // symbol → exchangeInfo status, when not TRADING
 	rewrite     map[string][]func([]byte) []byte
-	margin      map[string]string   // apiKey + " " + symbol → CROSSED / ISOLATED
+	margins     fapisim.Margins
 	nonces      map[string][]uint64 // signer → its last 100 nonces
 	listenKeys  map[string]string   // user → listen key
 	clientSeq   int64
 	weightMin   int64 // minute the weight count is for
 	weightUsed  int
-	throttled   bool                   // a 429 was sent this minute
-	bannedUntil time.Time              // 418 until then
-	countdowns  map[string]*time.Timer // apiKey + " " + symbol → countdownCancelAll
+	throttled   bool      // a 429 was sent this minute
+	bannedUntil time.Time // 418 until then
+	countdowns  fapisim.Countdowns
 
 	streams *simkit.MarketStreams // market-data websockets
 	users   userHub               // user data streams (userstream.go)
@@ -131,7 +131,6 @@ func New(cfg Config) *Server {
 		hedge:      map[string]bool{},
 		status:     map[string]string{},
 		rewrite:    map[string][]func([]byte) []byte{},
-		margin:     map[string]string{},
 		nonces:     map[string][]uint64{},
 		listenKeys: map[string]string{},
 		users:      userHub{orders: map[string]paper.Order{}, expires: map[string]time.Time{}},
@@ -201,20 +200,21 @@ func (s *Server) SetHedgeMode(user string, on bool) {
 	s.mu.Unlock()
 }
 
-// apiErr is a Aster error answer.
-type apiErr struct {
-	status int
-	code   int
-	msg    string
-}
+// The request, error and helpers the Binance-shaped simulators share.
+type (
+	req         = fapisim.Req
+	apiErr      = fapisim.APIErr
+	orderFields = fapisim.OrderFields
+)
 
-func errf(status, code int, format string, args ...any) *apiErr {
-	return &apiErr{status: status, code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-func badParam(name string) *apiErr {
-	return errf(400, -1102, "Mandatory parameter '%s' was not sent, was empty/null, or malformed.", name)
-}
+var (
+	errf       = fapisim.Errf
+	badParam   = fapisim.BadParam
+	w          = fapisim.W
+	parseQty   = fapisim.ParseQty
+	parsePrice = fapisim.ParsePrice
+	immediate  = fapisim.Immediate
+)
 
 // route is one endpoint: its security, IP weight and handler.
 type route struct {
@@ -222,18 +222,6 @@ type route struct {
 	weight func(q *req) int
 	h      func(q *req) (any, *apiErr)
 }
-
-// req is one request as a handler sees it: its account and parameters
-// (query string values win over body values, as on Aster).
-type req struct {
-	key  string
-	vals url.Values
-	now  time.Time
-}
-
-func (q *req) get(name string) string { return q.vals.Get(name) }
-
-func w(n int) func(*req) int { return func(*req) int { return n } }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
@@ -261,7 +249,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.cfg.Now()
-	q := &req{vals: vals, now: now}
+	q := &req{Vals: vals, Now: now}
 	s.Hit(r.Method, r.URL.Path)
 	s.mu.Lock()
 	used, limitErr := s.chargeWeight(now, rt.weight(q))
@@ -284,7 +272,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			writeHTML(rw, f.Status)
 			return
 		}
-		s.write(rw, nil, &apiErr{status: f.Status, code: f.Code, msg: f.Msg}, used)
+		s.write(rw, nil, &apiErr{Status: f.Status, Code: f.Code, Msg: f.Msg}, used)
 		return
 	}
 	out, e := rt.h(q)
@@ -309,8 +297,8 @@ func (s *Server) write(rw http.ResponseWriter, out any, e *apiErr, used int) {
 		rw.Header().Set("X-MBX-USED-WEIGHT-1M", strconv.Itoa(used))
 	}
 	if e != nil {
-		rw.WriteHeader(e.status)
-		_ = json.NewEncoder(rw).Encode(map[string]any{"code": e.code, "msg": e.msg})
+		rw.WriteHeader(e.Status)
+		_ = json.NewEncoder(rw).Encode(map[string]any{"code": e.Code, "msg": e.Msg})
 		return
 	}
 	_ = json.NewEncoder(rw).Encode(out)
@@ -378,7 +366,7 @@ func (s *Server) authenticate(_ *http.Request, q *req, rawQuery, rawBody string)
 		raw = rawQuery
 	}
 	for _, p := range []string{"user", "signer", "nonce", "signature"} {
-		if q.get(p) == "" {
+		if q.Get(p) == "" {
 			return badParam(p)
 		}
 	}
@@ -386,7 +374,7 @@ func (s *Server) authenticate(_ *http.Request, q *req, rawQuery, rawBody string)
 	if !ok || strings.Contains(sig, "&") {
 		return errf(400, -1022, "Signature for this request is not valid.")
 	}
-	signer, user := strings.ToLower(q.get("signer")), strings.ToLower(q.get("user"))
+	signer, user := strings.ToLower(q.Get("signer")), strings.ToLower(q.Get("user"))
 	if !s.signedBy(msg, sig, signer) {
 		return errf(400, -1022, "Signature for this request is not valid.")
 	}
@@ -395,10 +383,10 @@ func (s *Server) authenticate(_ *http.Request, q *req, rawQuery, rawBody string)
 	if owner, ok := s.Secret(signer); !ok || owner != user {
 		return errf(401, -2015, "Invalid API-key, IP, or permissions for action.")
 	}
-	if e := s.useNonce(signer, q.get("nonce"), q.now); e != nil {
+	if e := s.useNonce(signer, q.Get("nonce"), q.Now); e != nil {
 		return e
 	}
-	q.key = user
+	q.Key = user
 	return nil
 }
 

@@ -42,36 +42,36 @@ type userConn struct {
 func (s *Server) newListenKey(q *req) (any, *apiErr) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k, ok := s.listenKeys[q.key]
+	k, ok := s.listenKeys[q.Key]
 	if !ok {
 		b := make([]byte, 32)
 		_, _ = rand.Read(b)
 		k = hex.EncodeToString(b)
-		s.listenKeys[q.key] = k
+		s.listenKeys[q.Key] = k
 	}
 	s.users.mu.Lock()
-	s.users.expires[k] = q.now.Add(listenKeyTTL)
+	s.users.expires[k] = q.Now.Add(listenKeyTTL)
 	s.users.mu.Unlock()
 	return map[string]string{"listenKey": k}, nil
 }
 
 func (s *Server) keepListenKey(q *req) (any, *apiErr) {
 	s.mu.Lock()
-	k, ok := s.listenKeys[q.key]
+	k, ok := s.listenKeys[q.Key]
 	s.mu.Unlock()
 	if !ok {
 		return nil, errf(400, -1125, "This listenKey does not exist.")
 	}
 	s.users.mu.Lock()
-	s.users.expires[k] = q.now.Add(listenKeyTTL)
+	s.users.expires[k] = q.Now.Add(listenKeyTTL)
 	s.users.mu.Unlock()
 	return map[string]any{}, nil
 }
 
 func (s *Server) closeListenKey(q *req) (any, *apiErr) {
 	s.mu.Lock()
-	k := s.listenKeys[q.key]
-	delete(s.listenKeys, q.key)
+	k := s.listenKeys[q.Key]
+	delete(s.listenKeys, q.Key)
 	s.mu.Unlock()
 	s.users.mu.Lock()
 	delete(s.users.expires, k)

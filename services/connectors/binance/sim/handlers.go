@@ -20,7 +20,7 @@ func (s *Server) table() map[string]route {
 	}
 	bySymbol := func(with, without int) func(*req) int {
 		return func(q *req) int {
-			if q.get("symbol") != "" {
+			if q.Get("symbol") != "" {
 				return with
 			}
 			return without
@@ -28,7 +28,7 @@ func (s *Server) table() map[string]route {
 	}
 	return map[string]route{
 		"GET /fapi/v1/ping":           pub(w(1), func(*req) (any, *apiErr) { return map[string]any{}, nil }),
-		"GET /fapi/v1/time":           pub(w(1), func(q *req) (any, *apiErr) { return map[string]int64{"serverTime": q.now.UnixMilli()}, nil }),
+		"GET /fapi/v1/time":           pub(w(1), func(q *req) (any, *apiErr) { return map[string]int64{"serverTime": q.Now.UnixMilli()}, nil }),
 		"GET /fapi/v1/exchangeInfo":   pub(w(1), s.exchangeInfo),
 		"GET /fapi/v1/depth":          pub(depthWeight, s.depth),
 		"GET /fapi/v1/premiumIndex":   pub(bySymbol(1, 10), s.premiumIndex),
@@ -43,7 +43,7 @@ func (s *Server) table() map[string]route {
 		"GET /fapi/v1/positionSide/dual": sig(w(30), func(q *req) (any, *apiErr) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			return map[string]bool{"dualSidePosition": s.hedge[q.key]}, nil
+			return map[string]bool{"dualSidePosition": s.hedge[q.Key]}, nil
 		}),
 		"GET /fapi/v1/rateLimit/order": sig(w(1), func(*req) (any, *apiErr) {
 			return []map[string]any{
@@ -75,7 +75,7 @@ var errBadSymbol = errf(400, -1121, "Invalid symbol.")
 
 // market looks the symbol parameter up; required says whether it must be there.
 func (s *Server) market(q *req, required bool) (paper.MarketInfo, *apiErr) {
-	sym := q.get("symbol")
+	sym := q.Get("symbol")
 	if sym == "" {
 		if required {
 			return paper.MarketInfo{}, badParam("symbol")
@@ -116,7 +116,7 @@ func (s *Server) exchangeInfo(q *req) (any, *apiErr) {
 		BaseAsset: "BTC", QuoteAsset: "USDT", MarginAsset: "USDT", Filters: []filter{{"filterType": "PRICE_FILTER", "tickSize": "0.1"}}})
 	return map[string]any{
 		"timezone":    "UTC",
-		"serverTime":  q.now.UnixMilli(),
+		"serverTime":  q.Now.UnixMilli(),
 		"futuresType": "U_MARGINED",
 		"rateLimits": []map[string]any{
 			{"rateLimitType": "REQUEST_WEIGHT", "interval": "MINUTE", "intervalNum": 1, "limit": s.cfg.WeightLimit},
@@ -132,7 +132,7 @@ func (s *Server) exchangeInfo(q *req) (any, *apiErr) {
 var depthLimits = map[int]int{5: 2, 10: 2, 20: 2, 50: 2, 100: 5, 500: 10, 1000: 20}
 
 func depthWeight(q *req) int {
-	n, _ := strconv.Atoi(q.get("limit"))
+	n, _ := strconv.Atoi(q.Get("limit"))
 	if wgt, ok := depthLimits[n]; ok {
 		return wgt
 	}
@@ -145,7 +145,7 @@ func (s *Server) depth(q *req) (any, *apiErr) {
 		return nil, e
 	}
 	limit := 500
-	if v := q.get("limit"); v != "" {
+	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if _, ok := depthLimits[n]; err != nil || !ok {
 			return nil, errf(400, -4021, "Invalid depth limit.")
@@ -159,7 +159,7 @@ func (s *Server) depth(q *req) (any, *apiErr) {
 		}
 		return out
 	}
-	t := q.now.UnixMilli()
+	t := q.Now.UnixMilli()
 	// While a depth stream runs, its numbered book is the answer, so a
 	// client can line the stream's update ids up with lastUpdateId.
 	if id, bids, asks, ok := s.streams.Numbered(m.Symbol); ok {
@@ -186,11 +186,11 @@ func (s *Server) premiumIndex(q *req) (any, *apiErr) {
 		return nil, e
 	}
 	if m.Symbol != "" {
-		return premium(m, q.now.UnixMilli()), nil
+		return premium(m, q.Now.UnixMilli()), nil
 	}
 	var out []map[string]any
 	for _, m := range s.eng.Markets() {
-		out = append(out, premium(m, q.now.UnixMilli()))
+		out = append(out, premium(m, q.Now.UnixMilli()))
 	}
 	return out, nil
 }
@@ -202,12 +202,12 @@ func (s *Server) klines(q *req) (any, *apiErr) {
 	if e != nil {
 		return nil, e
 	}
-	iv, ok := klineMinutes[q.get("interval")]
+	iv, ok := klineMinutes[q.Get("interval")]
 	if !ok {
 		return nil, errf(400, -1120, "Invalid interval.")
 	}
 	limit := 500
-	if v := q.get("limit"); v != "" {
+	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1500 {
 			return nil, errf(400, -1130, "Data sent for parameter 'limit' is not valid.")
@@ -232,7 +232,7 @@ func (s *Server) openInterest(q *req) (any, *apiErr) {
 	if e != nil {
 		return nil, e
 	}
-	return map[string]any{"openInterest": m.OpenInterest.String(), "symbol": m.Symbol, "time": q.now.UnixMilli()}, nil
+	return map[string]any{"openInterest": m.OpenInterest.String(), "symbol": m.Symbol, "time": q.Now.UnixMilli()}, nil
 }
 
 func (s *Server) commissionRate(q *req) (any, *apiErr) {
@@ -247,7 +247,7 @@ func (s *Server) commissionRate(q *req) (any, *apiErr) {
 }
 
 func (s *Server) account(q *req) (any, *apiErr) {
-	b, err := s.eng.Balance(q.key)
+	b, err := s.eng.Balance(q.Key)
 	if err != nil {
 		return nil, errf(500, -1000, "%v", err)
 	}
@@ -255,7 +255,7 @@ func (s *Server) account(q *req) (any, *apiErr) {
 		"marginBalance": b.Equity.String(), "maintMargin": "0", "initialMargin": b.PositionMargin.Add(b.OrderMargin).String(),
 		"positionInitialMargin": b.PositionMargin.String(), "openOrderInitialMargin": b.OrderMargin.String(),
 		"crossWalletBalance": b.Wallet.String(), "crossUnPnl": b.UnrealizedPnL.String(), "availableBalance": b.FreeCollateral.String(),
-		"maxWithdrawAmount": b.FreeCollateral.String(), "updateTime": q.now.UnixMilli()}
+		"maxWithdrawAmount": b.FreeCollateral.String(), "updateTime": q.Now.UnixMilli()}
 	return map[string]any{
 		"totalInitialMargin": b.PositionMargin.Add(b.OrderMargin).String(), "totalMaintMargin": "0",
 		"totalWalletBalance": b.Wallet.String(), "totalUnrealizedProfit": b.UnrealizedPnL.String(),
@@ -271,7 +271,7 @@ func (s *Server) positionRisk(q *req) (any, *apiErr) {
 	if e != nil {
 		return nil, e
 	}
-	ps, err := s.eng.Positions(q.key, m.Symbol)
+	ps, err := s.eng.Positions(q.Key, m.Symbol)
 	if err != nil {
 		return nil, errf(500, -1000, "%v", err)
 	}
@@ -286,19 +286,10 @@ func (s *Server) positionRisk(q *req) (any, *apiErr) {
 			"breakEvenPrice": p.EntryPrice.String(), "markPrice": p.MarkPrice.String(), "unRealizedProfit": p.UnrealizedPnL.String(),
 			"liquidationPrice": "0", "isolatedMargin": "0", "notional": p.Notional.String(), "marginAsset": "USDT",
 			"isolatedWallet": "0", "initialMargin": p.Margin.String(), "maintMargin": "0", "positionInitialMargin": p.Margin.String(),
-			"openOrderInitialMargin": "0", "adl": 0, "bidNotional": "0", "askNotional": "0", "updateTime": q.now.UnixMilli(),
+			"openOrderInitialMargin": "0", "adl": 0, "bidNotional": "0", "askNotional": "0", "updateTime": q.Now.UnixMilli(),
 		})
 	}
 	return out, nil
-}
-
-func (s *Server) marginOf(key, sym string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t, ok := s.margin[key+" "+sym]; ok {
-		return t
-	}
-	return "CROSSED"
 }
 
 func (s *Server) symbolConfig(q *req) (any, *apiErr) {
@@ -311,8 +302,8 @@ func (s *Server) symbolConfig(q *req) (any, *apiErr) {
 		if m.Symbol != "" && info.Symbol != m.Symbol {
 			continue
 		}
-		lev, _ := s.eng.Leverage(q.key, info.Symbol)
-		out = append(out, map[string]any{"symbol": info.Symbol, "marginType": s.marginOf(q.key, info.Symbol),
+		lev, _ := s.eng.Leverage(q.Key, info.Symbol)
+		out = append(out, map[string]any{"symbol": info.Symbol, "marginType": s.marginOf(q.Key, info.Symbol),
 			"isAutoAddMargin": false, "leverage": lev, "maxNotionalValue": "1000000"})
 	}
 	return out, nil
@@ -320,7 +311,7 @@ func (s *Server) symbolConfig(q *req) (any, *apiErr) {
 
 func (s *Server) accountConfig(q *req) (any, *apiErr) {
 	s.mu.Lock()
-	hedge := s.hedge[q.key]
+	hedge := s.hedge[q.Key]
 	s.mu.Unlock()
 	return map[string]any{"feeTier": 0, "canTrade": true, "canDeposit": true, "canWithdraw": true,
 		"dualSidePosition": hedge, "updateTime": 0, "multiAssetsMargin": false, "tradeGroupId": -1}, nil
@@ -332,7 +323,7 @@ func (s *Server) userTrades(q *req) (any, *apiErr) {
 		return nil, e
 	}
 	limit := 500
-	if v := q.get("limit"); v != "" {
+	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
 			return nil, errf(400, -1130, "Data sent for parameter 'limit' is not valid.")
@@ -340,14 +331,14 @@ func (s *Server) userTrades(q *req) (any, *apiErr) {
 		limit = n
 	}
 	var wantOrder string
-	if v := q.get("orderId"); v != "" {
+	if v := q.Get("orderId"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return nil, badParam("orderId")
 		}
 		wantOrder = paperID(n)
 	}
-	fills, err := s.eng.Fills(q.key, m.Symbol, 10000)
+	fills, err := s.eng.Fills(q.Key, m.Symbol, 10000)
 	if err != nil {
 		return nil, errf(500, -1000, "%v", err)
 	}
@@ -395,9 +386,6 @@ func minNotional(m paper.MarketInfo) *apiErr {
 	return errf(400, -4164, "Order's notional must be no smaller than %s (unless you choose reduce only).", m.MinNotional)
 }
 
-// orderFields is what the order endpoints read, from a request or a batch slot.
-type orderFields func(name string) string
-
 func (s *Server) modeCheck(key string, get orderFields) *apiErr {
 	s.mu.Lock()
 	hedge := s.hedge[key]
@@ -413,34 +401,6 @@ func (s *Server) modeCheck(key string, get orderFields) *apiErr {
 		return errf(400, -1000, "The simulator does not model hedge-mode positions.")
 	}
 	return nil
-}
-
-func parseQty(get orderFields, lot decimal.Decimal) (decimal.Decimal, *apiErr) {
-	qty, err := decimal.NewFromString(get("quantity"))
-	if err != nil {
-		return qty, badParam("quantity")
-	}
-	if !qty.IsPositive() {
-		return qty, errf(400, -4003, "Quantity less than or equal to zero.")
-	}
-	if !qty.Mod(lot).IsZero() {
-		return qty, errf(400, -4023, "Quantity not increased by step size.")
-	}
-	return qty, nil
-}
-
-func parsePrice(get orderFields, name string, tick decimal.Decimal) (decimal.Decimal, *apiErr) {
-	p, err := decimal.NewFromString(get(name))
-	if err != nil {
-		return p, badParam(name)
-	}
-	if !p.IsPositive() {
-		return p, errf(400, -4013, "Price less than min price.")
-	}
-	if !p.Mod(tick).IsZero() {
-		return p, errf(400, -4014, "Price not increased by tick size.")
-	}
-	return p, nil
 }
 
 // place runs New Order's checks and places the order in the engine.
@@ -542,16 +502,16 @@ func respond(get orderFields, o paper.Order) wireOrder {
 }
 
 func (s *Server) newOrder(q *req) (any, *apiErr) {
-	o, e := s.place(q.key, q.get)
+	o, e := s.place(q.Key, q.Get)
 	if e != nil {
 		return nil, e
 	}
-	return respond(q.get, o), nil
+	return respond(q.Get, o), nil
 }
 
 func (s *Server) batchOrders(q *req) (any, *apiErr) {
 	var items []map[string]any
-	if err := json.Unmarshal([]byte(q.get("batchOrders")), &items); err != nil {
+	if err := json.Unmarshal([]byte(q.Get("batchOrders")), &items); err != nil {
 		return nil, badParam("batchOrders")
 	}
 	if len(items) == 0 || len(items) > 5 {
@@ -569,9 +529,9 @@ func (s *Server) batchOrders(q *req) (any, *apiErr) {
 			}
 			return fmt.Sprint(v)
 		}
-		o, e := s.place(q.key, get)
+		o, e := s.place(q.Key, get)
 		if e != nil {
-			out[i] = map[string]any{"code": e.code, "msg": e.msg}
+			out[i] = map[string]any{"code": e.Code, "msg": e.Msg}
 			continue
 		}
 		out[i] = respond(get, o)
@@ -588,14 +548,14 @@ func (s *Server) lookup(q *req) (paper.Order, bool, *apiErr) {
 	var o paper.Order
 	var err error
 	switch {
-	case q.get("orderId") != "":
-		n, perr := strconv.ParseInt(q.get("orderId"), 10, 64)
+	case q.Get("orderId") != "":
+		n, perr := strconv.ParseInt(q.Get("orderId"), 10, 64)
 		if perr != nil {
 			return o, false, badParam("orderId")
 		}
-		o, err = s.eng.Order(q.key, paperID(n))
-	case q.get("origClientOrderId") != "":
-		o, err = s.eng.OrderByClientID(q.key, q.get("origClientOrderId"))
+		o, err = s.eng.Order(q.Key, paperID(n))
+	case q.Get("origClientOrderId") != "":
+		o, err = s.eng.OrderByClientID(q.Key, q.Get("origClientOrderId"))
 	default:
 		return o, false, errf(400, -1102, "Either orderId or origClientOrderId must be sent.")
 	}
@@ -624,7 +584,7 @@ func (s *Server) cancelOrder(q *req) (any, *apiErr) {
 	if !ok || o.Status != paper.Open {
 		return nil, errf(400, -2011, "Unknown order sent.")
 	}
-	c, err := s.eng.CancelOrder(q.key, o.ID)
+	c, err := s.eng.CancelOrder(q.Key, o.ID)
 	if err != nil {
 		return nil, errf(400, -2011, "Unknown order sent.")
 	}
@@ -638,10 +598,10 @@ func (s *Server) cancelAll(q *req) (any, *apiErr) {
 	if e != nil {
 		return nil, e
 	}
-	open, _ := s.eng.OpenOrders(q.key, m.Symbol)
+	open, _ := s.eng.OpenOrders(q.Key, m.Symbol)
 	for _, o := range open {
 		if o.Type == paper.Limit {
-			_, _ = s.eng.CancelOrder(q.key, o.ID)
+			_, _ = s.eng.CancelOrder(q.Key, o.ID)
 		}
 	}
 	return cancelAllDone, nil
@@ -652,7 +612,7 @@ func (s *Server) openOrders(q *req) (any, *apiErr) {
 	if e != nil {
 		return nil, e
 	}
-	open, err := s.eng.OpenOrders(q.key, m.Symbol)
+	open, err := s.eng.OpenOrders(q.Key, m.Symbol)
 	if err != nil {
 		return nil, errf(500, -1000, "%v", err)
 	}

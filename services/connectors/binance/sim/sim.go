@@ -19,7 +19,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -29,6 +28,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/simkit"
+	"github.com/perpgate/perpgate/pkg/simkit/fapisim"
 
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/shopspring/decimal"
@@ -83,15 +83,15 @@ type Server struct {
 	hedge       map[string]bool
 	status      map[string]string // symbol → exchangeInfo status, when not TRADING
 	rewrite     map[string][]func([]byte) []byte
-	margin      map[string]string // apiKey + " " + symbol → CROSSED / ISOLATED
+	margins     fapisim.Margins
 	algos       map[int64]*algo
 	algoSeq     int64
 	clientSeq   int64
 	weightMin   int64 // minute the weight count is for
 	weightUsed  int
-	throttled   bool                   // a 429 was sent this minute
-	bannedUntil time.Time              // 418 until then
-	countdowns  map[string]*time.Timer // apiKey + " " + symbol → countdownCancelAll
+	throttled   bool      // a 429 was sent this minute
+	bannedUntil time.Time // 418 until then
+	countdowns  fapisim.Countdowns
 
 	streams *simkit.MarketStreams // market-data websockets
 }
@@ -117,7 +117,6 @@ func New(cfg Config) *Server {
 		hedge:   map[string]bool{},
 		status:  map[string]string{},
 		rewrite: map[string][]func([]byte) []byte{},
-		margin:  map[string]string{},
 		algos:   map[int64]*algo{},
 		algoSeq: 7_000_000_000,
 	}
@@ -171,20 +170,21 @@ func (s *Server) SetHedgeMode(apiKey string, on bool) {
 	s.mu.Unlock()
 }
 
-// apiErr is a Binance error answer.
-type apiErr struct {
-	status int
-	code   int
-	msg    string
-}
+// The request, error and helpers the Binance-shaped simulators share.
+type (
+	req         = fapisim.Req
+	apiErr      = fapisim.APIErr
+	orderFields = fapisim.OrderFields
+)
 
-func errf(status, code int, format string, args ...any) *apiErr {
-	return &apiErr{status: status, code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-func badParam(name string) *apiErr {
-	return errf(400, -1102, "Mandatory parameter '%s' was not sent, was empty/null, or malformed.", name)
-}
+var (
+	errf       = fapisim.Errf
+	badParam   = fapisim.BadParam
+	w          = fapisim.W
+	parseQty   = fapisim.ParseQty
+	parsePrice = fapisim.ParsePrice
+	immediate  = fapisim.Immediate
+)
 
 // route is one endpoint: its security, IP weight and handler.
 type route struct {
@@ -192,18 +192,6 @@ type route struct {
 	weight func(q *req) int
 	h      func(q *req) (any, *apiErr)
 }
-
-// req is one request as a handler sees it: its account and parameters
-// (query string values win over body values, as on Binance).
-type req struct {
-	key  string
-	vals url.Values
-	now  time.Time
-}
-
-func (q *req) get(name string) string { return q.vals.Get(name) }
-
-func w(n int) func(*req) int { return func(*req) int { return n } }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
@@ -227,7 +215,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.cfg.Now()
-	q := &req{vals: vals, now: now}
+	q := &req{Vals: vals, Now: now}
 	s.Hit(r.Method, r.URL.Path)
 	s.mu.Lock()
 	used, limitErr := s.chargeWeight(now, rt.weight(q))
@@ -246,7 +234,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		if f.RetryAfter > 0 {
 			rw.Header().Set("Retry-After", strconv.Itoa(f.RetryAfter))
 		}
-		s.write(rw, nil, &apiErr{status: f.Status, code: f.Code, msg: f.Msg}, used)
+		s.write(rw, nil, &apiErr{Status: f.Status, Code: f.Code, Msg: f.Msg}, used)
 		return
 	}
 	out, e := rt.h(q)
@@ -271,8 +259,8 @@ func (s *Server) write(rw http.ResponseWriter, out any, e *apiErr, used int) {
 		rw.Header().Set("X-MBX-USED-WEIGHT-1M", strconv.Itoa(used))
 	}
 	if e != nil {
-		rw.WriteHeader(e.status)
-		_ = json.NewEncoder(rw).Encode(map[string]any{"code": e.code, "msg": e.msg})
+		rw.WriteHeader(e.Status)
+		_ = json.NewEncoder(rw).Encode(map[string]any{"code": e.Code, "msg": e.Msg})
 		return
 	}
 	_ = json.NewEncoder(rw).Encode(out)
@@ -339,12 +327,12 @@ func (s *Server) authenticate(r *http.Request, q *req, rawQuery, rawBody string)
 	if sig == "" {
 		return badParam("signature")
 	}
-	ts, err := strconv.ParseInt(q.get("timestamp"), 10, 64)
+	ts, err := strconv.ParseInt(q.Get("timestamp"), 10, 64)
 	if err != nil {
 		return badParam("timestamp")
 	}
 	window := int64(5000)
-	if v := q.get("recvWindow"); v != "" {
+	if v := q.Get("recvWindow"); v != "" {
 		if window, err = strconv.ParseInt(v, 10, 64); err != nil || window <= 0 {
 			return badParam("recvWindow")
 		}
@@ -352,7 +340,7 @@ func (s *Server) authenticate(r *http.Request, q *req, rawQuery, rawBody string)
 			return errf(400, -1131, "recvWindow must be less than 60000")
 		}
 	}
-	server := q.now.UnixMilli()
+	server := q.Now.UnixMilli()
 	if ts >= server+1000 {
 		return errf(400, -1021, "Timestamp for this request was 1000ms ahead of the server's time.")
 	}
@@ -365,7 +353,7 @@ func (s *Server) authenticate(r *http.Request, q *req, rawQuery, rawBody string)
 	if !hmac.Equal([]byte(want), []byte(strings.ToLower(sig))) {
 		return errf(400, -1022, "Signature for this request is not valid.")
 	}
-	q.key = apiKey
+	q.Key = apiKey
 	return nil
 }
 
