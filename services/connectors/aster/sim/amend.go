@@ -7,12 +7,12 @@ import (
 
 // modifyOrder is Modify Order (PUT order, fapisim.Modify).
 func (s *Server) modifyOrder(q *req) (any, *apiErr) {
-	return fapisim.Modify(s.eng, q, s.lookup, func(o paper.Order) any { return answer(o) })
+	return fapisim.Modify(s.eng, q, s.Lookup, func(o paper.Order) any { return s.Answer(o) })
 }
 
 // countdownCancelAll is Auto-Cancel All Open Orders (fapisim.Countdowns).
 func (s *Server) countdownCancelAll(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
+	m, e := s.Market(q, true)
 	if e != nil {
 		return nil, e
 	}
@@ -21,7 +21,7 @@ func (s *Server) countdownCancelAll(q *req) (any, *apiErr) {
 
 // income is Get Income History (fapisim.Income).
 func (s *Server) income(q *req) (any, *apiErr) {
-	m, e := s.market(q, false)
+	m, e := s.Market(q, false)
 	if e != nil {
 		return nil, e
 	}
@@ -30,16 +30,16 @@ func (s *Server) income(q *req) (any, *apiErr) {
 
 // leverage is Change Initial Leverage (fapisim.Leverage).
 func (s *Server) leverage(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
+	m, e := s.Market(q, true)
 	if e != nil {
 		return nil, e
 	}
-	return fapisim.Leverage(s.eng, q, m, func(err error) *apiErr { return placementError(err, m) })
+	return fapisim.Leverage(s.eng, q, m, func(err error) *apiErr { return fapisim.PlacementError(err, m) })
 }
 
 // marginType is Change Margin Type (fapisim.Margins).
 func (s *Server) marginType(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
+	m, e := s.Market(q, true)
 	if e != nil {
 		return nil, e
 	}

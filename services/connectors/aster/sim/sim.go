@@ -18,17 +18,13 @@
 package sim
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/perpgate/perpgate/pkg/simkit"
 	"github.com/perpgate/perpgate/pkg/simkit/fapisim"
 	"github.com/perpgate/perpgate/services/connectors/aster/sign"
 
@@ -70,45 +66,24 @@ func DefaultMarkets() []paper.MarketSpec {
 	}
 }
 
-// Failure is an error the next matching request answers with (FailNext).
-type Failure struct {
-	Status     int
-	Code       int
-	Msg        string
-	RetryAfter int // seconds, sent as Retry-After when positive
-	// HTML answers with Aster's HTML error page instead of JSON (issues
-	// #23, #110: "We're sorry, but something went wrong").
-	HTML bool
-}
+// Failure is an error the next matching request answers with (FailNext);
+// HTML answers with Aster's HTML error page (issues #23, #110).
+type Failure = fapisim.Failure
 
 // Server is the simulated Aster. It is an http.Handler.
 type Server struct {
-	*simkit.Book[string, Failure] // AddKey, Hits, TotalHits, FailNext
+	*fapisim.Core // the endpoints Aster shares with Binance
 
-	cfg    Config
-	eng    *paper.Engine
-	routes map[string]route
+	cfg Config
+	eng *paper.Engine
 
-	mu          sync.Mutex
-	hedge       map[string]bool
-	status      map[string]string // symbol → exchangeInfo status, when not TRADING
-	rewrite     map[string][]func([]byte) []byte
-	margins     fapisim.Margins
-	nonces      map[string][]uint64 // signer → its last 100 nonces
-	listenKeys  map[string]string   // user → listen key
-	clientSeq   int64
-	weightMin   int64 // minute the weight count is for
-	weightUsed  int
-	throttled   bool      // a 429 was sent this minute
-	bannedUntil time.Time // 418 until then
-	countdowns  fapisim.Countdowns
-
-	streams *simkit.MarketStreams // market-data websockets
-	users   userHub               // user data streams (userstream.go)
+	mu         sync.Mutex
+	margins    fapisim.Margins
+	countdowns fapisim.Countdowns
+	nonces     map[string][]uint64 // signer → its last 100 nonces
+	listenKeys map[string]string   // user → listen key
+	users      userHub             // user data streams (userstream.go)
 }
-
-// idOffset makes paper order ids look like Aster's (10 digits).
-const idOffset = 3_961_340_000
 
 // New returns a simulator with cfg's defaults filled in.
 func New(cfg Config) *Server {
@@ -124,58 +99,33 @@ func New(cfg Config) *Server {
 	if cfg.WeightLimit <= 0 {
 		cfg.WeightLimit = 2400
 	}
+	eng := paper.New(paper.Config{Seed: cfg.Seed, Now: cfg.Now, Markets: cfg.Markets, MaxLeverage: 125, DefaultLeverage: 20})
 	s := &Server{
-		Book:       simkit.New[string, Failure](lowerKeys(cfg.Agents)),
 		cfg:        cfg,
-		eng:        paper.New(paper.Config{Seed: cfg.Seed, Now: cfg.Now, Markets: cfg.Markets, MaxLeverage: 125, DefaultLeverage: 20}),
-		hedge:      map[string]bool{},
-		status:     map[string]string{},
-		rewrite:    map[string][]func([]byte) []byte{},
+		eng:        eng,
 		nonces:     map[string][]uint64{},
 		listenKeys: map[string]string{},
 		users:      userHub{orders: map[string]paper.Order{}, expires: map[string]time.Time{}},
 	}
-	s.eng.OnEvent(s.onEvent)
-	s.streams = simkit.NewMarketStreams(s.eng, cfg.Now)
-	s.routes = s.table()
+	// Conditional orders are ordinary orders (fact sheet §0 #5); ids and
+	// times are strings in single-order answers (§0 #9); cancel-all
+	// answers code "200" (§4).
+	s.Core = fapisim.NewCore(eng, lowerKeys(cfg.Agents), fapisim.Options{Now: cfg.Now, WeightLimit: cfg.WeightLimit,
+		MarketMaxQty: cfg.MarketMaxQty, Conditional: true, StringIDs: true, CancelAllCode: "200",
+		Auth: s.authenticate, StreamPath: isStreamPath})
+	s.Routes = s.table()
+	eng.OnEvent(s.onEvent)
 	return s
 }
 
-// Engine is the paper engine behind the simulator (tests move prices).
-func (s *Server) Engine() *paper.Engine { return s.eng }
-
-// RewriteNext passes the next successful answer to method and path
-// through f before it is sent, e.g. to answer a read as Aster does when
-// its data lags behind.
-func (s *Server) RewriteNext(method, path string, f func(body []byte) []byte) {
-	s.mu.Lock()
-	s.rewrite[method+" "+path] = append(s.rewrite[method+" "+path], f)
-	s.mu.Unlock()
-}
-
-// SetStatus sets the exchangeInfo status of a symbol (TRADING, SETTLING,
-// PENDING_TRADING, ...), as when Aster lists or delists a contract.
-func (s *Server) SetStatus(symbol, status string) {
-	s.mu.Lock()
-	s.status[symbol] = status
-	s.mu.Unlock()
-}
-
-func (s *Server) symbolStatus(symbol string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, ok := s.status[symbol]; ok {
-		return st
+// ServeHTTP implements http.Handler: the user data stream, then the
+// shared endpoints.
+func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && s.isUserStream(r.URL.Path) {
+		s.serveUserStream(rw, r)
+		return
 	}
-	return "TRADING"
-}
-
-// marketMaxQty is the symbol's MARKET_LOT_SIZE maxQty.
-func (s *Server) marketMaxQty(symbol string) decimal.Decimal {
-	if q, ok := s.cfg.MarketMaxQty[symbol]; ok {
-		return q
-	}
-	return decimal.NewFromInt(1_000_000_000)
+	s.Core.ServeHTTP(rw, r)
 }
 
 // ApproveAgent lets signer sign for user, as the "Pro API" page or
@@ -190,14 +140,6 @@ func lowerKeys(m map[string]string) map[string]string {
 		out[strings.ToLower(k)] = strings.ToLower(v)
 	}
 	return out
-}
-
-// SetHedgeMode switches an account between hedge (dual-side) and one-way
-// position mode.
-func (s *Server) SetHedgeMode(user string, on bool) {
-	s.mu.Lock()
-	s.hedge[strings.ToLower(user)] = on
-	s.mu.Unlock()
 }
 
 // The request, error and helpers the Binance-shaped simulators share.
@@ -215,141 +157,6 @@ var (
 	parsePrice = fapisim.ParsePrice
 	immediate  = fapisim.Immediate
 )
-
-// route is one endpoint: its security, IP weight and handler.
-type route struct {
-	signed bool
-	weight func(q *req) int
-	h      func(q *req) (any, *apiErr)
-}
-
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && s.isUserStream(r.URL.Path) {
-		s.serveUserStream(rw, r)
-		return
-	}
-	if r.Method == http.MethodGet && isStreamPath(r.URL.Path) {
-		s.streams.Serve(rw, r)
-		return
-	}
-	rt, ok := s.routes[r.Method+" "+r.URL.Path]
-	if !ok {
-		s.write(rw, nil, errf(404, -1000, "Path %s %s not found.", r.Method, r.URL.Path), 0)
-		return
-	}
-	raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	rawQuery, rawBody := r.URL.RawQuery, string(raw)
-	if r.Method == http.MethodGet {
-		rawBody = ""
-	}
-	vals, err := merge(rawQuery, rawBody)
-	if err != nil {
-		s.write(rw, nil, errf(400, -1102, "Illegal characters found in parameter."), 0)
-		return
-	}
-	now := s.cfg.Now()
-	q := &req{Vals: vals, Now: now}
-	s.Hit(r.Method, r.URL.Path)
-	s.mu.Lock()
-	used, limitErr := s.chargeWeight(now, rt.weight(q))
-	s.mu.Unlock()
-	if limitErr != nil {
-		s.write(rw, nil, limitErr, used)
-		return
-	}
-	if rt.signed {
-		if e := s.authenticate(r, q, rawQuery, rawBody); e != nil {
-			s.write(rw, nil, e, used)
-			return
-		}
-	}
-	if f, ok := s.NextFailure(r.Method, r.URL.Path); ok {
-		if f.RetryAfter > 0 {
-			rw.Header().Set("Retry-After", strconv.Itoa(f.RetryAfter))
-		}
-		if f.HTML {
-			writeHTML(rw, f.Status)
-			return
-		}
-		s.write(rw, nil, &apiErr{Status: f.Status, Code: f.Code, Msg: f.Msg}, used)
-		return
-	}
-	out, e := rt.h(q)
-	if e == nil {
-		s.mu.Lock()
-		fs := s.rewrite[r.Method+" "+r.URL.Path]
-		if len(fs) > 0 {
-			s.rewrite[r.Method+" "+r.URL.Path] = fs[1:]
-		}
-		s.mu.Unlock()
-		if len(fs) > 0 {
-			raw, _ := json.Marshal(out)
-			out = json.RawMessage(fs[0](raw))
-		}
-	}
-	s.write(rw, out, e, used)
-}
-
-func (s *Server) write(rw http.ResponseWriter, out any, e *apiErr, used int) {
-	rw.Header().Set("Content-Type", "application/json")
-	if used > 0 {
-		rw.Header().Set("X-MBX-USED-WEIGHT-1M", strconv.Itoa(used))
-	}
-	if e != nil {
-		rw.WriteHeader(e.Status)
-		_ = json.NewEncoder(rw).Encode(map[string]any{"code": e.Code, "msg": e.Msg})
-		return
-	}
-	_ = json.NewEncoder(rw).Encode(out)
-}
-
-// merge reads the query string and the form body; query values win.
-func merge(rawQuery, rawBody string) (url.Values, error) {
-	body, err := url.ParseQuery(rawBody)
-	if err != nil {
-		return nil, err
-	}
-	query, err := url.ParseQuery(rawQuery)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range query {
-		body[k] = v
-	}
-	return body, nil
-}
-
-// chargeWeight counts a request against the IP's minute budget. Past the
-// limit Aster answers 429; an IP that keeps sending is banned with 418
-// (fact sheet §10).
-func (s *Server) chargeWeight(now time.Time, weight int) (int, *apiErr) {
-	if now.Before(s.bannedUntil) {
-		return s.weightUsed, errf(418, -1003, "Way too many requests; IP(127.0.0.1) banned until %d. Please use the websocket for live updates to avoid bans.", s.bannedUntil.UnixMilli())
-	}
-	minute := now.Unix() / 60
-	if minute != s.weightMin {
-		s.weightMin, s.weightUsed, s.throttled = minute, 0, false
-	}
-	if s.throttled {
-		s.bannedUntil = now.Add(2 * time.Minute)
-		return s.weightUsed, errf(418, -1003, "Way too many requests; IP(127.0.0.1) banned until %d. Please use the websocket for live updates to avoid bans.", s.bannedUntil.UnixMilli())
-	}
-	s.weightUsed += weight
-	if s.weightUsed > s.cfg.WeightLimit {
-		s.throttled = true
-		return s.weightUsed, errf(429, -1003, "Too many requests; current limit of IP(127.0.0.1) is %d requests per minute. Please use the websocket for live updates to avoid polling the API.", s.cfg.WeightLimit)
-	}
-	return s.weightUsed, nil
-}
-
-// writeHTML answers as Aster's front does when its backend fails.
-func writeHTML(rw http.ResponseWriter, status int) {
-	rw.Header().Set("Content-Type", "text/html; charset=utf-8")
-	rw.WriteHeader(status)
-	_, _ = io.WriteString(rw, "<!DOCTYPE html><html><head><title>We're sorry, but something went wrong (500)</title></head>"+
-		"<body><h1>We're sorry, but something went wrong.</h1></body></html>")
-}
 
 // authenticate checks a V3 signed call (fact sheet §2.2): user, signer,
 // nonce and signature present, signature the last parameter, the EIP-712

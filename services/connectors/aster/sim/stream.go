@@ -12,11 +12,11 @@ func isStreamPath(p string) bool {
 }
 
 // StreamDials counts websocket connections accepted so far.
-func (s *Server) StreamDials() int { return s.streams.Dials() }
+func (s *Server) StreamDials() int { return s.Streams.Dials() }
 
 // DropStreams closes every websocket, as the venue does at the 24 h limit.
-func (s *Server) DropStreams() { s.streams.Drop() }
+func (s *Server) DropStreams() { s.Streams.Drop() }
 
 // SkipDepthUpdates numbers the next n depth events of symbol but does not
 // send them: the client sees a gap in pu.
-func (s *Server) SkipDepthUpdates(symbol string, n int) { s.streams.SkipDepthUpdates(symbol, n) }
+func (s *Server) SkipDepthUpdates(symbol string, n int) { s.Streams.SkipDepthUpdates(symbol, n) }

@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/simkit"
+	"github.com/perpgate/perpgate/pkg/simkit/fapisim"
 )
 
 // The user data stream (fact sheet §12.2, "User Data Streams" of
@@ -118,7 +119,7 @@ func (s *Server) ExpireListenKeys() {
 func (s *Server) serveUserStream(w http.ResponseWriter, r *http.Request) {
 	user, ok := s.userOf(strings.TrimPrefix(r.URL.Path, "/ws/"))
 	if !ok {
-		s.write(w, nil, errf(400, -1125, "This listenKey does not exist."), 0)
+		s.Write(w, nil, errf(400, -1125, "This listenKey does not exist."), 0)
 		return
 	}
 	conn, release, err := s.users.sockets.Accept(w, r, func(ws *websocket.Conn) *userConn {
@@ -179,8 +180,8 @@ func (s *Server) userFrame(ev paper.Event) map[string]any {
 		if ev.Order.Status == paper.Filled || (ev.Order.Status == paper.Open && ev.Order.FilledSize.IsPositive()) {
 			return nil // the TRADE update of the fill said it
 		}
-		x := orderStatus(*ev.Order)
-		return orderUpdate(ms, *ev.Order, x, nil)
+		x := fapisim.OrderStatus(*ev.Order)
+		return s.orderUpdate(ms, *ev.Order, x, nil)
 	case paper.EventFill:
 		s.users.mu.Lock()
 		o, ok := s.users.orders[ev.Fill.OrderID]
@@ -199,7 +200,7 @@ func (s *Server) userFrame(ev paper.Event) map[string]any {
 		s.users.mu.Lock()
 		s.users.orders[o.ID] = o
 		s.users.mu.Unlock()
-		return orderUpdate(ms, o, "TRADE", ev.Fill)
+		return s.orderUpdate(ms, o, "TRADE", ev.Fill)
 	case paper.EventPosition:
 		p := ev.Position
 		amt := p.Size
@@ -225,11 +226,11 @@ func (s *Server) userFrame(ev paper.Event) map[string]any {
 // L last price, N/n commission asset and amount, T time, t trade id, m
 // maker, R reduce-only, wt working type, ot original type, ps position
 // side, rp realized profit.
-func orderUpdate(ms int64, o paper.Order, x string, f *paper.Fill) map[string]any {
-	w := toWireOrder(o)
+func (s *Server) orderUpdate(ms int64, o paper.Order, x string, f *paper.Fill) map[string]any {
+	w := s.ToWireOrder(o)
 	body := map[string]any{"s": o.Market, "c": o.ClientOrderID, "S": string(o.Side), "o": string(o.Type), "f": w.TimeInForce,
 		"q": o.Size.String(), "p": o.Price.String(), "ap": o.AvgFillPrice.String(), "sp": w.StopPrice, "x": x,
-		"X": orderStatus(o), "i": asterID(o.ID), "l": "0", "z": o.FilledSize.String(), "L": "0", "N": "USDT", "n": "0",
+		"X": fapisim.OrderStatus(o), "i": fapisim.VenueID(o.ID), "l": "0", "z": o.FilledSize.String(), "L": "0", "N": "USDT", "n": "0",
 		"T": ms, "t": 0, "b": "0", "a": "0", "m": false, "R": o.ReduceOnly, "wt": "MARK_PRICE", "ot": string(o.Type),
 		"ps": "BOTH", "cp": false, "rp": "0"}
 	if f != nil {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/perpgate/perpgate/pkg/paper"
+	"github.com/perpgate/perpgate/pkg/simkit/fapisim"
 	"github.com/shopspring/decimal"
 )
 
@@ -48,7 +49,7 @@ func (s *Server) liveAlgos(key, sym string) []*algo {
 }
 
 func (s *Server) newAlgo(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
+	m, e := s.Market(q, true)
 	if e != nil {
 		return nil, e
 	}
@@ -63,7 +64,7 @@ func (s *Server) newAlgo(q *req) (any, *apiErr) {
 	if typ != "STOP_MARKET" && typ != "TAKE_PROFIT_MARKET" {
 		return nil, errf(400, -1116, "Invalid orderType.")
 	}
-	if e := s.modeCheck(q.Key, q.Get); e != nil {
+	if e := s.ModeCheck(q.Key, q.Get); e != nil {
 		return nil, e
 	}
 	trigger, e := parsePrice(q.Get, "triggerPrice", m.TickSize)
@@ -92,14 +93,14 @@ func (s *Server) newAlgo(q *req) (any, *apiErr) {
 	if immediate(typ, side, m.MarkPrice, trigger) {
 		return nil, errf(400, -2021, "Order would immediately trigger.")
 	}
-	clientID, e := s.clientID(q.Key, q.Get("clientAlgoId"), true)
+	clientID, e := s.algoClientID(q.Key, q.Get("clientAlgoId"))
 	if e != nil {
 		return nil, e
 	}
 	o, err := s.eng.PlaceOrder(q.Key, paper.OrderRequest{Market: m.Symbol, Side: paper.Side(side), Type: paper.OrderType(typ),
 		Size: qty, TriggerPrice: trigger, ReduceOnly: reduceOnly})
 	if err != nil {
-		return nil, placementError(err, m)
+		return nil, fapisim.PlacementError(err, m)
 	}
 	s.mu.Lock()
 	s.algoSeq++
@@ -131,7 +132,7 @@ func (s *Server) cancelAlgo(q *req) (any, *apiErr) {
 }
 
 func (s *Server) cancelAllAlgos(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
+	m, e := s.Market(q, true)
 	if e != nil {
 		return nil, e
 	}
@@ -142,11 +143,11 @@ func (s *Server) cancelAllAlgos(q *req) (any, *apiErr) {
 			s.mu.Unlock()
 		}
 	}
-	return cancelAllDone, nil
+	return s.CancelAllDone(), nil
 }
 
 func (s *Server) openAlgos(q *req) (any, *apiErr) {
-	m, e := s.market(q, false)
+	m, e := s.Market(q, false)
 	if e != nil {
 		return nil, e
 	}
