@@ -1,10 +1,8 @@
 package binance
 
 import (
-	"errors"
-	"net/http"
-	"strconv"
 
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -68,22 +66,6 @@ var reasons = map[int]contract.Reason{
 	-5028: contract.ReasonAuthenticationFailed, // timestamp outside the matching engine's recvWindow
 }
 
-// fallbackReason classifies an error code the table does not know by its
-// HTTP status.
-func fallbackReason(status int) contract.Reason {
-	switch {
-	case status == http.StatusTooManyRequests || status == http.StatusTeapot:
-		return contract.ReasonUpstreamRateLimited
-	case status == http.StatusUnauthorized:
-		return contract.ReasonAuthenticationFailed
-	case status == http.StatusForbidden: // WAF block
-		return contract.ReasonPermissionDenied
-	case status >= 500 || status == http.StatusRequestTimeout:
-		return contract.ReasonUpstreamUnavailable
-	}
-	return contract.ReasonUnknown
-}
-
 // hints say what to do about a reason, after Binance's own message.
 var hints = map[contract.Reason]string{
 	contract.ReasonAuthenticationFailed: "; check the credential's apiKey and apiSecret (and the machine clock)",
@@ -92,25 +74,15 @@ var hints = map[contract.Reason]string{
 	contract.ReasonUpstreamUnavailable:  "; Binance did not process the request normally: retry shortly (a placement is looked up by its clientOrderId first)",
 }
 
-// upstreamError turns a Binance error answer into the contract error.
+// venueErrors is Binance's table and hints.
+var venueErrors = fapi.Errors{Venue: "Binance", Reasons: reasons, Hints: hints}
+
+// upstreamError turns an error answer of Binance's into the contract error.
 func upstreamError(status, code int, msg string) *contract.Error {
-	reason, ok := reasons[code]
-	if !ok {
-		reason = fallbackReason(status)
-	}
-	ec := ""
-	if code != 0 {
-		ec = strconv.Itoa(code)
-	}
-	text := msg
-	if text == "" {
-		text = http.StatusText(status)
-	}
-	return contract.Upstream(reason, ec, msg, "Binance answered HTTP %d, code %d: %s%s", status, code, text, hints[reason])
+	return venueErrors.Upstream(status, code, msg)
 }
 
-// isCode reports whether err is Binance's error code.
-func isCode(err error, code int) bool {
-	var ce *contract.Error
-	return errors.As(err, &ce) && ce.Code == contract.CodeExchangeError && ce.ExchangeCode == strconv.Itoa(code)
-}
+var (
+	fallbackReason = fapi.FallbackReason
+	isCode         = fapi.IsCode // whether err is the venue's error code
+)
