@@ -19,6 +19,8 @@ import (
 // no venue state, only per-host caches: clock offsets, weight budgets,
 // symbol rules, position modes and funding intervals.
 type Adapter struct {
+	*fapi.MarketData // depth, mark price, funding rate, candles
+
 	cfg Config
 	c   *client
 
@@ -26,7 +28,6 @@ type Adapter struct {
 	meta  map[string]map[string]symbolMeta // by REST base, then native symbol
 	lists map[string][]connector.Market    // by REST base: the last Markets answer
 	modes map[string]modeEntry             // by REST base + user + signer
-	hours map[string]hoursEntry            // by REST base: funding intervals by symbol
 }
 
 var (
@@ -42,27 +43,20 @@ type modeEntry struct {
 	at    time.Time
 }
 
-// hoursTTL is how long fundingInfo's intervals are reused.
-const hoursTTL = time.Hour
-
-type hoursEntry struct {
-	bySymbol map[string]int
-	at       time.Time
-}
-
 // NewAdapter returns an adapter for cfg; hc nil means connector.NewHTTPClient.
 func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	if hc == nil {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
-	return &Adapter{
+	a := &Adapter{
 		cfg:   cfg,
 		c:     newClient(cfg, hc),
 		meta:  map[string]map[string]symbolMeta{},
 		lists: map[string][]connector.Market{},
 		modes: map[string]modeEntry{},
-		hours: map[string]hoursEntry{},
 	}
+	a.MarketData = &fapi.MarketData{Venue: "Aster", Prefix: "/fapi/v3", Call: a.public, Base: a.base, Now: a.c.now}
+	return a
 }
 
 // Exchange implements connector.Adapter.
@@ -128,103 +122,6 @@ func (a *Adapter) symbolMeta(c connector.Credential, native string) symbolMeta {
 	return a.meta[a.base(c)][native]
 }
 
-// GetOrderbook implements connector.Adapter. Aster takes only some book
-// sizes: the next larger one is asked for and cut to depth.
-func (a *Adapter) GetOrderbook(ctx context.Context, c connector.Credential, m connector.Market, n int) (contract.OrderbookResult, error) {
-	limit := fapi.DepthLimit(n)
-	var d depth
-	if err := a.public(ctx, c, "/fapi/v3/depth", symbolParam(m).Add("limit", strconv.Itoa(limit)), fapi.DepthWeight(limit), &d); err != nil {
-		return contract.OrderbookResult{}, err
-	}
-	return contract.OrderbookResult{Bids: levels(d.Bids, n), Asks: levels(d.Asks, n), AsOf: int64(d.T)}, nil
-}
-
-func (a *Adapter) premium(ctx context.Context, c connector.Credential, m connector.Market) (premiumIndex, error) {
-	var p premiumIndex
-	err := a.public(ctx, c, "/fapi/v3/premiumIndex", symbolParam(m), 1, &p)
-	return p, err
-}
-
-// GetMarkPrice implements connector.Adapter.
-func (a *Adapter) GetMarkPrice(ctx context.Context, c connector.Credential, m connector.Market) (contract.MarkPriceResult, error) {
-	p, err := a.premium(ctx, c, m)
-	return contract.MarkPriceResult{MarkPrice: p.MarkPrice, IndexPrice: p.IndexPrice, AsOf: int64(p.Time)}, err
-}
-
-// GetFundingRate implements connector.Adapter: the rate of the current
-// interval (lastFundingRate) and when it is paid.
-func (a *Adapter) GetFundingRate(ctx context.Context, c connector.Credential, m connector.Market) (contract.FundingRateResult, error) {
-	p, err := a.premium(ctx, c, m)
-	if err != nil {
-		return contract.FundingRateResult{}, err
-	}
-	hours, err := a.fundingHours(ctx, c)
-	return contract.FundingRateResult{FundingRate: p.LastFundingRate, NextFundingTime: int64(p.NextFundingTime / 1000),
-		FundingIntervalHours: intervalOf(hours, m.Native), AsOf: int64(p.Time)}, err
-}
-
-// fundingHours reads GET /fapi/v3/fundingInfo (fundingIntervalHours by
-// symbol, fact sheet §4 getFundingRate), cached for hoursTTL; a symbol it
-// does not list is assumed on 8 hours (the fact sheet's fallback).
-func (a *Adapter) fundingHours(ctx context.Context, c connector.Credential) (map[string]int, error) {
-	base := a.base(c)
-	a.mu.Lock()
-	e, ok := a.hours[base]
-	a.mu.Unlock()
-	if ok && a.c.now().Sub(e.at) < hoursTTL {
-		return e.bySymbol, nil
-	}
-	var rows []fundingInfo
-	if err := a.public(ctx, c, "/fapi/v3/fundingInfo", nil, 1, &rows); err != nil {
-		return nil, err
-	}
-	e = hoursEntry{bySymbol: map[string]int{}, at: a.c.now()}
-	for _, r := range rows {
-		if r.FundingIntervalHours > 0 {
-			e.bySymbol[r.Symbol] = r.FundingIntervalHours
-		}
-	}
-	a.mu.Lock()
-	a.hours[base] = e
-	a.mu.Unlock()
-	return e.bySymbol, nil
-}
-
-func intervalOf(hours map[string]int, symbol string) int {
-	if h, ok := hours[symbol]; ok {
-		return h
-	}
-	return 8
-}
-
-// GetCandles implements connector.Adapter; Aster answers oldest first.
-func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m connector.Market, minutes, limit int) (contract.CandlesResult, error) {
-	iv, ok := fapi.Intervals[minutes]
-	if !ok {
-		return contract.CandlesResult{}, contract.Errorf(contract.CodeInvalidRequest, "field \"interval\": Aster has no %d-minute candles", minutes)
-	}
-	weight := 1
-	switch {
-	case limit >= 1000:
-		weight = 10
-	case limit >= 500:
-		weight = 5
-	case limit >= 100:
-		weight = 2
-	}
-	var rows []kline
-	if err := a.public(ctx, c, "/fapi/v3/klines", symbolParam(m).Add("interval", iv).Add("limit", strconv.Itoa(limit)), weight, &rows); err != nil {
-		return contract.CandlesResult{}, err
-	}
-	out := make([]contract.Candle, 0, len(rows))
-	for _, r := range rows {
-		if k, ok := fapi.Candle(r); ok {
-			out = append(out, k)
-		}
-	}
-	return contract.CandlesResult{Candles: out}, nil
-}
-
 // GetMarketsWithFunding implements connector.Adapter: every premium index
 // in one call. Aster publishes no open interest (fact sheet §0 #6), so
 // entries leave it out (DESIGN §13).
@@ -243,7 +140,7 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 	if err := a.public(ctx, c, "/fapi/v3/premiumIndex", nil, 1, &all); err != nil {
 		return contract.MarketsResult{}, err
 	}
-	hours, err := a.fundingHours(ctx, c)
+	hours, err := a.FundingHours(ctx, c)
 	if err != nil {
 		return contract.MarketsResult{}, err
 	}
@@ -258,7 +155,7 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 			continue
 		}
 		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: p.MarkPrice, FundingRate: p.LastFundingRate,
-			FundingIntervalHours: intervalOf(hours, m.Native)})
+			FundingIntervalHours: fapi.IntervalOf(hours, m.Native)})
 	}
 	return contract.MarketsResult{Markets: out}, nil
 }
