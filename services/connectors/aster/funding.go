@@ -23,7 +23,7 @@ func (a *Adapter) Capabilities() connector.Capabilities {
 	return connector.Capabilities{
 		Operations: connector.Supports([]string{contract.OpPlaceProtectionOrders, contract.OpCloseAllPositions}),
 		Features: contract.Features{
-			MaxBatchSize: batchSize, LinkedProtection: false, TriggerPriceType: "mark", MinNotionalPrice: "limit",
+			MaxBatchSize: fapi.BatchSize, LinkedProtection: false, TriggerPriceType: "mark", MinNotionalPrice: "limit",
 			FundingIntervalHours: 8, Amendable: []string{"price", "size"}, DeadManSwitch: contract.Native,
 			FillsHistoryDays: 7, OpenInterest: false,
 		},

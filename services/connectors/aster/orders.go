@@ -2,19 +2,15 @@ package aster
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
-
-// batchSize is how many orders POST /fapi/v3/batchOrders takes (fact
-// sheet §4 placeBatchOrder).
-const batchSize = 5
 
 // place sends a regular order and returns Aster's final answer
 // (newOrderRespType=RESULT). -4061 means the position mode changed
@@ -31,19 +27,6 @@ func (a *Adapter) place(ctx context.Context, c connector.Credential, p params) (
 	return res, err
 }
 
-func limitParams(o connector.OrderRequest) params {
-	tif := "GTC"
-	if o.PostOnly {
-		tif = "GTX" // Aster's post-only time in force (fact sheet §5)
-	}
-	p := symbolParam(o.Market).Add("side", string(o.Side)).Add("type", "LIMIT").
-		Add("quantity", fmtDec(o.Size)).Add("price", fmtDec(o.Price)).Add("timeInForce", tif)
-	if o.ReduceOnly {
-		p = p.Add("reduceOnly", "true")
-	}
-	return p.Add("newClientOrderId", o.ClientOrderID)
-}
-
 // PlaceLimitOrder implements connector.Adapter.
 func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.LimitOrderResult, error) {
 	if err := checkClientID(o.ClientOrderID); err != nil {
@@ -52,11 +35,11 @@ func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o
 	if err := a.oneWay(ctx, c); err != nil {
 		return contract.LimitOrderResult{}, err
 	}
-	res, err := a.place(ctx, c, limitParams(o))
+	res, err := a.place(ctx, c, fapi.LimitParams(o))
 	if err != nil {
 		return contract.LimitOrderResult{}, err
 	}
-	if err := postOnlyExpired(o, res); err != nil {
+	if err := venueErrors.PostOnlyExpired(o, res); err != nil {
 		return contract.LimitOrderResult{}, err
 	}
 	return contract.LimitOrderResult{
@@ -69,16 +52,6 @@ func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o
 	}, nil
 }
 
-// postOnlyExpired turns a GTX order that Aster accepted but expired
-// unfilled into the post-only rejection it is (fact sheet §5).
-func postOnlyExpired(o connector.OrderRequest, res order) error {
-	if o.PostOnly && res.Status == "EXPIRED" && res.ExecutedQty.IsZero() {
-		return contract.Upstream(contract.ReasonPostOnlyRejected, "", "EXPIRED",
-			"Aster expired the post-only order %d: it would have taken liquidity", res.OrderID)
-	}
-	return nil
-}
-
 // PlaceMarketOrder implements connector.Adapter. The RESULT answer gives
 // executed size and average price but no fee (fact sheet §4): fill
 // price, size and fee come from the order's trades (fillOf).
@@ -86,7 +59,7 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 	if err := checkClientID(o.ClientOrderID); err != nil {
 		return contract.MarketOrderResult{}, err
 	}
-	size, err := a.marketSize(c, o.Market, o.Size)
+	size, err := fapi.MarketSize(a.symbolMeta(c, o.Market.Native), o.Market, o.Size)
 	if err != nil {
 		return contract.MarketOrderResult{}, err
 	}
@@ -160,18 +133,6 @@ func (a *Adapter) fillOf(ctx context.Context, c connector.Credential, m connecto
 	return f, nil
 }
 
-// marketSize applies MARKET_LOT_SIZE when its step is coarser than LOT_SIZE's.
-func (a *Adapter) marketSize(c connector.Credential, m connector.Market, size decimal.Decimal) (decimal.Decimal, error) {
-	step := a.symbolMeta(c, m.Native).MarketStep
-	if step.IsPositive() && step.GreaterThan(m.LotSize) {
-		size = size.Sub(size.Mod(step))
-		if !size.IsPositive() {
-			return size, contract.Errorf(contract.CodeInvalidRequest, "size rounds to zero on %s: the market-order lot step is %s", m.Canonical, step)
-		}
-	}
-	return size, nil
-}
-
 // placeStop sends a conditional order: an ordinary order with stopPrice
 // (fact sheet §0 #5), triggered on the mark price (the default would be
 // the last price).
@@ -211,92 +172,12 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 	}, nil
 }
 
-// PlaceBatchOrder implements connector.Adapter. Aster takes 5 orders a
-// call and places each on its own, not atomically (fact sheet §4), so the batch is sent
-// in calls of 5, in order, and each order reports its own outcome. Once a
-// call has placed orders, a later call's failure rejects only its orders.
+// PlaceBatchOrder implements connector.Adapter with POST /fapi/v3/batchOrders,
+// five orders a call, each placed on its own (fapi PlaceBatch).
 func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, orders []connector.OrderRequest) ([]contract.BatchOrderResult, error) {
-	out := make([]contract.BatchOrderResult, len(orders))
-	var send []int
-	for i, o := range orders {
-		if err := checkClientID(o.ClientOrderID); err != nil {
-			ce, _ := contract.AsError(err)
-			out[i] = contract.BatchOrderResult{Status: contract.StatusRejected, Error: ce}
-			continue
-		}
-		send = append(send, i)
-	}
-	if len(send) == 0 {
-		return out, nil
-	}
-	if err := a.oneWay(ctx, c); err != nil {
-		return nil, err
-	}
-	placedAny := false
-	for start := 0; start < len(send); start += batchSize {
-		chunk := send[start:min(start+batchSize, len(send))]
-		items := make([]batchItem, len(chunk))
-		for j, i := range chunk {
-			items[j] = toBatchItem(orders[i])
-		}
-		body, err := json.Marshal(items)
-		if err != nil {
-			return nil, err
-		}
-		var answers []batchAnswer
-		err = a.signed(ctx, c, http.MethodPost, "/fapi/v3/batchOrders", params{}.Add("batchOrders", string(body)), 5, &answers)
-		if err != nil {
-			if !placedAny {
-				return nil, err
-			}
-			ce, _ := contract.AsError(err)
-			status := contract.StatusRejected
-			if connector.Ambiguous(err) { // a 5xx or timeout: the chunk may have been placed
-				status = contract.StatusUnknown
-			}
-			for _, i := range chunk {
-				out[i] = contract.BatchOrderResult{Status: status, Error: ce}
-			}
-			continue
-		}
-		for j, i := range chunk {
-			out[i] = batchResult(orders[i], answers, j)
-			if out[i].Status != contract.StatusRejected {
-				placedAny = true
-			}
-		}
-	}
-	return out, nil
-}
-
-func toBatchItem(o connector.OrderRequest) batchItem {
-	tif := "GTC"
-	if o.PostOnly {
-		tif = "GTX"
-	}
-	it := batchItem{Symbol: o.Market.Native, Side: string(o.Side), Type: "LIMIT", Quantity: fmtDec(o.Size),
-		Price: fmtDec(o.Price), TimeInForce: tif, NewClientOrderID: o.ClientOrderID}
-	if o.ReduceOnly {
-		it.ReduceOnly = "true"
-	}
-	return it
-}
-
-// batchResult reads slot j of a batch answer.
-func batchResult(o connector.OrderRequest, answers []batchAnswer, j int) contract.BatchOrderResult {
-	if j >= len(answers) {
-		return contract.BatchOrderResult{Status: contract.StatusRejected,
-			Error: contract.Upstream(contract.ReasonUnknown, "", "", "Aster's batch answer has no slot for this order")}
-	}
-	ans := answers[j]
-	if (ans.Code != 0 && ans.Code != 200) || ans.OrderID == 0 {
-		return contract.BatchOrderResult{Status: contract.StatusRejected, Error: upstreamError(http.StatusBadRequest, int(ans.Code), ans.Msg)}
-	}
-	if err := postOnlyExpired(o, ans.order); err != nil {
-		ce, _ := contract.AsError(err)
-		return contract.BatchOrderResult{OrderID: strconv.FormatInt(int64(ans.OrderID), 10), Status: contract.StatusRejected, Error: ce}
-	}
-	return contract.BatchOrderResult{OrderID: strconv.FormatInt(int64(ans.OrderID), 10), Status: statusFromWire(ans.Status, ans.ExecutedQty.IsPositive())}
+	return venueErrors.PlaceBatch(ctx, a.signed, "/fapi/v3/batchOrders", c, orders,
+		func(o connector.OrderRequest) error { return checkClientID(o.ClientOrderID) },
+		func() error { return a.oneWay(ctx, c) })
 }
 
 // PlaceProtectionOrders implements connector.Adapter with two reduce-only

@@ -28,11 +28,3 @@ type leverageAnswer struct {
 	Symbol   string        `json:"symbol"`
 	Leverage connector.Int `json:"leverage"`
 }
-
-// batchAnswer is one slot of the batch answer: an order, or {code,msg}
-// with code a number or a string ("-2011").
-type batchAnswer struct {
-	order
-	Code connector.Int `json:"code"`
-	Msg  string        `json:"msg"`
-}

@@ -1,7 +1,6 @@
 package binance
 
 import (
-
 	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/contract"
 )

@@ -66,10 +66,3 @@ type leverageAnswer struct {
 	Symbol   string `json:"symbol"`
 	Leverage int    `json:"leverage"`
 }
-
-// batchAnswer is one slot of the batch answer: an order, or {code,msg}.
-type batchAnswer struct {
-	order
-	Code int    `json:"code"`
-	Msg  string `json:"msg"`
-}
