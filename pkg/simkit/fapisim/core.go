@@ -812,9 +812,9 @@ func (s *Core) MarketMaxQty(symbol string) decimal.Decimal {
 
 // SetHedgeMode switches an account between hedge (dual-side) and one-way
 // position mode.
-func (s *Core) SetHedgeMode(user string, on bool) {
+func (s *Core) SetHedgeMode(account string, on bool) {
 	s.mu.Lock()
-	s.hedge[strings.ToLower(user)] = on
+	s.hedge[account] = on
 	s.mu.Unlock()
 }
 

@@ -240,3 +240,20 @@ func TestNumbersAsStringsOrNumbers(t *testing.T) {
 		`{"id":"698759","orderId":"25851813","symbol":"BTCUSDT","side":"BUY","price":"7819.01","qty":"0.002","commission":"0.00312760","time":"1569514978020"}`,
 		`{"id":698759,"orderId":25851813,"symbol":"BTCUSDT","side":"BUY","price":7819.01,"qty":0.002,"commission":0.00312760,"time":1569514978020}`)
 }
+
+// TestHedgeModeRefused: an account in hedge position mode gets
+// INVALID_REQUEST saying so, and nothing is placed.
+func TestHedgeModeRefused(t *testing.T) {
+	f := newFixture(t, sim.Config{})
+	f.sim.SetHedgeMode(testUser, true)
+	m := f.market(t, "BTCUSDT")
+	_, err := f.a.PlaceLimitOrder(context.Background(), f.cred, connector.OrderRequest{Market: m, Type: connector.Limit, Side: contract.Buy,
+		Size: decimal.RequireFromString("0.01"), Price: decimal.RequireFromString("90000"), ClientOrderID: "hedge-1"})
+	ce, ok := contract.AsError(err)
+	if !ok || ce.Code != contract.CodeInvalidRequest || !strings.Contains(ce.Message, "hedge position mode") {
+		t.Fatalf("hedge mode: %v", err)
+	}
+	if open, _ := f.sim.Engine().OpenOrders(strings.ToLower(testUser), ""); len(open) != 0 {
+		t.Errorf("placed %v", open)
+	}
+}

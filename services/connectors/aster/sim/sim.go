@@ -128,6 +128,10 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	s.Core.ServeHTTP(rw, r)
 }
 
+// SetHedgeMode switches the user's account between hedge (dual-side) and
+// one-way position mode.
+func (s *Server) SetHedgeMode(user string, on bool) { s.Core.SetHedgeMode(strings.ToLower(user), on) }
+
 // ApproveAgent lets signer sign for user, as the "Pro API" page or
 // approveAgent does (fact sheet §2.1).
 func (s *Server) ApproveAgent(user, signer string) {
