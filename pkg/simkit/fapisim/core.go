@@ -24,6 +24,9 @@ type Options struct {
 	WeightLimit int              // REQUEST_WEIGHT per minute
 	// MarketMaxQty is MARKET_LOT_SIZE maxQty by symbol; default 1000000000.
 	MarketMaxQty map[string]decimal.Decimal
+	// PageCap caps every history page (income), so tests can make the
+	// connector page; 0: the documented limits.
+	PageCap int
 	// Conditional: STOP_MARKET and TAKE_PROFIT_MARKET are ordinary orders
 	// with stopPrice, listed, looked up and cancelled with the others
 	// (Aster). Else the order endpoint refuses them (-4120) and they live
@@ -53,6 +56,9 @@ type Core struct {
 	Streams *simkit.MarketStreams // market-data websockets
 	Routes  map[string]Route
 	opt     Options
+
+	margins    Margins
+	countdowns Countdowns
 
 	mu          sync.Mutex
 	hedge       map[string]bool
@@ -973,3 +979,47 @@ func (s *Core) Hedge(key string) bool {
 	defer s.mu.Unlock()
 	return s.hedge[key]
 }
+
+// ModifyOrder is Modify Order (PUT order, Modify).
+func (s *Core) ModifyOrder(q *Req) (any, *APIErr) {
+	return Modify(s.Eng, q, s.Lookup, func(o paper.Order) any { return s.Answer(o) })
+}
+
+// CountdownCancelAll is Auto-Cancel All Open Orders (Countdowns).
+func (s *Core) CountdownCancelAll(q *Req) (any, *APIErr) {
+	m, e := s.Market(q, true)
+	if e != nil {
+		return nil, e
+	}
+	return s.countdowns.Set(s.Eng, q, m)
+}
+
+// Income is Get Income History (the Income function).
+func (s *Core) Income(q *Req) (any, *APIErr) {
+	m, e := s.Market(q, false)
+	if e != nil {
+		return nil, e
+	}
+	return Income(s.Eng, s.opt.PageCap, q, m.Symbol)
+}
+
+// Leverage is Change Initial Leverage (the Leverage function).
+func (s *Core) Leverage(q *Req) (any, *APIErr) {
+	m, e := s.Market(q, true)
+	if e != nil {
+		return nil, e
+	}
+	return Leverage(s.Eng, q, m, func(err error) *APIErr { return PlacementError(err, m) })
+}
+
+// MarginType is Change Margin Type (Margins).
+func (s *Core) MarginType(q *Req) (any, *APIErr) {
+	m, e := s.Market(q, true)
+	if e != nil {
+		return nil, e
+	}
+	return s.margins.Change(s.Eng, q, m)
+}
+
+// MarginOf is the account's margin type on sym.
+func (s *Core) MarginOf(key, sym string) string { return s.margins.Of(key, sym) }

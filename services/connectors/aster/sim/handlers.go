@@ -24,17 +24,17 @@ func (s *Server) table() map[string]fapisim.Route {
 		"GET /fapi/v3/positionRisk":          sig(w(5), s.positionRisk),
 		"GET /fapi/v3/positionSide/dual":     sig(w(30), s.PositionSideDual),
 		"GET /fapi/v3/userTrades":            sig(w(5), s.UserTrades),
-		"GET /fapi/v3/income":                sig(w(30), s.income),
+		"GET /fapi/v3/income":                sig(w(30), s.Income),
 		"GET /fapi/v3/openOrders":            sig(bySymbol(1, 40), s.OpenOrders),
 		"GET /fapi/v3/order":                 sig(w(1), s.QueryOrder),
 		"POST /fapi/v3/order":                sig(w(1), s.NewOrder),
 		"DELETE /fapi/v3/order":              sig(w(1), s.CancelOrder),
-		"PUT /fapi/v3/order":                 sig(w(1), s.modifyOrder),
-		"POST /fapi/v3/countdownCancelAll":   sig(w(10), s.countdownCancelAll),
+		"PUT /fapi/v3/order":                 sig(w(1), s.ModifyOrder),
+		"POST /fapi/v3/countdownCancelAll":   sig(w(10), s.CountdownCancelAll),
 		"POST /fapi/v3/batchOrders":          sig(w(5), s.BatchOrders),
 		"DELETE /fapi/v3/allOpenOrders":      sig(w(1), s.CancelAll),
-		"POST /fapi/v3/leverage":             sig(w(1), s.leverage),
-		"POST /fapi/v3/marginType":           sig(w(1), s.marginType),
+		"POST /fapi/v3/leverage":             sig(w(1), s.Leverage),
+		"POST /fapi/v3/marginType":           sig(w(1), s.MarginType),
 		"POST /fapi/v3/listenKey":            sig(w(1), s.newListenKey),
 		"PUT /fapi/v3/listenKey":             sig(w(1), s.keepListenKey),
 		"DELETE /fapi/v3/listenKey":          sig(w(1), s.closeListenKey),
@@ -92,7 +92,7 @@ func (s *Server) positionRow(q *req, p paper.Position) map[string]any {
 	}
 	lev, _ := s.eng.Leverage(q.Key, p.Market)
 	mt := "cross"
-	if s.marginOf(q.Key, p.Market) == "ISOLATED" {
+	if s.MarginOf(q.Key, p.Market) == "ISOLATED" {
 		mt = "isolated"
 	}
 	return map[string]any{

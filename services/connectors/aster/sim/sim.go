@@ -78,8 +78,6 @@ type Server struct {
 	eng *paper.Engine
 
 	mu         sync.Mutex
-	margins    fapisim.Margins
-	countdowns fapisim.Countdowns
 	nonces     map[string][]uint64 // signer → its last 100 nonces
 	listenKeys map[string]string   // user → listen key
 	users      userHub             // user data streams (userstream.go)
@@ -111,7 +109,7 @@ func New(cfg Config) *Server {
 	// times are strings in single-order answers (§0 #9); cancel-all
 	// answers code "200" (§4).
 	s.Core = fapisim.NewCore(eng, lowerKeys(cfg.Agents), fapisim.Options{Now: cfg.Now, WeightLimit: cfg.WeightLimit,
-		MarketMaxQty: cfg.MarketMaxQty, Conditional: true, StringIDs: true, CancelAllCode: "200",
+		MarketMaxQty: cfg.MarketMaxQty, PageCap: cfg.PageCap, Conditional: true, StringIDs: true, CancelAllCode: "200",
 		Auth: s.authenticate, StreamPath: isStreamPath})
 	s.Routes = s.table()
 	eng.OnEvent(s.onEvent)

@@ -30,13 +30,13 @@ func (s *Server) table() map[string]fapisim.Route {
 			}, nil
 		}),
 		"GET /fapi/v1/userTrades":          sig(w(5), s.UserTrades),
-		"GET /fapi/v1/income":              sig(w(30), s.income),
+		"GET /fapi/v1/income":              sig(w(30), s.Income),
 		"GET /fapi/v1/openOrders":          sig(bySymbol(1, 40), s.OpenOrders),
 		"GET /fapi/v1/order":               sig(w(1), s.QueryOrder),
 		"POST /fapi/v1/order":              sig(w(0), s.NewOrder),
 		"DELETE /fapi/v1/order":            sig(w(1), s.CancelOrder),
-		"PUT /fapi/v1/order":               sig(w(1), s.modifyOrder),
-		"POST /fapi/v1/countdownCancelAll": sig(w(10), s.countdownCancelAll),
+		"PUT /fapi/v1/order":               sig(w(1), s.ModifyOrder),
+		"POST /fapi/v1/countdownCancelAll": sig(w(10), s.CountdownCancelAll),
 		"POST /fapi/v1/batchOrders":        sig(w(5), s.BatchOrders),
 		"DELETE /fapi/v1/allOpenOrders":    sig(w(1), s.CancelAll),
 		"POST /fapi/v1/algoOrder":          sig(w(0), s.newAlgo),
@@ -44,8 +44,8 @@ func (s *Server) table() map[string]fapisim.Route {
 		"GET /fapi/v1/algoOrder":           sig(w(1), s.queryAlgo),
 		"DELETE /fapi/v1/algoOpenOrders":   sig(w(1), s.cancelAllAlgos),
 		"GET /fapi/v1/openAlgoOrders":      sig(bySymbol(1, 40), s.openAlgos),
-		"POST /fapi/v1/leverage":           sig(w(1), s.leverage),
-		"POST /fapi/v1/marginType":         sig(w(1), s.marginType),
+		"POST /fapi/v1/leverage":           sig(w(1), s.Leverage),
+		"POST /fapi/v1/marginType":         sig(w(1), s.MarginType),
 	}
 }
 
@@ -94,7 +94,7 @@ func (s *Server) symbolConfig(q *req) (any, *apiErr) {
 			continue
 		}
 		lev, _ := s.eng.Leverage(q.Key, info.Symbol)
-		out = append(out, map[string]any{"symbol": info.Symbol, "marginType": s.marginOf(q.Key, info.Symbol),
+		out = append(out, map[string]any{"symbol": info.Symbol, "marginType": s.MarginOf(q.Key, info.Symbol),
 			"isAutoAddMargin": false, "leverage": lev, "maxNotionalValue": "1000000"})
 	}
 	return out, nil

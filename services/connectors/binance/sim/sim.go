@@ -69,11 +69,9 @@ type Server struct {
 	cfg Config
 	eng *paper.Engine
 
-	mu         sync.Mutex
-	margins    fapisim.Margins
-	countdowns fapisim.Countdowns
-	algos      map[int64]*algo
-	algoSeq    int64
+	mu      sync.Mutex
+	algos   map[int64]*algo
+	algoSeq int64
 }
 
 // New returns a simulator with cfg's defaults filled in.
@@ -93,7 +91,7 @@ func New(cfg Config) *Server {
 	// order answers carry no avgPrice and no cumQuote
 	// (binance-connector-python 14.0.0 changelog).
 	s.Core = fapisim.NewCore(eng, cfg.Keys, fapisim.Options{Now: cfg.Now, WeightLimit: cfg.WeightLimit,
-		MarketMaxQty: cfg.MarketMaxQty, NoResultAverage: true, CancelAllCode: 200,
+		MarketMaxQty: cfg.MarketMaxQty, PageCap: cfg.PageCap, NoResultAverage: true, CancelAllCode: 200,
 		Auth: s.authenticate, StreamPath: isStreamPath})
 	s.Routes = s.table()
 	return s
