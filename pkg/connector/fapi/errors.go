@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -97,19 +98,12 @@ func (e Errors) Upstream(status, code int, msg string) *contract.Error {
 }
 
 // FallbackReason classifies an error code a table does not know by its
-// HTTP status.
+// HTTP status (venuekit.StatusReason); 418 is the venues' IP ban.
 func FallbackReason(status int) contract.Reason {
-	switch {
-	case status == http.StatusTooManyRequests || status == http.StatusTeapot:
+	if status == http.StatusTeapot {
 		return contract.ReasonUpstreamRateLimited
-	case status == http.StatusUnauthorized:
-		return contract.ReasonAuthenticationFailed
-	case status == http.StatusForbidden: // WAF block
-		return contract.ReasonPermissionDenied
-	case status >= 500 || status == http.StatusRequestTimeout:
-		return contract.ReasonUpstreamUnavailable
 	}
-	return contract.ReasonUnknown
+	return venuekit.StatusReason(status)
 }
 
 // IsCode reports whether err is the venue's error code.

@@ -25,10 +25,9 @@ type Adapter struct {
 	c   *client
 
 	mu    sync.Mutex
-	meta  map[string]map[string]symbolMeta // by REST base, then native symbol
-	lists venuekit.Lists                   // by REST base
-	modes venuekit.Memo[bool]              // hedge mode, by REST base + apiKey
-	oi    map[string]oiEntry               // by REST base + symbol
+	lists venuekit.Catalog[symbolMeta] // by REST base: markets and their market-order rules
+	modes venuekit.Memo[bool]          // hedge mode, by REST base + apiKey
+	oi    map[string]oiEntry           // by REST base + symbol
 }
 
 var (
@@ -54,10 +53,9 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
 	a := &Adapter{
-		cfg:  cfg,
-		c:    newClient(cfg, hc),
-		meta: map[string]map[string]symbolMeta{},
-		oi:   map[string]oiEntry{},
+		cfg: cfg,
+		c:   newClient(cfg, hc),
+		oi:  map[string]oiEntry{},
 	}
 	a.MarketData = &fapi.MarketData{Venue: "Binance", Prefix: "/fapi/v1", Call: a.public, Base: a.base, Now: a.c.now}
 	return a
@@ -108,17 +106,13 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	list, meta := marketsFromInfo(info)
 	base := a.base(c)
 	a.c.host(base).gate.SetLimit(weightLimit(info))
-	a.lists.Set(base, list)
-	a.mu.Lock()
-	a.meta[base] = meta
-	a.mu.Unlock()
+	a.lists.Put(base, list, meta)
 	return list, nil
 }
 
 func (a *Adapter) symbolMeta(c connector.Credential, native string) symbolMeta {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.meta[a.base(c)][native]
+	m, _ := a.lists.Rules(a.base(c), native)
+	return m
 }
 
 // GetMarketsWithFunding implements connector.Adapter: every premium index

@@ -2,8 +2,6 @@ package binance
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -75,9 +73,7 @@ func (c *client) host(base string) *host { return c.hosts.Get(base) }
 // sign returns the HMAC-SHA256 of payload under secret as lower-case hex,
 // Binance's `signature` parameter.
 func sign(secret, payload string) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(payload))
-	return hex.EncodeToString(m.Sum(nil))
+	return hex.EncodeToString(venuekit.HMACSHA256(secret, payload))
 }
 
 // signedPayload appends timestamp and recvWindow to the encoded

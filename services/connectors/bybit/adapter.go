@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
@@ -20,10 +19,8 @@ type Adapter struct {
 	cfg Config
 	c   *client
 
-	mu    sync.Mutex
-	meta  map[string]map[string]symbolMeta // by REST base, then native symbol
-	lists venuekit.Lists                   // by REST base
-	modes venuekit.Memo[bool]              // one-way mode seen, by base + apiKey + symbol
+	lists venuekit.Catalog[symbolMeta] // by REST base: markets and their market-order rules
+	modes venuekit.Memo[bool]          // one-way mode seen, by base + apiKey + symbol
 }
 
 var (
@@ -40,9 +37,8 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
 	return &Adapter{
-		cfg:  cfg,
-		c:    newClient(cfg, hc),
-		meta: map[string]map[string]symbolMeta{},
+		cfg: cfg,
+		c:   newClient(cfg, hc),
 	}
 }
 
@@ -133,17 +129,13 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	}
 	list, meta := marketsFromInstruments(all)
 	base := a.base(c)
-	a.lists.Set(base, list)
-	a.mu.Lock()
-	a.meta[base] = meta
-	a.mu.Unlock()
+	a.lists.Put(base, list, meta)
 	return list, nil
 }
 
 func (a *Adapter) symbolMeta(c connector.Credential, native string) symbolMeta {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.meta[a.base(c)][native]
+	m, _ := a.lists.Rules(a.base(c), native)
+	return m
 }
 
 // GetOrderbook implements connector.Adapter (limit 1 to 1000 for linear).

@@ -2,8 +2,6 @@ package bybit
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -86,9 +84,7 @@ func (c *client) host(base string) *host { return c.hosts.Get(base) }
 // sign is HMAC-SHA256 of timestamp + apiKey + recvWindow + payload under
 // secret, in lower-case hex (guide: "Authentication").
 func sign(secret string, timestampMs int64, apiKey string, recvWindowMs int64, payload string) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(strconv.FormatInt(timestampMs, 10) + apiKey + strconv.FormatInt(recvWindowMs, 10) + payload))
-	return hex.EncodeToString(m.Sum(nil))
+	return hex.EncodeToString(venuekit.HMACSHA256(secret, strconv.FormatInt(timestampMs, 10)+apiKey+strconv.FormatInt(recvWindowMs, 10)+payload))
 }
 
 // do sends r to base and decodes a successful answer's result into out

@@ -2,9 +2,9 @@ package bybit
 
 import (
 	"errors"
-	"net/http"
 	"strconv"
 
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -76,13 +76,7 @@ func upstreamError(code int, msg string) *contract.Error {
 // (guide: 400 bad method, 401 bad auth headers, 404 wrong path or a
 // category that does not match the account, 5xx server side).
 func httpError(status int, r request) *contract.Error {
-	reason := contract.ReasonUnknown
-	switch {
-	case status == http.StatusUnauthorized:
-		reason = contract.ReasonAuthenticationFailed
-	case status >= 500 || status == http.StatusRequestTimeout:
-		reason = contract.ReasonUpstreamUnavailable
-	}
+	reason := venuekit.StatusReason(status)
 	return contract.Upstream(reason, strconv.Itoa(status), "", "Bybit answered HTTP %d to %s %s%s", status, r.method, r.path, hints[reason])
 }
 

@@ -6,17 +6,13 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
 // Amendable implements connector.Amender: the modify action sends the
 // whole order, so every field of a limit or trigger order can change.
-func (a *Adapter) Amendable(t connector.OrderType) []string {
-	if t == connector.Stop {
-		return []string{connector.FieldSize, connector.FieldTriggerPrice}
-	}
-	return []string{connector.FieldPrice, connector.FieldSize}
-}
+func (a *Adapter) Amendable(t connector.OrderType) []string { return venuekit.EveryField(t) }
 
 // ModifyOrder implements connector.Amender with the modify action
 // (https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/exchange-endpoint#modify-an-order).

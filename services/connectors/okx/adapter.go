@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
@@ -19,10 +18,8 @@ type Adapter struct {
 	cfg Config
 	c   *client
 
-	mu      sync.Mutex
-	meta    map[string]map[string]instMeta // by scope, then instId
-	lists   venuekit.Lists                 // by scope
-	configs venuekit.Memo[accountConfig]   // by scope + apiKey
+	lists   venuekit.Catalog[instMeta]   // by scope: swaps and their contract rules by instId
+	configs venuekit.Memo[accountConfig] // by scope + apiKey
 }
 
 var (
@@ -39,7 +36,7 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	if hc == nil {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
-	return &Adapter{cfg: cfg, c: newClient(cfg, hc), meta: map[string]map[string]instMeta{}}
+	return &Adapter{cfg: cfg, c: newClient(cfg, hc)}
 }
 
 // Exchange implements connector.Adapter.
@@ -127,10 +124,7 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 		return nil, err
 	}
 	list, meta := marketsFromInstruments(insts)
-	a.mu.Lock()
-	a.meta[a.scope(c)] = meta
-	a.lists.Set(a.scope(c), list)
-	a.mu.Unlock()
+	a.lists.Put(a.scope(c), list, meta)
 	return list, nil
 }
 
@@ -138,18 +132,13 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 // when this adapter has not yet (the runtime may have cached the markets
 // from another replica's answer).
 func (a *Adapter) inst(ctx context.Context, c connector.Credential, instID string) (instMeta, error) {
-	a.mu.Lock()
-	im, ok := a.meta[a.scope(c)][instID]
-	a.mu.Unlock()
-	if ok {
+	if im, ok := a.lists.Rules(a.scope(c), instID); ok {
 		return im, nil
 	}
 	if _, err := a.Markets(ctx, c); err != nil {
 		return instMeta{}, err
 	}
-	a.mu.Lock()
-	im, ok = a.meta[a.scope(c)][instID]
-	a.mu.Unlock()
+	im, ok := a.lists.Rules(a.scope(c), instID)
 	if !ok {
 		return instMeta{}, contract.Errorf(contract.CodeUnknownMarket, "%s is not a live USDT swap on OKX", instID)
 	}

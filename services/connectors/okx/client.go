@@ -2,8 +2,6 @@ package okx
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -80,9 +78,7 @@ func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 // sign is OK-ACCESS-SIGN: base64 of HMAC-SHA256 over timestamp + METHOD +
 // request path (with ?query) + body.
 func sign(secret, ts, method, requestPath, body string) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(ts + strings.ToUpper(method) + requestPath + body))
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+	return base64.StdEncoding.EncodeToString(venuekit.HMACSHA256(secret, ts+strings.ToUpper(method)+requestPath+body))
 }
 
 // code is OKX's code or sCode: a string on the wire, tolerated as a number.

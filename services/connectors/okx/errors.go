@@ -4,13 +4,14 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
 // reasons maps OKX error codes (code or sCode; fact sheet §3 and OKX's
 // error-code table, https://www.okx.com/docs-v5/en/#error-code) to the
 // upstream failure reasons of DESIGN §4. A code not listed falls back on
-// the HTTP status (fallbackReason).
+// the HTTP status (venuekit.StatusReason).
 var reasons = map[string]contract.Reason{
 	"1":     contract.ReasonUnknown,              // operation failed, no item reason
 	"50001": contract.ReasonUpstreamUnavailable,  // service temporarily unavailable
@@ -63,22 +64,6 @@ var reasons = map[string]contract.Reason{
 	"59102": contract.ReasonInvalidOrder,       // leverage above the maximum
 }
 
-// fallbackReason classifies an error code the table does not know by its
-// HTTP status.
-func fallbackReason(status int) contract.Reason {
-	switch {
-	case status == http.StatusTooManyRequests:
-		return contract.ReasonUpstreamRateLimited
-	case status == http.StatusUnauthorized:
-		return contract.ReasonAuthenticationFailed
-	case status == http.StatusForbidden:
-		return contract.ReasonPermissionDenied
-	case status >= 500 || status == http.StatusRequestTimeout:
-		return contract.ReasonUpstreamUnavailable
-	}
-	return contract.ReasonUnknown
-}
-
 // hints say what to do about a reason, after OKX's own message.
 var hints = map[contract.Reason]string{
 	contract.ReasonAuthenticationFailed: "; check the credential's apiKey, apiSecret and passphrase (and the machine clock)",
@@ -98,7 +83,7 @@ var codeHints = map[string]string{
 func upstreamError(status int, ec, msg string) *contract.Error {
 	reason, ok := reasons[ec]
 	if !ok {
-		reason = fallbackReason(status)
+		reason = venuekit.StatusReason(status)
 	}
 	text := msg
 	if text == "" {

@@ -4,18 +4,14 @@ import (
 	"context"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
 )
 
 // Amendable implements connector.Amender: the paper venue amends every
 // field of its resting orders (PATCH /v1/accounts/{account}/orders/{id}).
-func (a *Adapter) Amendable(t connector.OrderType) []string {
-	if t == connector.Stop {
-		return []string{connector.FieldSize, connector.FieldTriggerPrice}
-	}
-	return []string{connector.FieldPrice, connector.FieldSize}
-}
+func (a *Adapter) Amendable(t connector.OrderType) []string { return venuekit.EveryField(t) }
 
 // ModifyOrder implements connector.Amender.
 func (a *Adapter) ModifyOrder(ctx context.Context, c connector.Credential, am connector.Amendment) (contract.Order, error) {

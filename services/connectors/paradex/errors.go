@@ -1,9 +1,9 @@
 package paradex
 
 import (
-	"net/http"
 	"strconv"
 
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -68,18 +68,7 @@ type apiError struct {
 func upstreamError(status int, code, msg, what string) error {
 	reason, ok := reasons[code]
 	if !ok {
-		switch {
-		case status == http.StatusUnauthorized:
-			reason = contract.ReasonAuthenticationFailed
-		case status == http.StatusForbidden:
-			reason = contract.ReasonPermissionDenied
-		case status == http.StatusNotFound && code == "":
-			reason = contract.ReasonUnknown
-		case status >= 500 || status == http.StatusRequestTimeout:
-			reason = contract.ReasonUpstreamUnavailable
-		default:
-			reason = contract.ReasonUnknown
-		}
+		reason = venuekit.StatusReason(status) // 429 is answered before (client.send)
 	}
 	exCode := code
 	if exCode == "" {
