@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
@@ -24,10 +23,8 @@ type Adapter struct {
 	cfg Config
 	c   *client
 
-	mu    sync.Mutex
-	meta  map[string]map[string]symbolMeta // by REST base, then native symbol
-	lists map[string][]connector.Market    // by REST base: the last Markets answer
-	modes map[string]modeEntry             // by REST base + user + signer
+	lists venuekit.Catalog[symbolMeta] // by REST base: markets and their market-order rules
+	modes venuekit.Memo[bool]          // hedge mode, by REST base + user + signer
 }
 
 var (
@@ -38,23 +35,12 @@ var (
 // modeTTL is how long a credential's position mode is trusted.
 const modeTTL = 5 * time.Minute
 
-type modeEntry struct {
-	hedge bool
-	at    time.Time
-}
-
 // NewAdapter returns an adapter for cfg; hc nil means connector.NewHTTPClient.
 func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	if hc == nil {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
-	a := &Adapter{
-		cfg:   cfg,
-		c:     newClient(cfg, hc),
-		meta:  map[string]map[string]symbolMeta{},
-		lists: map[string][]connector.Market{},
-		modes: map[string]modeEntry{},
-	}
+	a := &Adapter{cfg: cfg, c: newClient(cfg, hc)}
 	a.MarketData = &fapi.MarketData{Venue: "Aster", Prefix: "/fapi/v3", Call: a.public, Base: a.base, Now: a.c.now}
 	return a
 }
@@ -110,31 +96,22 @@ func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connec
 	list, meta := fapi.Markets(info, quote)
 	base := a.base(c)
 	a.c.host(base).gate.SetLimit(fapi.WeightLimit(info))
-	a.mu.Lock()
-	a.meta[base], a.lists[base] = meta, list
-	a.mu.Unlock()
+	a.lists.Put(base, list, meta)
 	return list, nil
 }
 
 func (a *Adapter) symbolMeta(c connector.Credential, native string) symbolMeta {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.meta[a.base(c)][native]
+	m, _ := a.lists.Rules(a.base(c), native)
+	return m
 }
 
 // GetMarketsWithFunding implements connector.Adapter: every premium index
 // in one call. Aster publishes no open interest (fact sheet §0 #6), so
 // entries leave it out (DESIGN §13).
 func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credential) (contract.MarketsResult, error) {
-	base := a.base(c)
-	a.mu.Lock()
-	list := a.lists[base]
-	a.mu.Unlock()
-	if list == nil {
-		var err error
-		if list, err = a.Markets(ctx, c); err != nil {
-			return contract.MarketsResult{}, err
-		}
+	list, err := a.lists.Get(ctx, a.base(c), func(ctx context.Context) ([]connector.Market, error) { return a.Markets(ctx, c) })
+	if err != nil {
+		return contract.MarketsResult{}, err
 	}
 	var all []premiumIndex
 	if err := a.public(ctx, c, "/fapi/v3/premiumIndex", nil, 1, &all); err != nil {
@@ -291,9 +268,7 @@ func (a *Adapter) positionMode(ctx context.Context, c connector.Credential, k *k
 	if err := a.c.do(ctx, base, k, request{method: http.MethodGet, path: "/fapi/v3/positionSide/dual", signed: true, weight: 30}, &res); err != nil {
 		return false, err
 	}
-	a.mu.Lock()
-	a.modes[modeKey(base, k)] = modeEntry{hedge: res.DualSidePosition, at: a.c.now()}
-	a.mu.Unlock()
+	a.modes.Put(modeKey(base, k), res.DualSidePosition, a.c.now())
 	return res.DualSidePosition, nil
 }
 
@@ -306,15 +281,13 @@ func (a *Adapter) oneWay(ctx context.Context, c connector.Credential) error {
 	if err != nil {
 		return err
 	}
-	a.mu.Lock()
-	e, ok := a.modes[modeKey(a.base(c), k)]
-	a.mu.Unlock()
-	if !ok || a.c.now().Sub(e.at) >= modeTTL {
-		if e.hedge, err = a.positionMode(ctx, c, k); err != nil {
+	hedge, ok := a.modes.Get(modeKey(a.base(c), k), a.c.now(), modeTTL)
+	if !ok {
+		if hedge, err = a.positionMode(ctx, c, k); err != nil {
 			return err
 		}
 	}
-	if e.hedge {
+	if hedge {
 		return errHedgeMode()
 	}
 	return nil
@@ -332,7 +305,5 @@ func (a *Adapter) forgetMode(c connector.Credential) {
 	if err != nil {
 		return
 	}
-	a.mu.Lock()
-	delete(a.modes, modeKey(a.base(c), k))
-	a.mu.Unlock()
+	a.modes.Forget(modeKey(a.base(c), k))
 }
