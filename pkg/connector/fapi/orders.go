@@ -120,3 +120,36 @@ func (e Errors) batchResult(o connector.OrderRequest, answers []BatchAnswer, j i
 	}
 	return contract.BatchOrderResult{OrderID: id, Status: Status(ans.Status, ans.ExecutedQty.IsPositive())}
 }
+
+// LimitResult is placeLimitOrder's answer from New Order's: the venue's
+// figures where it gave them, the request's where not.
+func LimitResult(o connector.OrderRequest, res Order) contract.LimitOrderResult {
+	return contract.LimitOrderResult{
+		OrderID: strconv.FormatInt(int64(res.OrderID), 10),
+		Market:  o.Market.Native,
+		Side:    o.Side,
+		Size:    connector.OrDefault(res.OrigQty, o.Size),
+		Price:   connector.OrDefault(res.Price, o.Price),
+		Status:  Status(res.Status, res.ExecutedQty.IsPositive()),
+	}
+}
+
+// MarketParams are New Order's parameters of a market order of size.
+func MarketParams(o connector.OrderRequest, size decimal.Decimal) connector.Query {
+	p := symbolParam(o.Market).Add("side", string(o.Side)).Add("type", "MARKET").Add("quantity", FmtDec(size))
+	if o.ReduceOnly {
+		p = p.Add("reduceOnly", "true")
+	}
+	return p.Add("newClientOrderId", o.ClientOrderID)
+}
+
+// Unfilled is the error for a market order the venue ended without a
+// fill (no liquidity within its price protection), nil when it filled
+// or still runs.
+func (e Errors) Unfilled(res Order) error {
+	if res.ExecutedQty.IsZero() && (res.Status == "EXPIRED" || res.Status == "CANCELED" || res.Status == "REJECTED") {
+		return contract.Upstream(contract.ReasonInvalidOrder, "", res.Status,
+			"%s ended market order %d %s without a fill (no liquidity within its price protection)", e.Venue, res.OrderID, res.Status)
+	}
+	return nil
+}

@@ -42,14 +42,7 @@ func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o
 	if err := venueErrors.PostOnlyExpired(o, res); err != nil {
 		return contract.LimitOrderResult{}, err
 	}
-	return contract.LimitOrderResult{
-		OrderID: strconv.FormatInt(int64(res.OrderID), 10),
-		Market:  o.Market.Native,
-		Side:    o.Side,
-		Size:    connector.OrDefault(res.OrigQty, o.Size),
-		Price:   connector.OrDefault(res.Price, o.Price),
-		Status:  statusFromWire(res.Status, res.ExecutedQty.IsPositive()),
-	}, nil
+	return fapi.LimitResult(o, res), nil
 }
 
 // PlaceMarketOrder implements connector.Adapter. Binance's answer gives
@@ -67,19 +60,14 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 	if err := a.oneWay(ctx, c); err != nil {
 		return contract.MarketOrderResult{}, err
 	}
-	p := symbolParam(o.Market).Add("side", string(o.Side)).Add("type", "MARKET").Add("quantity", fmtDec(size))
-	if o.ReduceOnly {
-		p = p.Add("reduceOnly", "true")
-	}
-	res, err := a.place(ctx, c, p.Add("newClientOrderId", o.ClientOrderID))
+	res, err := a.place(ctx, c, fapi.MarketParams(o, size))
 	if err != nil {
 		return contract.MarketOrderResult{}, err
 	}
 	out := contract.MarketOrderResult{OrderID: strconv.FormatInt(int64(res.OrderID), 10), Market: o.Market.Native, Side: o.Side,
 		FilledPrice: decimal.Zero, FilledSize: decimal.Zero, Fee: decimal.Zero}
-	if res.ExecutedQty.IsZero() && (res.Status == "EXPIRED" || res.Status == "CANCELED" || res.Status == "REJECTED") {
-		return out, contract.Upstream(contract.ReasonInvalidOrder, "", res.Status,
-			"Binance ended market order %d %s without a fill (no liquidity within its price protection)", res.OrderID, res.Status)
+	if err := venueErrors.Unfilled(res); err != nil {
+		return out, err
 	}
 	f, err := a.fillOf(ctx, c, o.Market, res)
 	if err != nil {
