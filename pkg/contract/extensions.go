@@ -70,7 +70,7 @@ func SpecOperations() []*Operation {
 
 // CapabilitiesParams are getCapabilities' parameters (besides credentialId).
 type CapabilitiesParams struct {
-	Exchange Exchange `json:"exchange,omitempty" op:"enum=hyperliquid|paradex|binance|bybit|okx|paper" desc:"The exchange to describe when no credentialId is given; needs no credential."`
+	Exchange Exchange `json:"exchange,omitempty" op:"enum=hyperliquid|paradex|binance|bybit|okx|aster|paper" desc:"The exchange to describe when no credentialId is given; needs no credential."`
 }
 
 // Support says how an exchange serves an operation.

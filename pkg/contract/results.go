@@ -67,12 +67,13 @@ func hourly(rate decimal.Decimal, hours int) decimal.Decimal {
 
 // MarketEntry is one market of getMarketsWithFunding.
 type MarketEntry struct {
-	Symbol               string          `json:"symbol"`
-	MarkPrice            decimal.Decimal `json:"markPrice"`
-	FundingRate          decimal.Decimal `json:"fundingRate"`
-	OpenInterest         decimal.Decimal `json:"openInterest"`
-	FundingIntervalHours int             `json:"fundingIntervalHours"`
-	FundingRateHourly    decimal.Decimal `json:"fundingRateHourly"`
+	Symbol      string          `json:"symbol"`
+	MarkPrice   decimal.Decimal `json:"markPrice"`
+	FundingRate decimal.Decimal `json:"fundingRate"`
+	// OpenInterest is left out where the venue publishes none (DESIGN §13).
+	OpenInterest         *decimal.Decimal `json:"openInterest,omitempty"`
+	FundingIntervalHours int              `json:"fundingIntervalHours"`
+	FundingRateHourly    decimal.Decimal  `json:"fundingRateHourly"`
 }
 
 // Hourly fills FundingRateHourly from the rate and its interval.

@@ -14,6 +14,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/telemetry"
+	"github.com/perpgate/perpgate/services/connectors/aster"
 	"github.com/perpgate/perpgate/services/connectors/binance"
 	"github.com/perpgate/perpgate/services/connectors/bybit"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
@@ -44,6 +45,7 @@ type Config struct {
 	Bybit       bybit.Config   // PERPGATE_BYBIT_URL, PERPGATE_BYBIT_RECV_WINDOW
 	OKX         okx.Config     // PERPGATE_OKX_URL, PERPGATE_OKX_EXP_TIME
 	Paradex     paradex.Config // PERPGATE_PARADEX_*
+	Aster       aster.Config   // PERPGATE_ASTER_URL
 	// Stream tunes the market-data stream view (PERPGATE_STREAM*).
 	Stream connector.StreamConfig
 	// ProtectionCheck is how often the connectors check protection pairs
@@ -68,7 +70,7 @@ type Config struct {
 }
 
 // BuiltIn are the exchanges perpgate serve has connectors for.
-var BuiltIn = []contract.Exchange{contract.Paper, contract.Binance, contract.Bybit, contract.OKX, contract.Paradex, contract.Hyperliquid}
+var BuiltIn = []contract.Exchange{contract.Paper, contract.Binance, contract.Bybit, contract.OKX, contract.Paradex, contract.Aster, contract.Hyperliquid}
 
 // serves reports whether the gateway runs x's connector.
 func (c Config) serves(x contract.Exchange) bool {
@@ -86,6 +88,7 @@ func DefaultConfig() Config {
 		Bybit:          bybit.DefaultConfig(),
 		OKX:            okx.DefaultConfig(),
 		Paradex:        paradex.DefaultConfig(),
+		Aster:          aster.DefaultConfig(),
 		Edge:           edge.DefaultConfig(),
 		Log:            telemetry.LogConfig{Format: "text", Level: "info"},
 		Guards:         connector.DefaultGuardConfig(),
@@ -164,6 +167,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		errs = append(errs, err)
 	}
 	if c.Paradex, err = paradex.LoadConfig(lookup); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Aster, err = aster.LoadConfig(lookup); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.Validate())

@@ -121,7 +121,7 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, _ connector.Credent
 	}
 	out := make([]contract.MarketEntry, len(list))
 	for i, m := range list {
-		out[i] = contract.MarketEntry{Symbol: m.Symbol, MarkPrice: m.MarkPrice, FundingRate: m.FundingRate, OpenInterest: m.OpenInterest,
+		out[i] = contract.MarketEntry{Symbol: m.Symbol, MarkPrice: m.MarkPrice, FundingRate: m.FundingRate, OpenInterest: &m.OpenInterest,
 			FundingIntervalHours: int(m.FundingIntervalSeconds / 3600)}
 	}
 	return contract.MarketsResult{Markets: out}, nil
