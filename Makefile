@@ -40,6 +40,8 @@ build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/okx-sim ./services/connectors/okx/cmd/okx-sim
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/connector-paradex ./services/connectors/paradex/cmd/connector-paradex
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/paradex-sim ./services/connectors/paradex/cmd/paradex-sim
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/connector-aster ./services/connectors/aster/cmd/connector-aster
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/aster-sim ./services/connectors/aster/cmd/aster-sim
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/connector-hyperliquid ./services/connectors/hyperliquid/cmd/connector-hyperliquid
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/hyperliquid-sim ./services/connectors/hyperliquid/cmd/hyperliquid-sim
 

@@ -24,7 +24,7 @@ fi
   echo "PERPGATE_MASTER_KEY=$(head -c 32 /dev/urandom | base64)"
   echo "PERPGATE_ADMIN_TOKEN=$(rand 24)"
   echo "POSTGRES_PASSWORD=$(rand 24)"
-  for user in EDGE KEYS PAPER_VENUE CONNECTOR_PAPER CONNECTOR_BINANCE CONNECTOR_BYBIT CONNECTOR_OKX CONNECTOR_PARADEX CONNECTOR_HYPERLIQUID; do
+  for user in EDGE KEYS PAPER_VENUE CONNECTOR_PAPER CONNECTOR_BINANCE CONNECTOR_BYBIT CONNECTOR_OKX CONNECTOR_PARADEX CONNECTOR_ASTER CONNECTOR_HYPERLIQUID; do
     # A leading letter: nats-server's config parser reads a value that starts
     # with a digit as a number and refuses to start.
     echo "NATS_${user}_PASSWORD=p$(rand 24)"

@@ -56,6 +56,9 @@ type OrderRequest struct {
 	PostOnly      bool
 	ReduceOnly    bool
 	ClientOrderID string
+	// Entries with takeProfit/stopLoss, on the tick and on the protecting
+	// side; adapters see them only as EntryProtectionAttachers.
+	TakeProfit, StopLoss *decimal.Decimal
 }
 
 // ProtectionRequest asks for reduce-only take-profit and/or stop-loss

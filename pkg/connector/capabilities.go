@@ -80,6 +80,7 @@ func capabilities(a Adapter) contract.CapabilitiesResult {
 	if f.Amendable == nil {
 		f.Amendable = []string{}
 	}
+	f.AttachedProtection = attachMode(a)
 	return contract.CapabilitiesResult{Exchange: a.Exchange(), Operations: ops, Features: f}
 }
 

@@ -100,9 +100,17 @@ func (d dispatch) run(ctx context.Context, op *contract.Operation, params any) (
 		}
 		return contract.CancelOrderResult{}, a.CancelOrder(ctx, c, p.OrderID, m)
 	case *contract.LimitOrderParams:
+		if tp, sl := p.Attached(); tp != nil || sl != nil {
+			return d.placeEntry(ctx, OrderRequest{Type: Limit, Side: p.Side, Size: p.Size, Price: p.Price,
+				PostOnly: p.PostOnly, ClientOrderID: p.ClientOrderID}, p.Market, p.DryRun, tp, sl)
+		}
 		return d.placeOne(ctx, OrderRequest{Type: Limit, Side: p.Side, Size: p.Size, Price: p.Price,
 			PostOnly: p.PostOnly, ReduceOnly: p.ReduceOnly, ClientOrderID: p.ClientOrderID}, p.Market, p.DryRun)
 	case *contract.MarketOrderParams:
+		if tp, sl := p.Attached(); tp != nil || sl != nil {
+			return d.placeEntry(ctx, OrderRequest{Type: MarketType, Side: p.Side, Size: p.Size,
+				ClientOrderID: p.ClientOrderID}, p.Market, p.DryRun, tp, sl)
+		}
 		return d.placeOne(ctx, OrderRequest{Type: MarketType, Side: p.Side, Size: p.Size,
 			ReduceOnly: p.ReduceOnly, ClientOrderID: p.ClientOrderID}, p.Market, p.DryRun)
 	case *contract.StopOrderParams:
@@ -242,15 +250,22 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, d
 		return contract.DryRunResult{DryRun: true, DryRunOrder: dryRunOrder(p)}, nil
 	}
 	a, c := d.r.adapter, d.cred
-	place := func(ctx context.Context) (any, error) {
+	place := func(ctx context.Context) (res any, err error) {
+		if err := d.attachIntent(ctx, o); err != nil {
+			return nil, err
+		}
+		defer func() { d.attachFailed(ctx, o, err) }()
 		switch o.Type {
 		case Limit:
 			res, err := a.PlaceLimitOrder(ctx, c, o)
-			res.Market, res.ClientOrderID = o.Market.Canonical, o.ClientOrderID
+			res.Market, res.ClientOrderID, res.Protection = o.Market.Canonical, o.ClientOrderID, d.r.attachedResult(o)
 			return res, err
 		case MarketType:
 			res, err := a.PlaceMarketOrder(ctx, c, o)
 			res.Market, res.ClientOrderID = o.Market.Canonical, o.ClientOrderID
+			if err == nil {
+				res.Protection = d.r.protectNow(ctx, c, o)
+			}
 			return res, err
 		default:
 			res, err := a.PlaceStopOrder(ctx, c, o)
@@ -267,7 +282,7 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, d
 		if err != nil {
 			return nil, false, err
 		}
-		return res, true, nil
+		return withProtection(res, d.r.attachedResult(o)), true, nil
 	}
 	return d.once(ctx, o.ClientOrderID, orderFingerprint(o), d.withCaps(p, place), find)
 }
@@ -701,39 +716,6 @@ func (d dispatch) placeProtection(ctx context.Context, p *contract.ProtectionPar
 		}
 		return res, err
 	}
-	find := func(ctx context.Context) (any, bool, error) {
-		var res contract.ProtectionResult
-		for _, leg := range []struct {
-			want bool
-			id   *string
-			sfx  string
-		}{{req.TakeProfit != nil, &res.TPOrderID, "-tp"}, {req.StopLoss != nil, &res.SLOrderID, "-sl"}} {
-			if !leg.want {
-				continue
-			}
-			f, found, err := d.r.adapter.FindOrder(ctx, d.cred, m, req.ClientOrderID+leg.sfx)
-			if err != nil {
-				return nil, false, err
-			}
-			if found && f.Status != contract.StatusRejected {
-				*leg.id = f.ID
-			}
-		}
-		whole := (req.TakeProfit == nil || res.TPOrderID != "") && (req.StopLoss == nil || res.SLOrderID != "")
-		if whole {
-			return res, true, nil
-		}
-		// Half a pair stands: cancel it, so that placing again leaves one pair.
-		for _, id := range []string{res.TPOrderID, res.SLOrderID} {
-			if id == "" {
-				continue
-			}
-			if err := d.r.adapter.CancelOrder(ctx, d.cred, id, &m); err != nil {
-				return nil, false, contract.Upstream(contract.ReasonUnknown, "", "",
-					"half of the protection pair %s stands and could not be cancelled: %v", req.ClientOrderID, err)
-			}
-		}
-		return nil, false, nil
-	}
+	find := func(ctx context.Context) (any, bool, error) { return d.r.findPair(ctx, d.cred, m, req) }
 	return d.once(ctx, req.ClientOrderID, protectionFingerprint(req), place, find)
 }

@@ -70,6 +70,12 @@ func orderFingerprint(o OrderRequest) map[string]string {
 	case Stop:
 		fp["triggerPrice"] = o.TriggerPrice.String()
 	}
+	if o.TakeProfit != nil {
+		fp["takeProfit"] = o.TakeProfit.String()
+	}
+	if o.StopLoss != nil {
+		fp["stopLoss"] = o.StopLoss.String()
+	}
 	return fp
 }
 

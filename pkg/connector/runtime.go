@@ -35,12 +35,18 @@ type Config struct {
 	// Ledger sums each key's daily notional (maxDailyNotional); shared
 	// (Redis) when several connectors serve one key. Default in memory.
 	Ledger NotionalLedger
+	// Attached holds entries placed with takeProfit/stopLoss until their
+	// pair covers what filled; nil keeps them in memory.
+	Attached AttachStore
 	// ProtectionCheck is how often watched pairs are checked; default 2 s.
 	ProtectionCheck time.Duration
 	// Stream tunes the market-data view of adapters that are Streamers.
 	Stream StreamConfig
 	// Guards tunes how key guards value orders; nil is DefaultGuardConfig.
 	Guards *GuardConfig
+	// AccountFeeds tunes the private feeds of adapters that are
+	// AccountFeeders (the lease comes from Stream).
+	AccountFeeds AccountFeedConfig
 }
 
 // DefaultConfig returns the runtime defaults.
@@ -84,6 +90,9 @@ func (c Config) withDefaults() Config {
 	if c.Protections == nil {
 		c.Protections = NewMemoryProtections()
 	}
+	if c.Attached == nil {
+		c.Attached = NewMemoryAttachments()
+	}
 	if c.Ledger == nil {
 		c.Ledger = NewMemoryLedger()
 	}
@@ -107,7 +116,8 @@ type Runtime struct {
 	log     *slog.Logger
 	secrets *secretCache
 	markets *marketCache
-	streams *streams // nil: market data from REST only
+	streams *streams      // nil: market data from REST only
+	feeds   *accountFeeds // nil: the adapter pushes no account events
 	// intervals are the funding intervals REST answers gave, for answers
 	// from the stream view, which carry none.
 	intervals *intervalCache
@@ -119,6 +129,8 @@ type Runtime struct {
 	workers sync.WaitGroup
 
 	protections ProtectionStore
+	attached    AttachStore
+	attachKick  chan struct{}
 	leverage    *leverageCache // for maxLeverage on placements
 	deadman     *deadMen       // emulated dead man's switches
 	stopWatch   context.CancelFunc
@@ -154,9 +166,12 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 		streams:   newStreams(cfg.Stream, adapter, nc, cfg.Subjects, log.With("exchange", string(x)), cfg.Now, cfg.Metrics),
 
 		protections: cfg.Protections,
+		attached:    cfg.Attached,
+		attachKick:  make(chan struct{}, 1),
 		leverage:    newLeverageCache(cfg.Now),
 	}
 	r.deadman = newDeadMen(r)
+	r.feeds = newAccountFeeds(r)
 	return r
 }
 
@@ -164,6 +179,10 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 // load) and subscribes to credential change events.
 func (r *Runtime) Start() error {
 	x := r.adapter.Exchange()
+	if err := r.feeds.start(); err != nil { // before any request can touch it
+		r.log.Warn("account events are not published: this connector holds no private feeds", "err", err)
+		r.feeds = nil
+	}
 	// Slots and workers first: an endpoint takes requests as soon as it is added.
 	r.slots = make(chan struct{}, r.cfg.MaxConcurrent)
 	r.jobs = make(chan job)
@@ -213,6 +232,8 @@ func (r *Runtime) Start() error {
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	r.watching.Add(1)
 	go func() { defer r.watching.Done(); r.deadman.watch(watchCtx) }()
+	r.watching.Add(1)
+	go func() { defer r.watching.Done(); r.attachLoop(watchCtx, r.cfg.ProtectionCheck) }()
 	if !r.linksProtection() {
 		r.watching.Add(1)
 		go func() { defer r.watching.Done(); r.watchLoop(watchCtx, r.cfg.ProtectionCheck) }()
@@ -236,6 +257,7 @@ func (r *Runtime) Stop() error {
 		r.watching.Wait()
 	}
 	r.streams.close()
+	r.feeds.close()
 	var errs []error
 	for _, s := range []*nats.Subscription{sub, levSub} {
 		if s != nil {
@@ -427,6 +449,13 @@ func (r *Runtime) Handle(ctx context.Context, req contract.ConnectorRequest) (an
 	}
 	if cred.AccountID != req.AccountID || cred.Exchange != r.adapter.Exchange() {
 		return nil, contract.Errorf(contract.CodeCredentialNotFound, "credential %s not found", req.Credential.ID)
+	}
+	if !op.ReadOnly { // its orders and positions change: their events come through the feed
+		var named struct {
+			Market string `json:"market"`
+		}
+		_ = json.Unmarshal(req.Params, &named)
+		r.feeds.touch(cred.ID, named.Market)
 	}
 	params := op.NewParams()
 	if len(req.Params) > 0 {

@@ -179,7 +179,7 @@ func (v *view) marketsWithFunding(now time.Time, bound time.Duration, list []Mar
 			return contract.MarketsResult{}, false
 		}
 		out.Markets = append(out.Markets, contract.MarketEntry{Symbol: m.Native, MarkPrice: vm.mark.Mark,
-			FundingRate: vm.funding.Rate, OpenInterest: vm.funding.OI.Decimal})
+			FundingRate: vm.funding.Rate, OpenInterest: &vm.funding.OI.Decimal})
 	}
 	return out, true
 }

@@ -48,7 +48,7 @@ func keyOp[P, R any](name, tool, summary string) *Operation {
 // extensionOperations are appended to Operations, after SPEC's 20.
 var extensionOperations = []*Operation{
 	ext[CapabilitiesParams, CapabilitiesResult](OpGetCapabilities, "get_capabilities", GroupMarket, true,
-		"Describe what an exchange does: per operation native (the venue does it), emulated (the gateway builds it from other calls) or unsupported, and the venue facts a program needs (batch size, trigger price type, funding interval, amendable fields, fills history). Pass credentialId, or exchange alone (no credential needed). Read-only."),
+		"Describe what an exchange does: per operation native (the venue does it), emulated (the gateway builds it from other calls) or unsupported, and the venue facts a program needs (batch size, trigger price type, funding interval, amendable fields, fills history, whether an entry's takeProfit/stopLoss is attached by the venue (attachedProtection native) or placed and resized by the gateway (emulated)). Pass credentialId, or exchange alone (no credential needed). Read-only."),
 	ext[FundingPaymentsParams, FundingPaymentsResult](OpGetFundingPayments, "get_funding_payments", GroupAccount, false,
 		"List the account's funding payments, newest first: amount in quote currency (negative when the account paid), the rate and position size when the venue says, and a Unix-seconds time; optionally for one market and since a time. Read-only."),
 	eventOp[WaitForOrderParams, WaitForOrderResult](OpWaitForOrder, "wait_for_order",
@@ -70,7 +70,7 @@ func SpecOperations() []*Operation {
 
 // CapabilitiesParams are getCapabilities' parameters (besides credentialId).
 type CapabilitiesParams struct {
-	Exchange Exchange `json:"exchange,omitempty" op:"enum=hyperliquid|paradex|binance|bybit|okx|paper" desc:"The exchange to describe when no credentialId is given; needs no credential."`
+	Exchange Exchange `json:"exchange,omitempty" op:"enum=hyperliquid|paradex|binance|bybit|okx|aster|paper" desc:"The exchange to describe when no credentialId is given; needs no credential."`
 }
 
 // Support says how an exchange serves an operation.
@@ -97,6 +97,10 @@ type Features struct {
 	DeadManSwitch        Support  `json:"deadManSwitch"` // native or emulated
 	FillsHistoryDays     int      `json:"fillsHistoryDays"`
 	OpenInterest         bool     `json:"openInterest"`
+	// AttachedProtection: how takeProfit/stopLoss given with an entry are
+	// placed: native (the venue attaches them to the order) or emulated
+	// (the gateway places and resizes the pair as the entry fills).
+	AttachedProtection Support `json:"attachedProtection"`
 }
 
 // CapabilitiesResult is getCapabilities' result.

@@ -61,7 +61,7 @@ func OpenAPI(version string) ([]byte, error) {
 		"info": map[string]any{
 			"title":       "perpgate",
 			"version":     version,
-			"description": "One JSON endpoint in front of Hyperliquid, Paradex, Binance USDⓈ-M, Bybit, OKX and a paper exchange. Decimals are JSON strings; times are Unix seconds.",
+			"description": "One JSON endpoint in front of Hyperliquid, Paradex, Binance USDⓈ-M, Bybit, OKX, Aster and a paper exchange. Decimals are JSON strings; times are Unix seconds.",
 			"license":     map[string]any{"name": "Apache-2.0", "identifier": "Apache-2.0"},
 		},
 		"servers": []any{map[string]any{

@@ -69,24 +69,72 @@ type FillsParams struct {
 
 // LimitOrderParams are placeLimitOrder's parameters.
 type LimitOrderParams struct {
-	Market        string          `json:"market" op:"required,market" desc:"Market symbol."`
-	Side          Side            `json:"side" op:"required,enum=BUY|SELL" desc:"BUY or SELL."`
-	Size          decimal.Decimal `json:"size" op:"required,positive" desc:"Order size in base-asset units, as a decimal string."`
-	Price         decimal.Decimal `json:"price" op:"required,positive" desc:"Limit price in quote currency, as a decimal string."`
-	PostOnly      bool            `json:"postOnly" op:"default=false" desc:"Reject instead of taking liquidity."`
-	ReduceOnly    bool            `json:"reduceOnly" op:"default=false" desc:"Only reduce an open position."`
-	ClientOrderID string          `json:"clientOrderId,omitempty" op:"clientid" desc:"Your id for deduplication: a repeat within 24 h returns the first result."`
-	DryRun        bool            `json:"dryRun,omitempty" op:"default=false" desc:"Validate, round and check guards, send nothing: the answer shows what would be sent."`
+	Market        string           `json:"market" op:"required,market" desc:"Market symbol."`
+	Side          Side             `json:"side" op:"required,enum=BUY|SELL" desc:"BUY or SELL."`
+	Size          decimal.Decimal  `json:"size" op:"required,positive" desc:"Order size in base-asset units, as a decimal string."`
+	Price         decimal.Decimal  `json:"price" op:"required,positive" desc:"Limit price in quote currency, as a decimal string."`
+	PostOnly      bool             `json:"postOnly" op:"default=false" desc:"Reject instead of taking liquidity."`
+	ReduceOnly    bool             `json:"reduceOnly" op:"default=false" desc:"Only reduce an open position."`
+	ClientOrderID string           `json:"clientOrderId,omitempty" op:"clientid" desc:"Your id for deduplication: a repeat within 24 h returns the first result."`
+	TakeProfit    *AttachedTrigger `json:"takeProfit,omitempty" desc:"Take-profit to protect what the entry fills: a reduce-only market order on the opposite side at this mark price, resized as the entry fills."`
+	StopLoss      *AttachedTrigger `json:"stopLoss,omitempty" desc:"Stop-loss to protect what the entry fills: a reduce-only market order on the opposite side at this mark price, resized as the entry fills."`
+	DryRun        bool             `json:"dryRun,omitempty" op:"default=false" desc:"Validate, round and check guards, send nothing: the answer shows what would be sent."`
 }
 
 // MarketOrderParams are placeMarketOrder's parameters.
 type MarketOrderParams struct {
-	Market        string          `json:"market" op:"required,market" desc:"Market symbol."`
-	Side          Side            `json:"side" op:"required,enum=BUY|SELL" desc:"BUY or SELL."`
-	Size          decimal.Decimal `json:"size" op:"required,positive" desc:"Order size in base-asset units, as a decimal string."`
-	ReduceOnly    bool            `json:"reduceOnly" op:"default=false" desc:"Only reduce an open position."`
-	ClientOrderID string          `json:"clientOrderId,omitempty" op:"clientid" desc:"Your id for deduplication: a repeat within 24 h returns the first result."`
-	DryRun        bool            `json:"dryRun,omitempty" op:"default=false" desc:"Validate, round and check guards, send nothing: the answer shows what would be sent."`
+	Market        string           `json:"market" op:"required,market" desc:"Market symbol."`
+	Side          Side             `json:"side" op:"required,enum=BUY|SELL" desc:"BUY or SELL."`
+	Size          decimal.Decimal  `json:"size" op:"required,positive" desc:"Order size in base-asset units, as a decimal string."`
+	ReduceOnly    bool             `json:"reduceOnly" op:"default=false" desc:"Only reduce an open position."`
+	ClientOrderID string           `json:"clientOrderId,omitempty" op:"clientid" desc:"Your id for deduplication: a repeat within 24 h returns the first result."`
+	TakeProfit    *AttachedTrigger `json:"takeProfit,omitempty" desc:"Take-profit to protect what the entry fills: a reduce-only market order on the opposite side at this mark price, resized as the entry fills."`
+	StopLoss      *AttachedTrigger `json:"stopLoss,omitempty" desc:"Stop-loss to protect what the entry fills: a reduce-only market order on the opposite side at this mark price, resized as the entry fills."`
+	DryRun        bool             `json:"dryRun,omitempty" op:"default=false" desc:"Validate, round and check guards, send nothing: the answer shows what would be sent."`
+}
+
+// AttachedTrigger is the take-profit or stop-loss of an entry order.
+type AttachedTrigger struct {
+	TriggerPrice decimal.Decimal `json:"triggerPrice" op:"required,positive" desc:"Mark price that triggers the leg, in quote currency, as a decimal string."`
+}
+
+// attached returns the entry's take-profit and stop-loss triggers, nil
+// when not given.
+func attached(tp, sl *AttachedTrigger) (t, s *decimal.Decimal) {
+	if tp != nil {
+		t = &tp.TriggerPrice
+	}
+	if sl != nil {
+		s = &sl.TriggerPrice
+	}
+	return t, s
+}
+
+// Attached returns the take-profit and stop-loss triggers, nil when absent.
+func (p *LimitOrderParams) Attached() (tp, sl *decimal.Decimal) {
+	return attached(p.TakeProfit, p.StopLoss)
+}
+
+// Attached returns the take-profit and stop-loss triggers, nil when absent.
+func (p *MarketOrderParams) Attached() (tp, sl *decimal.Decimal) {
+	return attached(p.TakeProfit, p.StopLoss)
+}
+
+// Validate refuses protection on a reduce-only entry: it opens nothing to protect.
+func (p *LimitOrderParams) Validate() *Error {
+	return attachReduceOnly(p.ReduceOnly, p.TakeProfit, p.StopLoss)
+}
+
+// Validate refuses protection on a reduce-only entry: it opens nothing to protect.
+func (p *MarketOrderParams) Validate() *Error {
+	return attachReduceOnly(p.ReduceOnly, p.TakeProfit, p.StopLoss)
+}
+
+func attachReduceOnly(reduceOnly bool, tp, sl *AttachedTrigger) *Error {
+	if reduceOnly && (tp != nil || sl != nil) {
+		return invalid("takeProfit and stopLoss protect the position an entry opens: drop them or reduceOnly")
+	}
+	return nil
 }
 
 // StopOrderParams are placeStopOrder's parameters.

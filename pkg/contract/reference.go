@@ -42,6 +42,8 @@ var Examples = []Example{
 	{OpCancelOrder, `"orderId":"$ORDER_ID","market":"BTC-USD-PERP"`, "$ORDER_ID is the orderId a placement answered."},
 	{OpSetLeverage, `"market":"BTC-USD-PERP","leverage":5`, ""},
 	{OpPlaceMarketOrder, `"market":"BTC-USD-PERP","side":"BUY","size":"0.01"`, "Opens a long position at market."},
+	{OpPlaceMarketOrder, `"market":"BTC-USD-PERP","side":"BUY","size":"0.01","takeProfit":{"triggerPrice":"66000"},"stopLoss":{"triggerPrice":"54000"},"dryRun":true`,
+		"An entry with its take-profit and stop-loss, as a dry run: the answer shows the order and, under takeProfit and stopLoss, the reduce-only legs it would place once it fills (getCapabilities attachedProtection says whether the venue attaches them or the gateway places and resizes them)."},
 	{OpGetPositions, ``, ""},
 	{OpPlaceStopOrder, `"market":"BTC-USD-PERP","side":"SELL","size":"0.01","triggerPrice":"40000"`, "Stops are reduce-only unless reduceOnly is false, so this one needs the long position above."},
 	{OpPlaceProtectionOrders, `"market":"BTC-USD-PERP","side":"LONG","size":"0.01","entryPrice":"60000","tpPercent":5,"slPercent":3`, "Take-profit 5% above and stop-loss 3% below the entry, both reduce-only."},
@@ -227,12 +229,16 @@ func writeFields(b *bytes.Buffer, prefix string, spec *StructSpec) {
 				typ = "number"
 			}
 		}
+		sub := "[]."
 		if f.kind == kindSlice {
 			typ = "array of objects"
 		}
+		if f.kind == kindObject {
+			sub = "."
+		}
 		fmt.Fprintf(b, "| `%s%s` | %s | %s | %s |\n", prefix, f.Name, typ, req, strings.TrimSpace(desc))
 		if f.Elem != nil {
-			writeFields(b, prefix+f.Name+"[].", f.Elem)
+			writeFields(b, prefix+f.Name+sub, f.Elem)
 		}
 	}
 }

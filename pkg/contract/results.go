@@ -67,12 +67,13 @@ func hourly(rate decimal.Decimal, hours int) decimal.Decimal {
 
 // MarketEntry is one market of getMarketsWithFunding.
 type MarketEntry struct {
-	Symbol               string          `json:"symbol"`
-	MarkPrice            decimal.Decimal `json:"markPrice"`
-	FundingRate          decimal.Decimal `json:"fundingRate"`
-	OpenInterest         decimal.Decimal `json:"openInterest"`
-	FundingIntervalHours int             `json:"fundingIntervalHours"`
-	FundingRateHourly    decimal.Decimal `json:"fundingRateHourly"`
+	Symbol      string          `json:"symbol"`
+	MarkPrice   decimal.Decimal `json:"markPrice"`
+	FundingRate decimal.Decimal `json:"fundingRate"`
+	// OpenInterest is left out where the venue publishes none (DESIGN §13).
+	OpenInterest         *decimal.Decimal `json:"openInterest,omitempty"`
+	FundingIntervalHours int              `json:"fundingIntervalHours"`
+	FundingRateHourly    decimal.Decimal  `json:"fundingRateHourly"`
 }
 
 // Hourly fills FundingRateHourly from the rate and its interval.
@@ -195,6 +196,21 @@ type LimitOrderResult struct {
 	Price         decimal.Decimal `json:"price"`
 	Status        string          `json:"status"`
 	ClientOrderID string          `json:"clientOrderId"`
+	// Protection: the takeProfit/stopLoss given with the entry.
+	Protection *AttachedProtection `json:"protection,omitempty"`
+}
+
+// AttachedProtection is the take-profit/stop-loss pair an entry was placed
+// with: how it is attached (getCapabilities attachedProtection) and, once
+// placed, the pair protecting what has filled. The pair is resized as the
+// entry fills, so later pairs are read with getOrders.
+type AttachedProtection struct {
+	Mode       Support          `json:"mode"`
+	TakeProfit *decimal.Decimal `json:"takeProfit,omitempty"`
+	StopLoss   *decimal.Decimal `json:"stopLoss,omitempty"`
+	Size       *decimal.Decimal `json:"size,omitempty"` // what the pair covers, once placed
+	TPOrderID  string           `json:"tpOrderId,omitempty"`
+	SLOrderID  string           `json:"slOrderId,omitempty"`
 }
 
 // MarketOrderResult is placeMarketOrder's result.
@@ -206,6 +222,8 @@ type MarketOrderResult struct {
 	FilledSize    decimal.Decimal `json:"filledSize"`
 	Fee           decimal.Decimal `json:"fee"`
 	ClientOrderID string          `json:"clientOrderId"`
+	// Protection: the takeProfit/stopLoss given with the entry.
+	Protection *AttachedProtection `json:"protection,omitempty"`
 }
 
 // StopOrderResult is placeStopOrder's result.
@@ -278,6 +296,10 @@ type DryRunOrder struct {
 type DryRunResult struct {
 	DryRun bool `json:"dryRun"`
 	DryRunOrder
+	// The pair an entry with takeProfit/stopLoss would place once it
+	// fills, sized to the whole entry.
+	TakeProfit *DryRunOrder `json:"takeProfit,omitempty"`
+	StopLoss   *DryRunOrder `json:"stopLoss,omitempty"`
 }
 
 // DryRunBatchEntry is one order of a batch dry run: status DRY_RUN with

@@ -125,6 +125,10 @@ func fieldSchema(f *FieldSpec) map[string]any {
 		}
 	case kindBool:
 		s["type"] = "boolean"
+	case kindObject:
+		for k, v := range objectSchema(f.Elem) {
+			s[k] = v
+		}
 	case kindSlice:
 		s["type"] = "array"
 		s["items"] = objectSchema(f.Elem)

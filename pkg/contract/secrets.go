@@ -10,5 +10,6 @@ var SecretFields = map[Exchange][]string{
 	Binance:     {"apiKey", "apiSecret"},
 	Bybit:       {"apiKey", "apiSecret", "demo?"},
 	OKX:         {"apiKey", "apiSecret", "passphrase"},
+	Aster:       {"userAddress", "signerPrivateKey"},
 	Paper:       {"startingBalance?"},
 }

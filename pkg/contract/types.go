@@ -87,11 +87,12 @@ const (
 	Binance     Exchange = "binance"
 	Bybit       Exchange = "bybit"
 	OKX         Exchange = "okx"
+	Aster       Exchange = "aster"
 	Paper       Exchange = "paper"
 )
 
 // Exchanges lists every supported exchange.
-var Exchanges = []Exchange{Hyperliquid, Paradex, Binance, Bybit, OKX, Paper}
+var Exchanges = []Exchange{Hyperliquid, Paradex, Binance, Bybit, OKX, Aster, Paper}
 
 // Valid reports whether x is a supported exchange.
 func (x Exchange) Valid() bool {

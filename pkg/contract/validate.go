@@ -35,6 +35,7 @@ const (
 	kindInt
 	kindBool
 	kindSlice
+	kindObject // a pointer to a struct: an optional nested object
 )
 
 // FieldSpec describes one parameter field, parsed from its `op` tag.
@@ -51,7 +52,7 @@ type FieldSpec struct {
 	MaxLen      int
 	Default     string
 	HasDefault  bool
-	Elem        *StructSpec // for slices of structs
+	Elem        *StructSpec // for slices of structs and nested objects
 	kind        fieldKind
 	index       int
 }
@@ -73,6 +74,8 @@ func (f *FieldSpec) Kind() string {
 		return "boolean"
 	case kindSlice:
 		return "array"
+	case kindObject:
+		return "object"
 	}
 	return "string"
 }
@@ -104,6 +107,9 @@ func buildSpec(t reflect.Type) *StructSpec {
 			f.kind = kindBool
 		case sf.Type.Kind() == reflect.Slice:
 			f.kind = kindSlice
+			f.Elem = SpecOf(sf.Type.Elem())
+		case sf.Type.Kind() == reflect.Pointer && sf.Type.Elem().Kind() == reflect.Struct:
+			f.kind = kindObject
 			f.Elem = SpecOf(sf.Type.Elem())
 		}
 		for _, rule := range strings.Split(sf.Tag.Get("op"), ",") {
@@ -272,6 +278,16 @@ func decodeField(f *FieldSpec, raw json.RawMessage, dst reflect.Value, name, opN
 			if err := decodeStruct(f.Elem, obj, out.Index(i), fmt.Sprintf("%s[%d].", name, i), opName); err != nil {
 				return err
 			}
+		}
+		dst.Set(out)
+	case kindObject:
+		var obj map[string]json.RawMessage
+		if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
+			return invalid("field %q must be an object", name)
+		}
+		out := reflect.New(dst.Type().Elem())
+		if err := decodeStruct(f.Elem, obj, out.Elem(), name+".", opName); err != nil {
+			return err
 		}
 		dst.Set(out)
 	}

@@ -32,7 +32,7 @@ func (s *Server) addCapabilitiesResource(srv *mcp.Server, keyOf keySource) {
 		Title:       "Exchange capabilities",
 		URITemplate: capabilitiesURI,
 		MIMEType:    "application/json",
-		Description: "The getCapabilities answer of one exchange (hyperliquid, paradex, binance, bybit, okx, paper): per operation native, emulated or unsupported, and the venue's features.",
+		Description: "The getCapabilities answer of one exchange (hyperliquid, paradex, binance, bybit, okx, aster, paper): per operation native, emulated or unsupported, and the venue's features.",
 	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		x, ok := strings.CutPrefix(req.Params.URI, capabilitiesPrefix)
 		if !ok {

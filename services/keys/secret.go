@@ -58,6 +58,12 @@ var secretShapes = map[contract.Exchange][]secretField{
 		{name: "accountAddress", required: true, pattern: reHex, rule: "0x followed by 1 to 64 hex characters", check: checkFelt},
 		{name: "starkPrivateKey", required: true, pattern: reHex, rule: "0x followed by 1 to 64 hex characters", check: checkStarkKey},
 	},
+	// Aster: the main wallet's address and the approved API wallet's key;
+	// the signer address is derived from the key.
+	contract.Aster: {
+		{name: "userAddress", required: true, pattern: reAddress20, rule: "0x followed by 40 hex characters", check: checkEVMAddress},
+		{name: "signerPrivateKey", required: true, pattern: rePrivKey32, rule: "64 hex characters, optionally prefixed by 0x", check: checkSecp256k1Key},
+	},
 	contract.Paper: {
 		{name: "startingBalance", number: true, pattern: rePositiveDec, rule: "a positive decimal such as \"10000\""},
 	},

@@ -235,6 +235,7 @@ const (
 	hlAgentKey     = "0xabcdefabcdefabcdefabcdefabcdefabcdefabcdefabcdefabcdefabcdef0123"
 	paradexAddr    = "0x04a1b2c3d4e5f6"
 	paradexStarkPK = "0x0777777777777777777777777777777777777777777777777777777777777777"
+	asterUser      = "0x1400C59765bcf62EBbcc03893e9F13B5E9668B80" // EIP-55 mixed case
 )
 
 var secretValues = []string{secretAPIKey, secretAPISec, secretPass, hlAgentKey, hlAgentKey[2:], paradexStarkPK, "deadbeefdeadbeef"}
@@ -259,6 +260,8 @@ func TestCreateCredential(t *testing.T) {
 		{name: "hyperliquid", x: contract.Hyperliquid, env: contract.Mainnet, secret: `{"accountAddress":"` + hlAddr + `","agentPrivateKey":"` + hlAgentKey + `"}`},
 		{name: "hyperliquid bare key and vault", x: contract.Hyperliquid, env: contract.Testnet, secret: `{"accountAddress":"` + hlAddr + `","agentPrivateKey":"` + hlAgentKey[2:] + `","vaultAddress":"` + hlAddr + `"}`},
 		{name: "paradex", x: contract.Paradex, env: contract.Testnet, secret: `{"accountAddress":"` + paradexAddr + `","starkPrivateKey":"` + paradexStarkPK + `"}`},
+		{name: "aster", x: contract.Aster, env: contract.Mainnet, secret: `{"userAddress":"` + asterUser + `","signerPrivateKey":"` + hlAgentKey + `"}`},
+		{name: "aster lower case, bare key", x: contract.Aster, env: contract.Testnet, secret: `{"userAddress":"` + strings.ToLower(asterUser) + `","signerPrivateKey":"` + hlAgentKey[2:] + `"}`},
 		{name: "paper empty", x: contract.Paper, env: contract.Testnet, secret: `{}`},
 		{name: "paper no secret", x: contract.Paper, env: contract.Testnet},
 		{name: "paper balance string", x: contract.Paper, env: contract.Testnet, secret: `{"startingBalance":"2500.50"}`},
@@ -289,6 +292,11 @@ func TestCreateCredential(t *testing.T) {
 		{name: "paradex address not a felt", x: contract.Paradex, env: contract.Mainnet, secret: `{"accountAddress":"0x0800000000000011000000000000000000000000000000000000000000000001","starkPrivateKey":"` + paradexStarkPK + `"}`, code: contract.CodeInvalidRequest, msg: `"accountAddress" for paradex must be a Starknet address`},
 		{name: "paradex no 0x", x: contract.Paradex, env: contract.Mainnet, secret: `{"accountAddress":"` + paradexAddr + `","starkPrivateKey":"` + paradexStarkPK[2:] + `"}`, code: contract.CodeInvalidRequest, msg: `"starkPrivateKey" for paradex must be 0x`},
 		{name: "paradex unknown field", x: contract.Paradex, env: contract.Mainnet, secret: `{"accountAddress":"` + paradexAddr + `","starkPrivateKey":"` + paradexStarkPK + `","` + paradexStarkPK + `":"x"}`, code: contract.CodeInvalidRequest, msg: "secret field (name not shown: not a short identifier) is not accepted for paradex"},
+		{name: "aster checksum typo", x: contract.Aster, env: contract.Mainnet, secret: `{"userAddress":"` + strings.Replace(asterUser, "C5", "c5", 1) + `","signerPrivateKey":"` + hlAgentKey + `"}`, code: contract.CodeInvalidRequest, msg: `"userAddress" for aster must be a checksummed (EIP-55) or lowercase 0x address`},
+		{name: "aster short key", x: contract.Aster, env: contract.Mainnet, secret: `{"userAddress":"` + asterUser + `","signerPrivateKey":"` + hlAgentKey[:40] + `"}`, code: contract.CodeInvalidRequest, msg: `"signerPrivateKey" for aster must be 64 hex`},
+		{name: "aster key zero", x: contract.Aster, env: contract.Mainnet, secret: `{"userAddress":"` + asterUser + `","signerPrivateKey":"0x` + strings.Repeat("0", 64) + `"}`, code: contract.CodeInvalidRequest, msg: `"signerPrivateKey"`},
+		{name: "aster signer address instead of key", x: contract.Aster, env: contract.Mainnet, secret: `{"userAddress":"` + asterUser + `","signerPrivateKey":"` + hlAddr + `"}`, code: contract.CodeInvalidRequest, msg: `"signerPrivateKey" for aster must be 64 hex`},
+		{name: "aster missing user", x: contract.Aster, env: contract.Mainnet, secret: `{"signerPrivateKey":"` + hlAgentKey + `"}`, code: contract.CodeInvalidRequest, msg: `"userAddress" is required for aster`},
 		{name: "paper zero balance", x: contract.Paper, env: contract.Testnet, secret: `{"startingBalance":"0.00"}`, code: contract.CodeInvalidRequest, msg: `"startingBalance" for paper must be a positive decimal`},
 		{name: "paper negative balance", x: contract.Paper, env: contract.Testnet, secret: `{"startingBalance":-5}`, code: contract.CodeInvalidRequest, msg: "positive decimal"},
 		{name: "paper bool balance", x: contract.Paper, env: contract.Testnet, secret: `{"startingBalance":true}`, code: contract.CodeInvalidRequest, msg: "must be a string or a number"},

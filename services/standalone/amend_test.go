@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/contract"
+	astersim "github.com/perpgate/perpgate/services/connectors/aster/sim"
 	binancesim "github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
 	hl "github.com/perpgate/perpgate/services/connectors/hyperliquid"
@@ -175,6 +176,15 @@ func TestBinanceModifyOrder(t *testing.T) {
 	if o := v.openOrder(stop["orderId"].(string)); o == nil {
 		t.Fatalf("the refused modify touched the stop order")
 	}
+}
+
+// TestAsterModifyOrder: Modify Order (LIMIT only) and countdownCancelAll
+// (per symbol, so native only with a market) on the Aster simulator.
+func TestAsterModifyOrder(t *testing.T) {
+	a := startAster(t, astersim.Config{}, nil)
+	v := venueCall{g: a.testGateway, key: a.live, cred: a.mainCred, market: "BTC-USDT-PERP", size: "0.01", nativeMarket: true}
+	checkModifyOrder(t, v)
+	checkDeadManSwitch(t, v)
 }
 
 // TestBybitModifyOrder: order/amend on the Bybit simulator; Bybit's

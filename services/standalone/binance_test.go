@@ -4,12 +4,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/paper"
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/shopspring/decimal"
@@ -135,21 +135,49 @@ func want(t *testing.T, where string, got map[string]any, fields map[string]any)
 	}
 }
 
-// TestBinanceAllOperations drives the 20 operations through the HTTP edge,
-// NATS and the Binance connector to the simulator over HTTP. Simulator and
-// connector share a clock that stands still, so every SPEC §4 field is
-// compared with what the simulated Binance holds; markets are canonical.
+// TestBinanceAllOperations runs allOperations on Binance: stops and
+// protection legs are algo orders (ids algo-…).
 func TestBinanceAllOperations(t *testing.T) {
-	var mu sync.Mutex
-	frozen := time.Now().Truncate(time.Second)
-	b := startBinanceAt(t, sim.Config{}, func() time.Time { mu.Lock(); defer mu.Unlock(); return frozen })
-	eng := b.sim.Engine()
-	// Walk the prices until mark and index differ, so a swap shows.
-	for i := 0; i < 60 && b.market("BTCUSDT").MarkPrice.Equal(b.market("BTCUSDT").IndexPrice); i++ {
-		mu.Lock()
-		frozen = frozen.Add(time.Second)
-		mu.Unlock()
+	clock := testenv.NewClock(time.Now().Truncate(time.Second))
+	b := startBinanceAt(t, sim.Config{}, clock.Now)
+	allOperations(t, binanceLike{x: contract.Binance, b: b, eng: b.sim.Engine(), acct: simMainKey, clock: clock, hits: b.sim.Hits,
+		stopPrefix: "algo-", stopPost: "/fapi/v1/algoOrder", stopPosts: 3, openInterest: true})
+}
+
+// binanceLike is a row of the venues with Binance USDⓈ-M's API shapes
+// (Binance, Aster) that allOperations drives.
+type binanceLike struct {
+	x            contract.Exchange
+	b            *binanceEnv
+	eng          *paper.Engine // the simulator's
+	acct         string        // the main credential's account in eng
+	clock        *testenv.Clock
+	hits         func(method, path string) int
+	stopPrefix   string // of stop order ids: "algo-" on Binance
+	stopPost     string // the request stops and protection legs go out as
+	stopPosts    int    // how many of stopPost the test sends up to the protection legs
+	openInterest bool   // the venue publishes open interest
+}
+
+// allOperations drives the 20 operations through the HTTP edge, NATS and
+// the venue's connector to its simulator over HTTP. Simulator and
+// connector share a clock that stands still, so every SPEC §4 field is
+// compared with what the simulator holds; markets are canonical.
+func allOperations(t *testing.T, v binanceLike) {
+	b, eng, acctKey := v.b, v.eng, v.acct
+	market := func(sym string) paper.MarketInfo {
+		t.Helper()
+		m, err := eng.Market(sym)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
 	}
+	// Walk the prices until mark and index differ, so a swap shows.
+	for i := 0; i < 60 && market("BTCUSDT").MarkPrice.Equal(market("BTCUSDT").IndexPrice); i++ {
+		v.clock.Set(v.clock.Now().Add(time.Second))
+	}
+	frozen := v.clock.Now()
 	const btc = "BTC-USDT-PERP"
 	d := decimal.RequireFromString
 
@@ -163,17 +191,17 @@ func TestBinanceAllOperations(t *testing.T) {
 		for i, l := range got.([]any) {
 			pair := l.([]any)
 			if pair[0] != levels[i].Price.String() || pair[1] != levels[i].Size.String() {
-				t.Errorf("%s[%d] = %v, Binance holds [%s %s]", side, i, pair, levels[i].Price, levels[i].Size)
+				t.Errorf("%s[%d] = %v, the venue holds [%s %s]", side, i, pair, levels[i].Price, levels[i].Size)
 			}
 		}
 	}
 	sameLevels("bids", book["bids"], wantBook.Bids)
 	sameLevels("asks", book["asks"], wantBook.Asks)
 	book7 := b.ok(map[string]any{"operation": "getOrderbook", "market": "BTCUSDT", "depth": 7})
-	checkLevels(t, "bids", book7["bids"], 7) // Binance's next size is 10, cut to 7
+	checkLevels(t, "bids", book7["bids"], 7) // the next book size is 10, cut to 7
 	sameLevels("bids", book7["bids"], wantBook.Bids)
 
-	btcInfo := b.market("BTCUSDT")
+	btcInfo := market("BTCUSDT")
 	mark := b.ok(map[string]any{"operation": "getMarkPrice", "market": "BTCUSDT"})
 	requireFields(t, "getMarkPrice", mark, map[string]kind{"markPrice": decStr, "indexPrice": decStr})
 	want(t, "getMarkPrice", mark, map[string]any{"markPrice": btcInfo.MarkPrice, "indexPrice": btcInfo.IndexPrice})
@@ -186,7 +214,7 @@ func TestBinanceAllOperations(t *testing.T) {
 	}
 	for i, c := range cs {
 		requireFields(t, "candle", c, map[string]kind{"time": unixSec, "open": decStr, "high": decStr, "low": decStr, "close": decStr, "volume": decStr})
-		w := wantCandles[i] // oldest first, as Binance answers
+		w := wantCandles[i] // oldest first, as the venue answers
 		want(t, "candle", c, map[string]any{"time": w.Time.Unix(), "open": w.Open, "high": w.High, "low": w.Low, "close": w.Close, "volume": w.Volume})
 	}
 
@@ -200,13 +228,19 @@ func TestBinanceAllOperations(t *testing.T) {
 		t.Errorf("getMarketsWithFunding: %v", entries)
 	}
 	for native, canon := range canonical {
-		info := b.market(native)
+		info := market(native)
 		found := false
 		for _, m := range entries {
-			requireFields(t, "market entry", m, map[string]kind{"symbol": str, "markPrice": decStr, "fundingRate": decStr, "openInterest": decStr})
+			requireFields(t, "market entry", m, map[string]kind{"symbol": str, "markPrice": decStr, "fundingRate": decStr})
+			if _, has := m["openInterest"]; has != v.openInterest {
+				t.Errorf("market entry %v: openInterest present %v, want %v (never 0 for a figure the venue does not give)", m, has, v.openInterest)
+			}
 			if m["symbol"] == canon {
 				found = true
-				want(t, canon, m, map[string]any{"markPrice": info.MarkPrice, "fundingRate": info.FundingRate, "openInterest": info.OpenInterest})
+				want(t, canon, m, map[string]any{"markPrice": info.MarkPrice, "fundingRate": info.FundingRate})
+				if v.openInterest {
+					want(t, canon, m, map[string]any{"openInterest": info.OpenInterest})
+				}
 			}
 		}
 		if !found {
@@ -220,19 +254,19 @@ func TestBinanceAllOperations(t *testing.T) {
 	// Account.
 	bal := b.ok(map[string]any{"operation": "getBalance"})
 	requireFields(t, "getBalance", bal, map[string]kind{"exchange_type": str, "equity": decStr, "freeCollateral": decStr, "accountValue": decStr})
-	acct, _ := eng.Balance(simMainKey)
-	want(t, "getBalance", bal, map[string]any{"exchange_type": "binance", "equity": acct.Equity, "freeCollateral": acct.FreeCollateral, "accountValue": acct.Wallet})
+	acct, _ := eng.Balance(acctKey)
+	want(t, "getBalance", bal, map[string]any{"exchange_type": string(v.x), "equity": acct.Equity, "freeCollateral": acct.FreeCollateral, "accountValue": acct.Wallet})
 	if acct.Equity.String() != "10000" {
 		t.Errorf("starting equity %s", acct.Equity)
 	}
 
-	if tc := b.ok(map[string]any{"operation": "testCredentials"}); tc["valid"] != true || tc["exchange"] != "binance" {
+	if tc := b.ok(map[string]any{"operation": "testCredentials"}); tc["valid"] != true || tc["exchange"] != string(v.x) {
 		t.Errorf("testCredentials: %v", tc)
 	}
 
 	lev := b.ok(map[string]any{"operation": "setLeverage", "market": "BTC", "leverage": 5})
-	if n, _ := eng.Leverage(simMainKey, "BTCUSDT"); lev["leverage"] != float64(5) || n != 5 {
-		t.Errorf("setLeverage: answered %v, Binance holds %d", lev, n)
+	if n, _ := eng.Leverage(acctKey, "BTCUSDT"); lev["leverage"] != float64(5) || n != 5 {
+		t.Errorf("setLeverage: answered %v, the venue holds %d", lev, n)
 	}
 
 	// Placement and listing.
@@ -240,9 +274,9 @@ func TestBinanceAllOperations(t *testing.T) {
 	limit := b.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.010", "price": farBelow.String(), "clientOrderId": "lim-1"})
 	requireFields(t, "placeLimitOrder", limit, map[string]kind{"orderId": str, "market": str, "side": str, "size": decStr, "price": decStr, "status": str})
 	want(t, "placeLimitOrder", limit, map[string]any{"market": btc, "side": "BUY", "size": d("0.01"), "price": farBelow, "status": "OPEN", "clientOrderId": "lim-1"})
-	held, err := eng.OrderByClientID(simMainKey, "lim-1")
+	held, err := eng.OrderByClientID(acctKey, "lim-1")
 	if err != nil || binanceID(held.ID) != limit["orderId"] || !held.Size.Equal(d("0.01")) || !held.Price.Equal(farBelow) {
-		t.Errorf("Binance holds %+v (%v) for %v", held, err, limit)
+		t.Errorf("the venue holds %+v (%v) for %v", held, err, limit)
 	}
 
 	orders := objects(t, b.ok(map[string]any{"operation": "getOrders", "market": "BTC"})["orders"])
@@ -257,7 +291,7 @@ func TestBinanceAllOperations(t *testing.T) {
 	mkt := b.ok(map[string]any{"operation": "placeMarketOrder", "market": "BTC", "side": "BUY", "size": "0.1"})
 	requireFields(t, "placeMarketOrder", mkt, map[string]kind{"orderId": str, "filledPrice": decStr, "filledSize": decStr, "fee": decStr})
 	size, notional, fee := decimal.Zero, decimal.Zero, decimal.Zero
-	allFills, _ := eng.Fills(simMainKey, "BTCUSDT", 100)
+	allFills, _ := eng.Fills(acctKey, "BTCUSDT", 100)
 	for _, f := range allFills {
 		if binanceID(f.OrderID) == mkt["orderId"] {
 			size, notional, fee = size.Add(f.Size), notional.Add(f.Size.Mul(f.Price)), fee.Add(f.Fee)
@@ -266,7 +300,7 @@ func TestBinanceAllOperations(t *testing.T) {
 	want(t, "placeMarketOrder", mkt, map[string]any{"market": btc, "side": "BUY", "filledSize": d("0.1"),
 		"filledPrice": notional.DivRound(size, 8), "fee": fee})
 	if !size.Equal(d("0.1")) || !fee.IsPositive() {
-		t.Errorf("Binance filled %s with fee %s", size, fee)
+		t.Errorf("the venue filled %s with fee %s", size, fee)
 	}
 
 	positions := objects(t, b.ok(map[string]any{"operation": "getPositions"})["positions"])
@@ -275,13 +309,13 @@ func TestBinanceAllOperations(t *testing.T) {
 	}
 	requireFields(t, "position", positions[0], map[string]kind{"market": str, "side": str, "size": decStr, "entryPrice": decStr,
 		"markPrice": decStr, "unrealizedPnl": decStr, "leverage": decStr})
-	ps, _ := eng.Positions(simMainKey, "BTCUSDT")
+	ps, _ := eng.Positions(acctKey, "BTCUSDT")
 	want(t, "position", positions[0], map[string]any{"market": btc, "side": "LONG", "size": d("0.1"), "entryPrice": ps[0].EntryPrice,
 		"markPrice": ps[0].MarkPrice, "unrealizedPnl": ps[0].UnrealizedPnL, "leverage": "5"})
 
 	fills := objects(t, b.ok(map[string]any{"operation": "getFills", "market": "BTC"})["fills"])
 	if len(fills) != len(allFills) || len(fills) == 0 {
-		t.Fatalf("getFills: %d fills, Binance holds %d", len(fills), len(allFills))
+		t.Fatalf("getFills: %d fills, the venue holds %d", len(fills), len(allFills))
 	}
 	for i, f := range fills {
 		requireFields(t, "fill", f, map[string]kind{"id": str, "market": str, "side": str, "size": decStr, "price": decStr, "fee": decStr, "timestamp": unixSec})
@@ -294,7 +328,7 @@ func TestBinanceAllOperations(t *testing.T) {
 	stop := b.ok(map[string]any{"operation": "placeStopOrder", "market": "BTC", "side": "SELL", "size": "0.1", "triggerPrice": trigger.String(), "clientOrderId": "stop-1"})
 	requireFields(t, "placeStopOrder", stop, map[string]kind{"orderId": str, "status": str, "triggerPrice": decStr})
 	want(t, "placeStopOrder", stop, map[string]any{"status": "PENDING", "triggerPrice": trigger})
-	if !strings.HasPrefix(stop["orderId"].(string), "algo-") {
+	if id := stop["orderId"].(string); !strings.HasPrefix(id, v.stopPrefix) || strings.TrimPrefix(id, v.stopPrefix) == "" {
 		t.Errorf("stop order id %v", stop["orderId"])
 	}
 
@@ -302,8 +336,8 @@ func TestBinanceAllOperations(t *testing.T) {
 	prot := b.ok(map[string]any{"operation": "placeProtectionOrders", "market": "BTC", "side": "LONG", "size": "0.1",
 		"entryPrice": entry.String(), "tpPercent": 5, "slPercent": "2.5", "clientOrderId": "prot-1"})
 	requireFields(t, "placeProtectionOrders", prot, map[string]kind{"tpOrderId": str, "slOrderId": str})
-	if n := b.sim.Hits("POST", "/fapi/v1/algoOrder"); n != 3 {
-		t.Errorf("stop and protection orders: want 3 algo orders, got %d", n)
+	if n := v.hits("POST", v.stopPost); n != v.stopPosts {
+		t.Errorf("stop and protection orders: want %d POST %s, got %d", v.stopPosts, v.stopPost, n)
 	}
 	tick := d("0.1")
 	tp := entry.Mul(d("1.05")).Div(tick).Round(0).Mul(tick)
@@ -320,8 +354,8 @@ func TestBinanceAllOperations(t *testing.T) {
 	for i, r := range results {
 		requireFields(t, "batch result", r, map[string]kind{"orderId": str, "status": str})
 		want(t, "batch result", r, map[string]any{"status": "OPEN"})
-		if _, err := eng.Order(simMainKey, decimal.RequireFromString(r["orderId"].(string)).Sub(decimal.NewFromInt(3_961_340_000)).String()); err != nil {
-			t.Errorf("batch result %d: Binance has no order %v", i, r["orderId"])
+		if _, err := eng.Order(acctKey, decimal.RequireFromString(r["orderId"].(string)).Sub(decimal.NewFromInt(3_961_340_000)).String()); err != nil {
+			t.Errorf("batch result %d: the venue has no order %v", i, r["orderId"])
 		}
 	}
 
@@ -329,8 +363,8 @@ func TestBinanceAllOperations(t *testing.T) {
 	if cancel := b.ok(map[string]any{"operation": "cancelOrder", "orderId": limit["orderId"], "market": "BTC"}); len(cancel) != 1 {
 		t.Errorf("cancelOrder answers success only, got %v", cancel)
 	}
-	if o, _ := eng.Order(simMainKey, held.ID); o.Status != paper.Cancelled {
-		t.Errorf("Binance still holds the cancelled order as %s", o.Status)
+	if o, _ := eng.Order(acctKey, held.ID); o.Status != paper.Cancelled {
+		t.Errorf("the venue still holds the cancelled order as %s", o.Status)
 	}
 	open := objects(t, b.ok(map[string]any{"operation": "getOrders"})["orders"])
 	if len(open) != 5 { // batch 2 + stop + take-profit + stop-loss
@@ -369,29 +403,29 @@ func TestBinanceAllOperations(t *testing.T) {
 	if cancelled["cancelledCount"] != float64(3) {
 		t.Errorf("cancelAllOrders on BTC: want 3 (batch BTC leg, stop, stop-loss), got %v", cancelled["cancelledCount"])
 	}
-	if left, _ := eng.OpenOrders(simMainKey, "BTCUSDT"); len(left) != 0 {
-		t.Errorf("Binance still holds BTC orders after cancelAllOrders: %+v", left)
+	if left, _ := eng.OpenOrders(acctKey, "BTCUSDT"); len(left) != 0 {
+		t.Errorf("the venue still holds BTC orders after cancelAllOrders: %+v", left)
 	}
-	if left, _ := eng.OpenOrders(simMainKey, "1000PEPEUSDT"); len(left) != 1 {
+	if left, _ := eng.OpenOrders(acctKey, "1000PEPEUSDT"); len(left) != 1 {
 		t.Errorf("cancelAllOrders on BTC touched 1000PEPE: %+v", left)
 	}
 
-	before, _ := eng.Fills(simMainKey, "BTCUSDT", 100)
+	before, _ := eng.Fills(acctKey, "BTCUSDT", 100)
 	closed := b.ok(map[string]any{"operation": "closeAllPositions", "market": "BTC"})
 	requireFields(t, "closeAllPositions", closed, map[string]kind{"closedSize": decStr, "avgClosePrice": decStr})
-	after, _ := eng.Fills(simMainKey, "BTCUSDT", 100)
+	after, _ := eng.Fills(acctKey, "BTCUSDT", 100)
 	size, notional = decimal.Zero, decimal.Zero
 	for _, f := range after[:len(after)-len(before)] {
 		size, notional = size.Add(f.Size), notional.Add(f.Size.Mul(f.Price))
 	}
 	want(t, "closeAllPositions", closed, map[string]any{"closedSize": d("0.1"), "avgClosePrice": notional.DivRound(size, 8)})
-	if left, _ := eng.Positions(simMainKey, "BTCUSDT"); len(left) != 0 {
-		t.Errorf("Binance still holds a position after closeAllPositions: %+v", left)
+	if left, _ := eng.Positions(acctKey, "BTCUSDT"); len(left) != 0 {
+		t.Errorf("the venue still holds a position after closeAllPositions: %+v", left)
 	}
 
 	// The testnet credential, through a test key, reaches its own account.
 	tb := b.call(b.Bootstrap().APIKey, map[string]any{"operation": "getBalance", "credentialId": b.testCred})
-	if tb.status != http.StatusOK || tb.body["equity"] != "10000" || tb.body["exchange_type"] != "binance" {
+	if tb.status != http.StatusOK || tb.body["equity"] != "10000" || tb.body["exchange_type"] != string(v.x) {
 		t.Errorf("testnet getBalance: %d %s", tb.status, tb.raw)
 	}
 	if r := b.do(map[string]any{"operation": "getBalance", "credentialId": b.testCred}); r.code() != string(contract.CodeEnvironmentMismatch) {

@@ -14,6 +14,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/telemetry"
+	"github.com/perpgate/perpgate/services/connectors/aster"
 	"github.com/perpgate/perpgate/services/connectors/binance"
 	"github.com/perpgate/perpgate/services/connectors/bybit"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
@@ -44,10 +45,17 @@ type Config struct {
 	Bybit       bybit.Config   // PERPGATE_BYBIT_URL, PERPGATE_BYBIT_RECV_WINDOW
 	OKX         okx.Config     // PERPGATE_OKX_URL, PERPGATE_OKX_EXP_TIME
 	Paradex     paradex.Config // PERPGATE_PARADEX_*
+	Aster       aster.Config   // PERPGATE_ASTER_URL
 	// Stream tunes the market-data stream view (PERPGATE_STREAM*).
 	Stream connector.StreamConfig
+	// ProtectionCheck is how often the connectors check protection pairs
+	// and attached entries when nothing prompts them (tests); 0: 2 s.
+	ProtectionCheck time.Duration
 	// Guards tunes how key guards value orders (PERPGATE_MARKET_SLIPPAGE_BPS).
 	Guards connector.GuardConfig
+	// AccountFeeds tunes the private feeds of venues that push account
+	// events (PERPGATE_EVENTS_IDLE); their events go where Edge.Events says.
+	AccountFeeds connector.AccountFeedConfig
 	// AuditRetention bounds the audit trail (PERPGATE_AUDIT_RETENTION,
 	// PERPGATE_AUDIT_MAX_MB).
 	AuditRetention keys.AuditRetention
@@ -62,7 +70,7 @@ type Config struct {
 }
 
 // BuiltIn are the exchanges perpgate serve has connectors for.
-var BuiltIn = []contract.Exchange{contract.Paper, contract.Binance, contract.Bybit, contract.OKX, contract.Paradex, contract.Hyperliquid}
+var BuiltIn = []contract.Exchange{contract.Paper, contract.Binance, contract.Bybit, contract.OKX, contract.Paradex, contract.Aster, contract.Hyperliquid}
 
 // serves reports whether the gateway runs x's connector.
 func (c Config) serves(x contract.Exchange) bool {
@@ -80,6 +88,7 @@ func DefaultConfig() Config {
 		Bybit:          bybit.DefaultConfig(),
 		OKX:            okx.DefaultConfig(),
 		Paradex:        paradex.DefaultConfig(),
+		Aster:          aster.DefaultConfig(),
 		Edge:           edge.DefaultConfig(),
 		Log:            telemetry.LogConfig{Format: "text", Level: "info"},
 		Guards:         connector.DefaultGuardConfig(),
@@ -129,6 +138,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	if c.Guards, err = connector.LoadGuardConfig(lookup); err != nil {
 		errs = append(errs, err)
 	}
+	if c.AccountFeeds, err = connector.LoadAccountFeedConfig(lookup, contract.NewSubjects("")); err != nil {
+		errs = append(errs, err)
+	}
 	if c.AuditRetention, err = keys.LoadAuditRetention(lookup); err != nil {
 		errs = append(errs, err)
 	}
@@ -155,6 +167,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		errs = append(errs, err)
 	}
 	if c.Paradex, err = paradex.LoadConfig(lookup); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Aster, err = aster.LoadConfig(lookup); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.Validate())

@@ -5,6 +5,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/paper"
+	asterconn "github.com/perpgate/perpgate/services/connectors/aster"
 	binanceconn "github.com/perpgate/perpgate/services/connectors/binance"
 	bybitconn "github.com/perpgate/perpgate/services/connectors/bybit"
 	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
@@ -45,6 +46,12 @@ func (g *Gateway) adapters(rdb *redis.Client) ([]connector.Adapter, error) {
 	if rdb != nil {
 		paradexCfg.Tokens = paradexconn.NewRedisTokens(rdb, g.cfg.Edge.SubjectPrefix+":paradex:jwt:")
 	}
+	// Aster nonces, too, come from one counter per API wallet shared by
+	// every gateway on Redis (fact sheet §0 #3).
+	asterCfg := g.cfg.Aster
+	if rdb != nil {
+		asterCfg.Nonces = asterconn.NewRedisNonces(rdb, g.cfg.Edge.SubjectPrefix+":aster:nonce:")
+	}
 	return []connector.Adapter{
 		paperconn.NewAdapter(client).StreamFromEngine(g.paper),
 		hyperliquid.NewAdapter(g.cfg.Hyperliquid, connector.NewHTTPClient(g.cfg.Hyperliquid.Timeout), hlOpts...),
@@ -52,5 +59,6 @@ func (g *Gateway) adapters(rdb *redis.Client) ([]connector.Adapter, error) {
 		bybitconn.NewAdapter(g.cfg.Bybit, nil),
 		okxconn.NewAdapter(g.cfg.OKX, nil),
 		paradexconn.NewAdapter(paradexCfg, nil),
+		asterconn.NewAdapter(asterCfg, nil),
 	}, nil
 }

@@ -85,7 +85,7 @@ func (e *extCall) checkCapabilities(t *testing.T) map[string]any {
 	}
 	features, _ := byCred["features"].(map[string]any)
 	for _, k := range []string{"maxBatchSize", "linkedProtection", "triggerPriceType", "minNotionalPrice",
-		"fundingIntervalHours", "amendable", "deadManSwitch", "fillsHistoryDays", "openInterest"} {
+		"fundingIntervalHours", "amendable", "deadManSwitch", "fillsHistoryDays", "openInterest", "attachedProtection"} {
 		if _, ok := features[k]; !ok {
 			t.Errorf("features lack %s: %v", k, features)
 		}

@@ -280,8 +280,15 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 		if rdb != nil {
 			protections = connector.NewRedisProtections(rdb, g.cfg.Edge.SubjectPrefix+":protect:"+string(a.Exchange())+":")
 		}
+		attached, err := g.attachStore(rdb, a.Exchange())
+		if err != nil {
+			return err
+		}
+		feeds := g.cfg.AccountFeeds
+		feeds.Events = g.cfg.Edge.Events() // the stream the edge reads, in the embedded server's data dir
 		rt := connector.New(connector.Config{Subjects: contract.NewSubjects(g.cfg.Edge.SubjectPrefix), Metrics: g.metrics,
-			Protections: protections, Ledger: ledger, Stream: g.cfg.Stream, Guards: &g.cfg.Guards}, a, nc, idem,
+			Protections: protections, Ledger: ledger, Attached: attached, ProtectionCheck: g.cfg.ProtectionCheck,
+			Stream: g.cfg.Stream, Guards: &g.cfg.Guards, AccountFeeds: feeds}, a, nc, idem,
 			g.log.With("service", "connector"))
 		if err := rt.Start(); err != nil {
 			return err
@@ -289,6 +296,16 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 		g.onClose(rt.Stop)
 	}
 	return g.startPaperEvents(connect)
+}
+
+// attachStore keeps one exchange's entries placed with takeProfit/stopLoss
+// until their pair is placed: in Redis, else in the data dir, so a restart
+// finishes what the last run began.
+func (g *Gateway) attachStore(rdb *redis.Client, x contract.Exchange) (connector.AttachStore, error) {
+	if rdb != nil {
+		return connector.NewRedisAttachments(rdb, g.cfg.Edge.SubjectPrefix+":attach:"+string(x)+":"), nil
+	}
+	return connector.NewFileAttachments(filepath.Join(g.cfg.DataDir, "attached-"+string(x)+".json"))
 }
 
 // ledger is the daily-notional ledger every exchange's runtime shares, so

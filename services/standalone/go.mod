@@ -16,6 +16,7 @@ require (
 	github.com/perpgate/perpgate/services/connectors/binance v0.0.0
 	github.com/perpgate/perpgate/services/connectors/bybit v0.0.0
 	github.com/perpgate/perpgate/services/connectors/okx v0.0.0
+	github.com/perpgate/perpgate/services/connectors/aster v0.0.0
 	github.com/perpgate/perpgate/services/connectors/paradex v0.0.0
 	github.com/perpgate/perpgate/services/connectors/hyperliquid v0.0.0
 	github.com/perpgate/perpgate/services/connectors/paper v0.0.0
@@ -87,6 +88,7 @@ replace (
 	github.com/perpgate/perpgate/services/connectors/binance => ../connectors/binance
 	github.com/perpgate/perpgate/services/connectors/bybit => ../connectors/bybit
 	github.com/perpgate/perpgate/services/connectors/okx => ../connectors/okx
+	github.com/perpgate/perpgate/services/connectors/aster => ../connectors/aster
 	github.com/perpgate/perpgate/services/connectors/paradex => ../connectors/paradex
 	github.com/perpgate/perpgate/services/connectors/hyperliquid => ../connectors/hyperliquid
 	github.com/perpgate/perpgate/services/connectors/paper => ../connectors/paper

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/perpgate/perpgate/pkg/contract"
+	astersim "github.com/perpgate/perpgate/services/connectors/aster/sim"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
 	okxsim "github.com/perpgate/perpgate/services/connectors/okx/sim"
@@ -196,6 +197,7 @@ func TestGuardsMaxLeverageOnOrders(t *testing.T) {
 		"bybit":   func(t *testing.T) *binanceEnv { return startBybit(t, bybitsim.Config{}, nil).binanceEnv },
 		"paradex": func(t *testing.T) *binanceEnv { return startParadex(t, paradexsim.Config{}, nil).binanceEnv },
 		"okx":     func(t *testing.T) *binanceEnv { return startOKX(t, okxsim.Config{}, nil).binanceEnv },
+		"aster":   func(t *testing.T) *binanceEnv { return startAster(t, astersim.Config{}, nil).binanceEnv },
 	}
 	for name, start := range venues {
 		t.Run(name, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 // libraries' public documentation and standards bodies.
 var publicDocs = []string{
 	"developers.binance.com", "www.binance.com", "demo.binance.com", "testnet.binancefuture.com", "hyperliquid.gitbook.io", "app.hyperliquid.xyz", "app.hyperliquid-testnet.xyz",
-	"bybit-exchange.github.io", "www.bybit.com", "testnet.bybit.com", "www.okx.com", "docs.paradex.trade", "app.paradex.trade",
+	"bybit-exchange.github.io", "www.bybit.com", "testnet.bybit.com", "www.okx.com", "docs.paradex.trade", "app.paradex.trade", "www.asterdex.com", "www.asterdex-testnet.com",
 	"github.com", "pkg.go.dev", "go.dev", "www.npmjs.com", "modelcontextprotocol.io", "docs.nats.io", "redis.io",
 	"www.postgresql.org", "kubernetes.io", "docs.docker.com", "keepachangelog.com", "semver.org", "www.apache.org",
 	"datatracker.ietf.org", "www.rfc-editor.org", "opentelemetry.io", "spec.openapis.org", "json-schema.org",

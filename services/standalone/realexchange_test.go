@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/perpgate/perpgate/pkg/testenv"
+	astersim "github.com/perpgate/perpgate/services/connectors/aster/sim"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
 	okxsim "github.com/perpgate/perpgate/services/connectors/okx/sim"
@@ -23,7 +24,7 @@ import (
 // (set -e, jq -e).
 func TestREADMERealExchange(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds perpgate and runs the README against five simulators; skipped with -short")
+		t.Skip("builds perpgate and runs the README against six simulators; skipped with -short")
 	}
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -57,6 +58,8 @@ func TestREADMERealExchange(t *testing.T) {
 			[]string{"ACCOUNT_ADDRESS=" + hlTestAccount, "AGENT_PRIVATE_KEY=" + hlTestAgentKey}},
 		{"paradex", func(t *testing.T) *testGateway { return startParadex(t, paradexsim.Config{}, nil).testGateway },
 			[]string{"ACCOUNT_ADDRESS=" + pdxAddress, "STARK_PRIVATE_KEY=" + pdxKey}},
+		{"aster", func(t *testing.T) *testGateway { return startAster(t, astersim.Config{}, nil).testGateway },
+			[]string{"USER_ADDRESS=" + asterTestUser, "SIGNER_PRIVATE_KEY=" + asterTestKey}},
 	}
 	for _, v := range venues {
 		t.Run(v.name, func(t *testing.T) {

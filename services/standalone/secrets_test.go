@@ -29,6 +29,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 		starkKey      = "0x5eaf5eaf5eaf5eaf5eaf5eaf5eaf5eaf"
 		// A valid secp256k1 key made up for this test.
 		hlAgentKey = "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
+		// An Aster API wallet key made up for this test.
+		asterKey = "0x7a1f3c5e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a"
 	)
 	s := sim.New(sim.Config{Keys: map[string]string{binanceKey: binanceSecret}})
 	upstream := httptest.NewServer(s)
@@ -36,6 +38,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	g := startGateway(t, func(c *Config) {
 		c.Binance.MainnetURL, c.Binance.TestnetURL = upstream.URL, upstream.URL
 		c.Hyperliquid.URL = "http://127.0.0.1:1" // refused at once: signing still happens
+		c.Aster.MainnetURL, c.Aster.TestnetURL = "http://127.0.0.1:1", "http://127.0.0.1:1"
 	})
 	acct := g.Bootstrap().AccountID
 	var seen bytes.Buffer // every response body the session produced
@@ -77,6 +80,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 		"okx":     credential(contract.OKX, contract.Mainnet, map[string]string{"apiKey": "okx-key", "apiSecret": okxSecret, "passphrase": okxPass}),
 		"bybit":   credential(contract.Bybit, contract.Mainnet, map[string]string{"apiKey": "bybit-key", "apiSecret": bybitSecret}),
 		"paradex": credential(contract.Paradex, contract.Mainnet, map[string]string{"accountAddress": "0x1234", "starkPrivateKey": starkKey}),
+		"aster": credential(contract.Aster, contract.Mainnet, map[string]string{
+			"userAddress": "0x00000000000000000000000000000000000000bb", "signerPrivateKey": asterKey}),
 		"hyperliquid": credential(contract.Hyperliquid, contract.Mainnet, map[string]string{
 			"accountAddress": "0x00000000000000000000000000000000000000aa", "agentPrivateKey": hlAgentKey}),
 	}
@@ -119,13 +124,13 @@ func TestSecretsNeverLeak(t *testing.T) {
 		}
 		call(creds["binance"], body)
 	}
-	for _, name := range []string{"wrong", "okx", "bybit", "paradex", "hyperliquid"} {
+	for _, name := range []string{"wrong", "okx", "bybit", "paradex", "aster", "hyperliquid"} {
 		call(creds[name], map[string]any{"operation": "testCredentials"})
 		call(creds[name], map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": "20000"})
 	}
 	admin(http.MethodDelete, "/admin/v1/credentials/"+creds["okx"], nil, true)
 
-	secrets := []string{binanceSecret, wrongSecret, okxSecret, okxPass, bybitSecret, starkKey, hlAgentKey}
+	secrets := []string{binanceSecret, wrongSecret, okxSecret, okxPass, bybitSecret, starkKey, hlAgentKey, asterKey, asterKey[2:]}
 	logs := g.logs.String()
 	if !strings.Contains(logs, "request done") || !strings.Contains(logs, creds["hyperliquid"]) {
 		t.Fatalf("the logs do not show the session: %.500s", logs)

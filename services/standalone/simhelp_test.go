@@ -19,7 +19,7 @@ func TestSimulatorsAnswerHelp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the simulator binaries; skipped with -short")
 	}
-	sims := []string{"binance-sim", "bybit-sim", "okx-sim", "paradex-sim", "hyperliquid-sim"}
+	sims := []string{"binance-sim", "bybit-sim", "okx-sim", "paradex-sim", "aster-sim", "hyperliquid-sim"}
 	pkgs := make([]string, len(sims))
 	for i, s := range sims {
 		pkgs[i] = "./services/connectors/" + strings.TrimSuffix(s, "-sim") + "/cmd/" + s

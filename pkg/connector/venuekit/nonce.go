@@ -23,6 +23,23 @@ type NonceSource interface {
 	Next(ctx context.Context, signer string) (uint64, error)
 }
 
+// ClockedNonces is a NonceSource that can also count from a clock the
+// caller gives, e.g. its estimate of the venue's clock (Aster refuses a
+// nonce outside a window around its own time).
+type ClockedNonces interface {
+	NonceSource
+	// NextAt is Next with now in place of the source's clock.
+	NextAt(ctx context.Context, signer string, now time.Time) (uint64, error)
+}
+
+// count is now in unit (milliseconds unless set).
+func count(now time.Time, unit time.Duration) uint64 {
+	if unit <= 0 {
+		unit = time.Millisecond
+	}
+	return uint64(now.UnixNano() / int64(unit))
+}
+
 // Nonces is the in-process NonceSource: millisecond timestamps, strictly
 // increasing per signer within the process. When two calls land in the
 // same millisecond the second is bumped by one, running slightly ahead of
@@ -35,11 +52,12 @@ type NonceSource interface {
 // clock.
 type Nonces struct {
 	now  func() time.Time
+	unit time.Duration
 	mu   sync.Mutex
 	last map[string]*atomic.Uint64
 }
 
-var _ NonceSource = (*Nonces)(nil)
+var _ ClockedNonces = (*Nonces)(nil)
 
 // NewNonces returns a nonce source on clock now (nil: time.Now).
 func NewNonces(now func() time.Time) *Nonces {
@@ -49,8 +67,16 @@ func NewNonces(now func() time.Time) *Nonces {
 	return &Nonces{now: now, last: map[string]*atomic.Uint64{}}
 }
 
+// In makes the counter count in unit (Aster's nonces are microseconds).
+func (n *Nonces) In(unit time.Duration) *Nonces { n.unit = unit; return n }
+
 // Next implements NonceSource; it never fails.
-func (n *Nonces) Next(_ context.Context, signer string) (uint64, error) {
+func (n *Nonces) Next(ctx context.Context, signer string) (uint64, error) {
+	return n.NextAt(ctx, signer, n.now())
+}
+
+// NextAt implements ClockedNonces; it never fails.
+func (n *Nonces) NextAt(_ context.Context, signer string, now time.Time) (uint64, error) {
 	n.mu.Lock()
 	last, ok := n.last[signer]
 	if !ok {
@@ -60,7 +86,7 @@ func (n *Nonces) Next(_ context.Context, signer string) (uint64, error) {
 	n.mu.Unlock()
 	for {
 		prev := last.Load()
-		next := max(uint64(n.now().UnixMilli()), prev+1)
+		next := max(count(now, n.unit), prev+1)
 		if last.CompareAndSwap(prev, next) {
 			return next, nil
 		}
@@ -90,9 +116,10 @@ type RedisNonces struct {
 	rdb    redis.UniversalClient
 	prefix string
 	now    func() time.Time
+	unit   time.Duration
 }
 
-var _ NonceSource = (*RedisNonces)(nil)
+var _ ClockedNonces = (*RedisNonces)(nil)
 
 // NewRedisNonces keeps the counters under prefix in rdb; now may be nil
 // (time.Now).
@@ -103,10 +130,18 @@ func NewRedisNonces(rdb redis.UniversalClient, prefix string, now func() time.Ti
 	return &RedisNonces{rdb: rdb, prefix: prefix, now: now}
 }
 
+// In makes the counter count in unit (Aster's nonces are microseconds).
+func (r *RedisNonces) In(unit time.Duration) *RedisNonces { r.unit = unit; return r }
+
 // Next implements NonceSource.
 func (r *RedisNonces) Next(ctx context.Context, signer string) (uint64, error) {
+	return r.NextAt(ctx, signer, r.now())
+}
+
+// NextAt implements ClockedNonces.
+func (r *RedisNonces) NextAt(ctx context.Context, signer string, now time.Time) (uint64, error) {
 	n, err := nonceScript.Run(ctx, r.rdb, []string{r.prefix + signer},
-		r.now().UnixMilli(), nonceKeyTTL.Milliseconds()).Int64()
+		count(now, r.unit), nonceKeyTTL.Milliseconds()).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("next nonce of %s: %w", signer, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
@@ -18,6 +19,8 @@ import (
 // no venue state, only per-host caches: clock offsets, weight budgets,
 // symbol rules, position modes and open interest.
 type Adapter struct {
+	*fapi.MarketData // depth, mark price, funding rate, candles
+
 	cfg Config
 	c   *client
 
@@ -25,7 +28,6 @@ type Adapter struct {
 	lists venuekit.Catalog[symbolMeta] // by REST base: markets and their market-order rules
 	modes venuekit.Memo[bool]          // hedge mode, by REST base + apiKey
 	oi    map[string]oiEntry           // by REST base + symbol
-	hours map[string]hoursEntry        // by REST base: funding intervals of adjusted symbols
 }
 
 var (
@@ -40,15 +42,6 @@ const modeTTL = 5 * time.Minute
 // open-interest endpoint (fact sheet §0 #6), so each symbol costs a call.
 const oiTTL = time.Minute
 
-// hoursTTL is how long the list of symbols with adjusted funding
-// intervals is reused; Binance changes it rarely and announces it.
-const hoursTTL = time.Hour
-
-type hoursEntry struct {
-	bySymbol map[string]int
-	at       time.Time
-}
-
 type oiEntry struct {
 	value decimal.Decimal
 	at    time.Time
@@ -59,12 +52,13 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	if hc == nil {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
-	return &Adapter{
-		cfg:   cfg,
-		c:     newClient(cfg, hc),
-		oi:    map[string]oiEntry{},
-		hours: map[string]hoursEntry{},
+	a := &Adapter{
+		cfg: cfg,
+		c:   newClient(cfg, hc),
+		oi:  map[string]oiEntry{},
 	}
+	a.MarketData = &fapi.MarketData{Venue: "Binance", Prefix: "/fapi/v1", Call: a.public, Base: a.base, Now: a.c.now}
+	return a
 }
 
 // Exchange implements connector.Adapter.
@@ -121,103 +115,6 @@ func (a *Adapter) symbolMeta(c connector.Credential, native string) symbolMeta {
 	return m
 }
 
-// GetOrderbook implements connector.Adapter. Binance takes only some book
-// sizes: the next larger one is asked for and cut to depth.
-func (a *Adapter) GetOrderbook(ctx context.Context, c connector.Credential, m connector.Market, n int) (contract.OrderbookResult, error) {
-	limit := depthLimit(n)
-	var d depth
-	if err := a.public(ctx, c, "/fapi/v1/depth", symbolParam(m).Add("limit", strconv.Itoa(limit)), depthWeight(limit), &d); err != nil {
-		return contract.OrderbookResult{}, err
-	}
-	return contract.OrderbookResult{Bids: levels(d.Bids, n), Asks: levels(d.Asks, n), AsOf: int64(d.T)}, nil
-}
-
-func (a *Adapter) premium(ctx context.Context, c connector.Credential, m connector.Market) (premiumIndex, error) {
-	var p premiumIndex
-	err := a.public(ctx, c, "/fapi/v1/premiumIndex", symbolParam(m), 1, &p)
-	return p, err
-}
-
-// GetMarkPrice implements connector.Adapter.
-func (a *Adapter) GetMarkPrice(ctx context.Context, c connector.Credential, m connector.Market) (contract.MarkPriceResult, error) {
-	p, err := a.premium(ctx, c, m)
-	return contract.MarkPriceResult{MarkPrice: p.MarkPrice, IndexPrice: p.IndexPrice, AsOf: int64(p.Time)}, err
-}
-
-// GetFundingRate implements connector.Adapter: the rate of the current
-// interval (lastFundingRate) and when it is paid.
-func (a *Adapter) GetFundingRate(ctx context.Context, c connector.Credential, m connector.Market) (contract.FundingRateResult, error) {
-	p, err := a.premium(ctx, c, m)
-	if err != nil {
-		return contract.FundingRateResult{}, err
-	}
-	hours, err := a.fundingHours(ctx, c)
-	return contract.FundingRateResult{FundingRate: p.LastFundingRate, NextFundingTime: int64(p.NextFundingTime / 1000),
-		FundingIntervalHours: intervalOf(hours, m.Native), AsOf: int64(p.Time)}, err
-}
-
-// fundingHours reads GET /fapi/v1/fundingInfo, which lists only the
-// symbols whose funding interval was adjusted from the default 8 hours
-// (fact sheet §5), cached for hoursTTL.
-func (a *Adapter) fundingHours(ctx context.Context, c connector.Credential) (map[string]int, error) {
-	base := a.base(c)
-	a.mu.Lock()
-	e, ok := a.hours[base]
-	a.mu.Unlock()
-	if ok && a.c.now().Sub(e.at) < hoursTTL {
-		return e.bySymbol, nil
-	}
-	var rows []fundingInfo
-	if err := a.public(ctx, c, "/fapi/v1/fundingInfo", nil, 1, &rows); err != nil {
-		return nil, err
-	}
-	e = hoursEntry{bySymbol: map[string]int{}, at: a.c.now()}
-	for _, r := range rows {
-		if r.FundingIntervalHours > 0 {
-			e.bySymbol[r.Symbol] = r.FundingIntervalHours
-		}
-	}
-	a.mu.Lock()
-	a.hours[base] = e
-	a.mu.Unlock()
-	return e.bySymbol, nil
-}
-
-func intervalOf(hours map[string]int, symbol string) int {
-	if h, ok := hours[symbol]; ok {
-		return h
-	}
-	return 8
-}
-
-// GetCandles implements connector.Adapter; Binance answers oldest first.
-func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m connector.Market, minutes, limit int) (contract.CandlesResult, error) {
-	iv, ok := intervals[minutes]
-	if !ok {
-		return contract.CandlesResult{}, contract.Errorf(contract.CodeInvalidRequest, "field \"interval\": Binance has no %d-minute candles", minutes)
-	}
-	weight := 1
-	switch {
-	case limit >= 1000:
-		weight = 10
-	case limit >= 500:
-		weight = 5
-	case limit >= 100:
-		weight = 2
-	}
-	var rows []kline
-	if err := a.public(ctx, c, "/fapi/v1/klines", symbolParam(m).Add("interval", iv).Add("limit", strconv.Itoa(limit)), weight, &rows); err != nil {
-		return contract.CandlesResult{}, err
-	}
-	out := make([]contract.Candle, 0, len(rows))
-	for _, r := range rows {
-		if k, ok := candleFromWire(r); ok {
-			out = append(out, k)
-		}
-	}
-	return contract.CandlesResult{Candles: out}, nil
-}
-
 // GetMarketsWithFunding implements connector.Adapter: every premium index
 // in one call, open interest per symbol (cached for oiTTL, fetched a few
 // at a time).
@@ -231,7 +128,7 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 	if err := a.public(ctx, c, "/fapi/v1/premiumIndex", nil, 10, &all); err != nil {
 		return contract.MarketsResult{}, err
 	}
-	hours, err := a.fundingHours(ctx, c)
+	hours, err := a.FundingHours(ctx, c)
 	if err != nil {
 		return contract.MarketsResult{}, err
 	}
@@ -246,7 +143,7 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 			continue
 		}
 		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: p.MarkPrice, FundingRate: p.LastFundingRate,
-			FundingIntervalHours: intervalOf(hours, m.Native)})
+			FundingIntervalHours: fapi.IntervalOf(hours, m.Native)})
 	}
 	if err := a.fillOpenInterest(ctx, c, out); err != nil {
 		return contract.MarketsResult{}, err
@@ -261,7 +158,7 @@ func (a *Adapter) fillOpenInterest(ctx context.Context, c connector.Credential, 
 	a.mu.Lock()
 	for i := range entries {
 		if e, ok := a.oi[base+" "+entries[i].Symbol]; ok && now.Sub(e.at) < oiTTL {
-			entries[i].OpenInterest = e.value
+			entries[i].OpenInterest = &e.value
 		} else {
 			todo = append(todo, i)
 		}
@@ -278,7 +175,7 @@ func (a *Adapter) fillOpenInterest(ctx context.Context, c connector.Credential, 
 			defer func() { <-sem }()
 			var oi openInterest
 			if errs[j] = a.public(ctx, c, "/fapi/v1/openInterest", params{}.Add("symbol", entries[i].Symbol), 1, &oi); errs[j] == nil {
-				entries[i].OpenInterest = oi.OpenInterest
+				entries[i].OpenInterest = &oi.OpenInterest
 			}
 		}()
 	}
@@ -289,7 +186,7 @@ func (a *Adapter) fillOpenInterest(ctx context.Context, c connector.Credential, 
 		if errs[j] != nil {
 			return errs[j]
 		}
-		a.oi[base+" "+entries[i].Symbol] = oiEntry{value: entries[i].OpenInterest, at: now}
+		a.oi[base+" "+entries[i].Symbol] = oiEntry{value: *entries[i].OpenInterest, at: now}
 	}
 	return nil
 }

@@ -2,11 +2,10 @@ package binance
 
 import (
 	"context"
-	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -31,10 +30,8 @@ func (a *Adapter) ModifyOrder(ctx context.Context, c connector.Credential, am co
 		return contract.Order{}, contract.Errorf(contract.CodeInvalidRequest,
 			"order %s is a Binance conditional order, which Binance cannot amend; cancel it and place a new one", am.OrderID)
 	}
-	p := symbolParam(am.After.Market).Add("orderId", strconv.FormatInt(n, 10)).Add("side", string(am.After.Side)).
-		Add("quantity", fmtDec(am.After.Size)).Add("price", fmtDec(am.After.Price))
-	var res order
-	if err := a.signed(ctx, c, http.MethodPut, "/fapi/v1/order", p, 1, &res); err != nil {
+	res, err := fapi.Modify(ctx, a.signed, "/fapi/v1/order", c, n, am)
+	if err != nil {
 		return contract.Order{}, err
 	}
 	return orderFromWire(res), nil
@@ -48,12 +45,5 @@ func (a *Adapter) NativeDeadMan(m *connector.Market, _ int) bool { return m != n
 // SetDeadManSwitch implements connector.DeadManSwitcher: countdownTime in
 // milliseconds, 0 cancels the timer.
 func (a *Adapter) SetDeadManSwitch(ctx context.Context, c connector.Credential, m *connector.Market, timeoutSeconds int) (time.Time, error) {
-	p := symbolParam(*m).Add("countdownTime", strconv.Itoa(timeoutSeconds*1000))
-	if err := a.signed(ctx, c, http.MethodPost, "/fapi/v1/countdownCancelAll", p, 10, nil); err != nil {
-		return time.Time{}, err
-	}
-	if timeoutSeconds == 0 {
-		return time.Time{}, nil
-	}
-	return a.c.now().Add(time.Duration(timeoutSeconds) * time.Second), nil
+	return fapi.Countdown(ctx, a.signed, "/fapi/v1/countdownCancelAll", c, *m, timeoutSeconds, a.c.now())
 }

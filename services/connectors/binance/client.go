@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
@@ -130,33 +131,8 @@ func (c *client) do(ctx context.Context, base string, k *keys, r request, out an
 
 // send makes one HTTP exchange within the host's weight budget.
 func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []byte, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, nil, err
-	}
-	wait, banned := h.gate.Admit(h.clock.Now(), r.weight)
-	if banned > 0 {
-		s := venuekit.Seconds(banned)
-		return 0, nil, connector.RateLimited("", "", s,
-			"Binance rate-limited this IP; the connector sends nothing there for %d s", s)
-	}
-	if err := venuekit.Pace(ctx, c.now(), wait, c.wait,
-		"Binance request weight of this IP is nearly used up this minute; retry in %d s"); err != nil {
-		return 0, nil, err
-	}
-	req, err := c.request(ctx, h, k, r)
-	if err != nil {
-		return 0, nil, err
-	}
-	ans, err := c.http.Send(ctx, req, r.method+" "+r.path)
-	if err != nil {
-		return 0, nil, err
-	}
-	now := h.clock.Now()
-	h.gate.Observe(now, ans.Header)
-	if ans.Status == http.StatusTooManyRequests || ans.Status == http.StatusTeapot {
-		return 0, nil, c.banned(h, now, ans)
-	}
-	return ans.Status, ans.Body, nil
+	return fapi.Host{Gate: h.gate, Clock: h.clock}.Send(ctx, &c.http, c.now, c.wait, r.weight, r.method+" "+r.path,
+		func() (*http.Request, error) { return c.request(ctx, h, k, r) })
 }
 
 // request is r signed (when it must be) at the host's clock: GET and
@@ -179,38 +155,11 @@ func (c *client) request(ctx context.Context, h *host, k *keys, r request) (*htt
 	return req, err
 }
 
-// banned is the answer to a 429 or 418: nothing goes to the host until
-// the wait Binance asked for has passed.
-func (c *client) banned(h *host, now time.Time, ans venuekit.Answer) error {
-	var e struct {
-		Code int    `json:"code"`
-		Msg  string `json:"msg"`
-	}
-	_ = json.Unmarshal(ans.Body, &e)
-	d := venuekit.RetryAfter(now, ans.Status, ans.Header, e.Msg)
-	h.gate.Ban(now.Add(d))
-	s := venuekit.Seconds(d)
-	code := ""
-	if e.Code != 0 {
-		code = strconv.Itoa(e.Code)
-	}
-	return connector.RateLimited(code, e.Msg, s, "Binance answered HTTP %d (rate limit); retry in %d s", ans.Status, s)
-}
-
 // serverTime reads Binance's clock with GET /fapi/v1/time.
 func (c *client) serverTime(h *host) func(context.Context) (time.Time, error) {
-	return func(ctx context.Context) (time.Time, error) {
-		var st struct {
-			ServerTime int64 `json:"serverTime"`
-		}
-		if err := c.do(ctx, h.base, nil, request{method: http.MethodGet, path: "/fapi/v1/time", weight: 1}, &st); err != nil {
-			return time.Time{}, err
-		}
-		if st.ServerTime <= 0 {
-			return time.Time{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Binance answered /fapi/v1/time without serverTime")
-		}
-		return time.UnixMilli(st.ServerTime), nil
-	}
+	return fapi.ServerTime("Binance", "/fapi/v1/time", func(ctx context.Context, out any) error {
+		return c.do(ctx, h.base, nil, request{method: http.MethodGet, path: "/fapi/v1/time", weight: 1}, out)
+	})
 }
 
 // errNoKeys is returned for a credential without apiKey or apiSecret.

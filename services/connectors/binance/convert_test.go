@@ -2,6 +2,7 @@ package binance
 
 import (
 	"encoding/json"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"strings"
 	"testing"
 
@@ -158,22 +159,22 @@ func TestPositionFromWire(t *testing.T) {
 // their filters; multiplier listings keep the multiplier apart from the
 // base.
 func TestMarketsFromInfo(t *testing.T) {
-	filters := func(tick, step, notional string) []symbolFilter {
+	filters := func(tick, step, notional string) []fapi.SymbolFilter {
 		d := decimal.RequireFromString
-		return []symbolFilter{
+		return []fapi.SymbolFilter{
 			{FilterType: "PRICE_FILTER", TickSize: d(tick)},
 			{FilterType: "LOT_SIZE", StepSize: d(step), MinQty: d(step), MaxQty: d("1000000")},
 			{FilterType: "MARKET_LOT_SIZE", StepSize: d(step), MaxQty: d("120")},
 			{FilterType: "MIN_NOTIONAL", Notional: d(notional)},
 		}
 	}
-	perp := func(sym, quote, status string) symbolInfo {
-		return symbolInfo{Symbol: sym, ContractType: "PERPETUAL", Status: status, QuoteAsset: quote, Filters: filters("0.1", "0.001", "100")}
+	perp := func(sym, quote, status string) fapi.SymbolInfo {
+		return fapi.SymbolInfo{Symbol: sym, ContractType: "PERPETUAL", Status: status, QuoteAsset: quote, Filters: filters("0.1", "0.001", "100")}
 	}
 	info := exchangeInfo{
-		RateLimits: []rateLimit{{RateLimitType: "ORDERS", Interval: "MINUTE", IntervalNum: 1, Limit: 1200},
+		RateLimits: []fapi.RateLimit{{RateLimitType: "ORDERS", Interval: "MINUTE", IntervalNum: 1, Limit: 1200},
 			{RateLimitType: "REQUEST_WEIGHT", Interval: "MINUTE", IntervalNum: 1, Limit: 6000}},
-		Symbols: []symbolInfo{
+		Symbols: []fapi.SymbolInfo{
 			perp("BTCUSDT", "USDT", "TRADING"),
 			{Symbol: "1000PEPEUSDT", ContractType: "PERPETUAL", Status: "TRADING", QuoteAsset: "USDT", Filters: filters("0.0000001", "1", "5")},
 			{Symbol: "1MBABYDOGEUSDT", ContractType: "PERPETUAL", Status: "TRADING", QuoteAsset: "USDT", Filters: filters("0.0000001", "1", "5")},
@@ -188,7 +189,7 @@ func TestMarketsFromInfo(t *testing.T) {
 	got := map[string]string{}
 	for _, m := range list {
 		got[m.Native] = strings.Join([]string{m.Canonical, m.Base, itoa(int64(m.Multiplier)), m.TickSize.String(), m.LotSize.String(),
-			m.MinSize.String(), m.MinNotional.String(), meta[m.Native].marketMaxQty.String()}, " ")
+			m.MinSize.String(), m.MinNotional.String(), meta[m.Native].MarketMaxQty.String()}, " ")
 	}
 	want := map[string]string{
 		"BTCUSDT":        "BTC-USDT-PERP BTC 1 0.1 0.001 0.001 100 120",

@@ -2,67 +2,17 @@ package binance
 
 import (
 	"context"
-	"math"
-	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
-// incomeRetention is how far back GET /fapi/v1/income reaches (three
-// months), the start of a history asked without since.
-const incomeRetention = 90 * 24 * time.Hour
-
-// incomePage is the most entries one income page holds.
-const incomePage = 1000
-
-// incomeEntry is one entry of GET /fapi/v1/income.
-type incomeEntry struct {
-	Symbol string            `json:"symbol"`
-	Type   string            `json:"incomeType"`
-	Income connector.Decimal `json:"income"`
-	Time   connector.Int     `json:"time"` // Unix ms
-	TranID connector.Int     `json:"tranId"`
-}
-
 // GetFundingPayments implements connector.FundingPaymentsReader with GET
-// /fapi/v1/income?incomeType=FUNDING_FEE. Binance answers oldest first
-// from startTime, a page at a time (page=1, 2, ...), so the pages run
-// forward from since to now and the runtime keeps the newest. Binance
-// gives neither rate nor position size.
-func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential, m *connector.Market, since int64, limit int) ([]contract.FundingPayment, error) {
-	start := since * 1000
-	if since == 0 {
-		start = a.c.now().Add(-incomeRetention).UnixMilli()
-	}
-	entries, err := connector.Paginate(ctx, math.MaxInt, func(ctx context.Context, cursor string) ([]incomeEntry, string, error) {
-		page := 1
-		if cursor != "" {
-			page, _ = strconv.Atoi(cursor)
-		}
-		p := params{}.Add("incomeType", "FUNDING_FEE").Add("startTime", strconv.FormatInt(start, 10)).
-			Add("page", strconv.Itoa(page)).Add("limit", strconv.Itoa(incomePage))
-		if m != nil {
-			p = p.Add("symbol", m.Native)
-		}
-		var got []incomeEntry
-		if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/income", p, 30, &got); err != nil {
-			return nil, "", err
-		}
-		return got, strconv.Itoa(page + 1), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]contract.FundingPayment, 0, len(entries))
-	for _, e := range entries {
-		if e.Type == "FUNDING_FEE" {
-			out = append(out, contract.FundingPayment{Market: e.Symbol, Amount: e.Income.D(), Time: int64(e.Time) / 1000})
-		}
-	}
-	return out, nil
+// /fapi/v1/income?incomeType=FUNDING_FEE, paged (fapi.FundingPayments).
+// Binance gives neither rate nor position size.
+func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential, m *connector.Market, since int64, _ int) ([]contract.FundingPayment, error) {
+	return fapi.FundingPayments(ctx, a.signed, "/fapi/v1/income", c, m, since, a.c.now())
 }
 
 // Capabilities implements connector.Declarer (fact sheet: batchOrders
@@ -72,7 +22,7 @@ func (a *Adapter) Capabilities() connector.Capabilities {
 	return connector.Capabilities{
 		Operations: connector.Supports([]string{contract.OpPlaceProtectionOrders, contract.OpCloseAllPositions}),
 		Features: contract.Features{
-			MaxBatchSize: batchSize, LinkedProtection: false, TriggerPriceType: "mark", MinNotionalPrice: "limit",
+			MaxBatchSize: fapi.BatchSize, LinkedProtection: false, TriggerPriceType: "mark", MinNotionalPrice: "limit",
 			FundingIntervalHours: 8, Amendable: []string{"price", "size"}, DeadManSwitch: contract.Native,
 			FillsHistoryDays: 180, OpenInterest: true,
 		},

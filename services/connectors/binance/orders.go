@@ -2,20 +2,15 @@ package binance
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
-	"github.com/perpgate/perpgate/pkg/connector/venuekit"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
-
-// batchSize is how many orders POST /fapi/v1/batchOrders takes (fact
-// sheet §0 #2).
-const batchSize = 5
 
 // place sends a regular order and returns Binance's final answer
 // (newOrderRespType=RESULT). -4061 means the position mode changed
@@ -32,19 +27,6 @@ func (a *Adapter) place(ctx context.Context, c connector.Credential, p params) (
 	return res, err
 }
 
-func limitParams(o connector.OrderRequest) params {
-	tif := "GTC"
-	if o.PostOnly {
-		tif = "GTX" // Binance's post-only time in force (fact sheet §5)
-	}
-	p := symbolParam(o.Market).Add("side", string(o.Side)).Add("type", "LIMIT").
-		Add("quantity", fmtDec(o.Size)).Add("price", fmtDec(o.Price)).Add("timeInForce", tif)
-	if o.ReduceOnly {
-		p = p.Add("reduceOnly", "true")
-	}
-	return p.Add("newClientOrderId", o.ClientOrderID)
-}
-
 // PlaceLimitOrder implements connector.Adapter.
 func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.LimitOrderResult, error) {
 	if err := checkClientID(o.ClientOrderID); err != nil {
@@ -53,31 +35,14 @@ func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o
 	if err := a.oneWay(ctx, c); err != nil {
 		return contract.LimitOrderResult{}, err
 	}
-	res, err := a.place(ctx, c, limitParams(o))
+	res, err := a.place(ctx, c, fapi.LimitParams(o))
 	if err != nil {
 		return contract.LimitOrderResult{}, err
 	}
-	if err := postOnlyExpired(o, res); err != nil {
+	if err := venueErrors.PostOnlyExpired(o, res); err != nil {
 		return contract.LimitOrderResult{}, err
 	}
-	return contract.LimitOrderResult{
-		OrderID: strconv.FormatInt(int64(res.OrderID), 10),
-		Market:  o.Market.Native,
-		Side:    o.Side,
-		Size:    connector.OrDefault(res.OrigQty, o.Size),
-		Price:   connector.OrDefault(res.Price, o.Price),
-		Status:  statusFromWire(res.Status, res.ExecutedQty.IsPositive()),
-	}, nil
-}
-
-// postOnlyExpired turns a GTX order that Binance accepted but expired
-// unfilled into the post-only rejection it is (fact sheet §5).
-func postOnlyExpired(o connector.OrderRequest, res order) error {
-	if o.PostOnly && res.Status == "EXPIRED" && res.ExecutedQty.IsZero() {
-		return contract.Upstream(contract.ReasonPostOnlyRejected, "", "EXPIRED",
-			"Binance expired the post-only order %d: it would have taken liquidity", res.OrderID)
-	}
-	return nil
+	return fapi.LimitResult(o, res), nil
 }
 
 // PlaceMarketOrder implements connector.Adapter. Binance's answer gives
@@ -88,26 +53,21 @@ func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, 
 	if err := checkClientID(o.ClientOrderID); err != nil {
 		return contract.MarketOrderResult{}, err
 	}
-	size, err := a.marketSize(c, o.Market, o.Size)
+	size, err := fapi.MarketSize(a.symbolMeta(c, o.Market.Native), o.Market, o.Size)
 	if err != nil {
 		return contract.MarketOrderResult{}, err
 	}
 	if err := a.oneWay(ctx, c); err != nil {
 		return contract.MarketOrderResult{}, err
 	}
-	p := symbolParam(o.Market).Add("side", string(o.Side)).Add("type", "MARKET").Add("quantity", fmtDec(size))
-	if o.ReduceOnly {
-		p = p.Add("reduceOnly", "true")
-	}
-	res, err := a.place(ctx, c, p.Add("newClientOrderId", o.ClientOrderID))
+	res, err := a.place(ctx, c, fapi.MarketParams(o, size))
 	if err != nil {
 		return contract.MarketOrderResult{}, err
 	}
 	out := contract.MarketOrderResult{OrderID: strconv.FormatInt(int64(res.OrderID), 10), Market: o.Market.Native, Side: o.Side,
 		FilledPrice: decimal.Zero, FilledSize: decimal.Zero, Fee: decimal.Zero}
-	if res.ExecutedQty.IsZero() && (res.Status == "EXPIRED" || res.Status == "CANCELED" || res.Status == "REJECTED") {
-		return out, contract.Upstream(contract.ReasonInvalidOrder, "", res.Status,
-			"Binance ended market order %d %s without a fill (no liquidity within its price protection)", res.OrderID, res.Status)
+	if err := venueErrors.Unfilled(res); err != nil {
+		return out, err
 	}
 	f, err := a.fillOf(ctx, c, o.Market, res)
 	if err != nil {
@@ -166,18 +126,6 @@ func (a *Adapter) fillOf(ctx context.Context, c connector.Credential, m connecto
 	return f, nil
 }
 
-// marketSize applies MARKET_LOT_SIZE when its step is coarser than LOT_SIZE's.
-func (a *Adapter) marketSize(c connector.Credential, m connector.Market, size decimal.Decimal) (decimal.Decimal, error) {
-	step := a.symbolMeta(c, m.Native).marketStep
-	if step.IsPositive() && step.GreaterThan(m.LotSize) {
-		size = size.Sub(size.Mod(step))
-		if !size.IsPositive() {
-			return size, contract.Errorf(contract.CodeInvalidRequest, "size rounds to zero on %s: the market-order lot step is %s", m.Canonical, step)
-		}
-	}
-	return size, nil
-}
-
 // placeAlgo sends one conditional order to the algo service, triggered on
 // the mark price (the default would be the last price).
 func (a *Adapter) placeAlgo(ctx context.Context, c connector.Credential, m connector.Market, side contract.Side, typ string,
@@ -219,67 +167,12 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 	}, nil
 }
 
-// PlaceBatchOrder implements connector.Adapter. Binance takes 5 orders a
-// call and places each on its own (fact sheet §0 #2), so the batch is sent
-// in calls of 5, in order, and each order reports its own outcome. Once a
-// call has placed orders, a later call's failure rejects only its orders.
+// PlaceBatchOrder implements connector.Adapter with POST /fapi/v1/batchOrders,
+// five orders a call, each placed on its own (fapi PlaceBatch).
 func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, orders []connector.OrderRequest) ([]contract.BatchOrderResult, error) {
-	out, send := venuekit.Prechecked(orders, func(o connector.OrderRequest) error { return checkClientID(o.ClientOrderID) })
-	if len(send) == 0 {
-		return out, nil
-	}
-	if err := a.oneWay(ctx, c); err != nil {
-		return nil, err
-	}
-	return venuekit.PlaceChunks(out, send, batchSize, func(chunk []int) (bool, error) {
-		items := make([]batchItem, len(chunk))
-		for j, i := range chunk {
-			items[j] = toBatchItem(orders[i])
-		}
-		body, err := json.Marshal(items)
-		if err != nil {
-			return false, err
-		}
-		var answers []batchAnswer
-		err = a.signed(ctx, c, http.MethodPost, "/fapi/v1/batchOrders", params{}.Add("batchOrders", string(body)), 5, &answers)
-		if err != nil {
-			return false, err
-		}
-		for j, i := range chunk {
-			out[i] = batchResult(orders[i], answers, j)
-		}
-		return venuekit.AnyPlaced(out, chunk), nil
-	})
-}
-
-func toBatchItem(o connector.OrderRequest) batchItem {
-	tif := "GTC"
-	if o.PostOnly {
-		tif = "GTX"
-	}
-	it := batchItem{Symbol: o.Market.Native, Side: string(o.Side), Type: "LIMIT", Quantity: fmtDec(o.Size),
-		Price: fmtDec(o.Price), TimeInForce: tif, NewClientOrderID: o.ClientOrderID}
-	if o.ReduceOnly {
-		it.ReduceOnly = "true"
-	}
-	return it
-}
-
-// batchResult reads slot j of a batch answer.
-func batchResult(o connector.OrderRequest, answers []batchAnswer, j int) contract.BatchOrderResult {
-	if j >= len(answers) {
-		return contract.BatchOrderResult{Status: contract.StatusRejected,
-			Error: contract.Upstream(contract.ReasonUnknown, "", "", "Binance's batch answer has no slot for this order")}
-	}
-	ans := answers[j]
-	if ans.Code != 0 || ans.OrderID == 0 {
-		return contract.BatchOrderResult{Status: contract.StatusRejected, Error: upstreamError(http.StatusBadRequest, ans.Code, ans.Msg)}
-	}
-	if err := postOnlyExpired(o, ans.order); err != nil {
-		ce, _ := contract.AsError(err)
-		return contract.BatchOrderResult{OrderID: strconv.FormatInt(int64(ans.OrderID), 10), Status: contract.StatusRejected, Error: ce}
-	}
-	return contract.BatchOrderResult{OrderID: strconv.FormatInt(int64(ans.OrderID), 10), Status: statusFromWire(ans.Status, ans.ExecutedQty.IsPositive())}
+	return venueErrors.PlaceBatch(ctx, a.signed, "/fapi/v1/batchOrders", c, orders,
+		func(o connector.OrderRequest) error { return checkClientID(o.ClientOrderID) },
+		func() error { return a.oneWay(ctx, c) })
 }
 
 // PlaceProtectionOrders implements connector.Adapter with two reduce-only
@@ -391,7 +284,7 @@ func (a *Adapter) CloseAllPositions(ctx context.Context, c connector.Credential,
 	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/positionRisk", symbolParam(m), 5, &rows); err != nil {
 		return res, err
 	}
-	maxQty := a.symbolMeta(c, m.Native).marketMaxQty
+	maxQty := a.symbolMeta(c, m.Native).MarketMaxQty
 	total := connector.NewExecution()
 	for _, r := range rows {
 		if r.Symbol != m.Native || r.PositionAmt.IsZero() {

@@ -230,7 +230,7 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 			continue
 		}
 		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: x.MarkPrice.D(), FundingRate: x.FundingRate.D(),
-			OpenInterest: x.OpenInterest.D(), FundingIntervalHours: a.fundingHours(c, x)})
+			OpenInterest: new(x.OpenInterest.D()), FundingIntervalHours: a.fundingHours(c, x)})
 	}
 	return contract.MarketsResult{Markets: out}, nil
 }

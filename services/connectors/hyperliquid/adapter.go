@@ -377,7 +377,7 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 			continue
 		}
 		out = append(out, contract.MarketEntry{Symbol: u.Name, MarkPrice: dec(ctxs[i].MarkPx),
-			FundingRate: dec(ctxs[i].Funding), OpenInterest: dec(ctxs[i].OpenInterest), FundingIntervalHours: 1})
+			FundingRate: dec(ctxs[i].Funding), OpenInterest: new(dec(ctxs[i].OpenInterest)), FundingIntervalHours: 1})
 	}
 	return contract.MarketsResult{Markets: out}, nil
 }

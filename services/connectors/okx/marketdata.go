@@ -158,7 +158,7 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 		if h == 0 {
 			h = 8
 		}
-		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: px, FundingRate: rate[m.Native], OpenInterest: oi[m.Native],
+		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: px, FundingRate: rate[m.Native], OpenInterest: new(oi[m.Native]),
 			FundingIntervalHours: h})
 	}
 	return contract.MarketsResult{Markets: out}, nil

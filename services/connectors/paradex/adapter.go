@@ -283,7 +283,7 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 		if err != nil {
 			return contract.MarketsResult{}, err
 		}
-		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: r.MarkPrice.D(), FundingRate: r.FundingRate.D(), OpenInterest: r.OpenInterest.D(),
+		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: r.MarkPrice.D(), FundingRate: r.FundingRate.D(), OpenInterest: new(r.OpenInterest.D()),
 			FundingIntervalHours: hours})
 	}
 	return contract.MarketsResult{Markets: out}, nil

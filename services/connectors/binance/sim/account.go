@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/simkit"
+	"github.com/perpgate/perpgate/pkg/simkit/fapisim"
 	"github.com/shopspring/decimal"
 )
 
@@ -85,6 +86,19 @@ func (h *privHub) enqueue(ev paper.Event) {
 
 func isListenKeyPath(p string) bool { return p == "/fapi/v1/listenKey" }
 
+// ServeHTTP serves the user data stream's routes, and the rest as the
+// Binance-shaped core does.
+func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodGet && isPrivatePath(r.URL.Path):
+		s.servePrivate(rw, r)
+	case isListenKeyPath(r.URL.Path):
+		s.serveListenKey(rw, r)
+	default:
+		s.Core.ServeHTTP(rw, r)
+	}
+}
+
 func isPrivatePath(p string) bool {
 	return p == "/private/ws" || strings.HasPrefix(p, "/private/ws/") || (strings.HasPrefix(p, "/ws/") && len(p) > len("/ws/"))
 }
@@ -96,11 +110,11 @@ func (s *Server) serveListenKey(rw http.ResponseWriter, r *http.Request) {
 	s.Hit(r.Method, r.URL.Path)
 	apiKey := r.Header.Get("X-MBX-APIKEY")
 	if _, ok := s.Secret(apiKey); !ok {
-		s.write(rw, nil, errf(401, -2015, "Invalid API-key, IP, or permissions for action, request ip: 127.0.0.1"), 0)
+		s.Write(rw, nil, errf(401, -2015, "Invalid API-key, IP, or permissions for action, request ip: 127.0.0.1"), 0)
 		return
 	}
 	if f, ok := s.NextFailure(r.Method, r.URL.Path); ok {
-		s.write(rw, nil, &apiErr{status: f.Status, code: f.Code, msg: f.Msg}, 0)
+		s.Write(rw, nil, &apiErr{Status: f.Status, Code: f.Code, Msg: f.Msg}, 0)
 		return
 	}
 	now := s.cfg.Now()
@@ -124,7 +138,7 @@ func (s *Server) serveListenKey(rw http.ResponseWriter, r *http.Request) {
 	case http.MethodPut:
 		if active == "" {
 			h.mu.Unlock()
-			s.write(rw, nil, errf(400, -1125, "This listenKey does not exist."), 0)
+			s.Write(rw, nil, errf(400, -1125, "This listenKey does not exist."), 0)
 			return
 		}
 		h.keys[active].expires = now.Add(listenKeyTTL)
@@ -132,15 +146,15 @@ func (s *Server) serveListenKey(rw http.ResponseWriter, r *http.Request) {
 		delete(h.keys, active)
 		h.mu.Unlock()
 		s.closePrivate(func(c *privConn) bool { return c.key == active && active != "" })
-		s.write(rw, map[string]any{}, nil, 0)
+		s.Write(rw, map[string]any{}, nil, 0)
 		return
 	default:
 		h.mu.Unlock()
-		s.write(rw, nil, errf(404, -1000, "Path %s %s not found.", r.Method, r.URL.Path), 0)
+		s.Write(rw, nil, errf(404, -1000, "Path %s %s not found.", r.Method, r.URL.Path), 0)
 		return
 	}
 	h.mu.Unlock()
-	s.write(rw, map[string]string{"listenKey": active}, nil, 0)
+	s.Write(rw, map[string]string{"listenKey": active}, nil, 0)
 }
 
 // servePrivate serves a user data socket. An unknown or expired listen
@@ -162,7 +176,7 @@ func (s *Server) servePrivate(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Unlock()
 	if !ok {
-		s.write(w, nil, errf(400, -1125, "This listenKey does not exist."), 0)
+		s.Write(w, nil, errf(400, -1125, "This listenKey does not exist."), 0)
 		return
 	}
 	conn, release, err := h.sockets.Accept(w, r, func(ws *websocket.Conn) *privConn {
@@ -285,7 +299,7 @@ func (s *Server) userEvent(ev paper.Event) any {
 		if seen && o.FilledSize.Equal(prev.FilledSize) && o.FilledSize.IsPositive() && o.Status != paper.Cancelled {
 			return nil
 		}
-		x := orderStatus(o)
+		x := fapisim.OrderStatus(o)
 		if x == "PARTIALLY_FILLED" {
 			x = "TRADE"
 		}
@@ -344,7 +358,7 @@ func orderUpdate(o paper.Order, x string, t int64, f *paper.Fill) any {
 	if o.PostOnly {
 		tif = "GTX"
 	}
-	status := orderStatus(o)
+	status := fapisim.OrderStatus(o)
 	if x == "NEW" || x == "CANCELED" || x == "EXPIRED" || x == "REJECTED" {
 		x = status
 	}
@@ -358,7 +372,7 @@ func orderUpdate(o paper.Order, x string, t int64, f *paper.Fill) any {
 	}
 	u := map[string]any{"s": o.Market, "c": o.ClientOrderID, "S": string(o.Side), "o": typ, "f": tif,
 		"q": o.Size.String(), "p": o.Price.String(), "ap": o.AvgFillPrice.String(), "sp": "0", "x": x, "X": status,
-		"i": binanceID(o.ID), "l": "0", "z": o.FilledSize.String(), "L": "0", "N": "USDT", "n": "0", "T": t,
+		"i": fapisim.VenueID(o.ID), "l": "0", "z": o.FilledSize.String(), "L": "0", "N": "USDT", "n": "0", "T": t,
 		"t": 0, "b": "0", "a": "0", "m": false, "R": o.ReduceOnly, "wt": "CONTRACT_PRICE", "ot": string(o.Type),
 		"ps": "BOTH", "cp": false, "rp": "0", "pP": false, "si": 0, "ss": 0, "V": "EXPIRE_MAKER", "pm": "NONE", "gtd": 0}
 	if f != nil {
@@ -383,7 +397,7 @@ func (s *Server) algoUpdate(o paper.Order, t int64) any {
 		paper.Cancelled: "CANCELED", paper.Rejected: "REJECTED"}[o.Status]
 	ai := ""
 	if o.Status == paper.Filled {
-		ai = strconv.FormatInt(binanceID(o.ID), 10)
+		ai = strconv.FormatInt(fapisim.VenueID(o.ID), 10)
 	}
 	return map[string]any{"e": "ALGO_UPDATE", "T": t, "E": t, "o": map[string]any{"caid": a.ClientID, "aid": a.ID,
 		"at": "CONDITIONAL", "o": a.Type, "s": a.Symbol, "S": a.Side, "ps": "BOTH", "f": "GTC", "q": a.Qty.String(),

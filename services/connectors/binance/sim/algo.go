@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/perpgate/perpgate/pkg/paper"
+	"github.com/perpgate/perpgate/pkg/simkit/fapisim"
 	"github.com/shopspring/decimal"
 )
 
@@ -47,39 +48,30 @@ func (s *Server) liveAlgos(key, sym string) []*algo {
 	return out
 }
 
-// immediate reports whether a conditional order would trigger at once.
-func immediate(typ, side string, mark, trigger decimal.Decimal) bool {
-	sellsBelow := (typ == "STOP_MARKET") == (side == "SELL")
-	if sellsBelow {
-		return mark.LessThanOrEqual(trigger)
-	}
-	return mark.GreaterThanOrEqual(trigger)
-}
-
 func (s *Server) newAlgo(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
+	m, e := s.Market(q, true)
 	if e != nil {
 		return nil, e
 	}
-	if q.get("algoType") != "CONDITIONAL" {
+	if q.Get("algoType") != "CONDITIONAL" {
 		return nil, badParam("algoType")
 	}
-	side := q.get("side")
+	side := q.Get("side")
 	if side != "BUY" && side != "SELL" {
 		return nil, errf(400, -1117, "Invalid side.")
 	}
-	typ := q.get("type")
+	typ := q.Get("type")
 	if typ != "STOP_MARKET" && typ != "TAKE_PROFIT_MARKET" {
 		return nil, errf(400, -1116, "Invalid orderType.")
 	}
-	if e := s.modeCheck(q.key, q.get); e != nil {
+	if e := s.ModeCheck(q.Key, q.Get); e != nil {
 		return nil, e
 	}
-	trigger, e := parsePrice(q.get, "triggerPrice", m.TickSize)
+	trigger, e := parsePrice(q.Get, "triggerPrice", m.TickSize)
 	if e != nil {
 		return nil, e
 	}
-	working := q.get("workingType")
+	working := q.Get("workingType")
 	switch working {
 	case "":
 		working = "CONTRACT_PRICE"
@@ -87,47 +79,47 @@ func (s *Server) newAlgo(q *req) (any, *apiErr) {
 	default:
 		return nil, errf(400, -1102, "Invalid workingType.")
 	}
-	reduceOnly := q.get("reduceOnly") == "true"
+	reduceOnly := q.Get("reduceOnly") == "true"
 	var qty decimal.Decimal
-	if q.get("closePosition") == "true" {
-		ps, _ := s.eng.Positions(q.key, m.Symbol)
+	if q.Get("closePosition") == "true" {
+		ps, _ := s.eng.Positions(q.Key, m.Symbol)
 		if len(ps) == 0 {
 			return nil, errf(400, -2022, "ReduceOnly Order is rejected.")
 		}
 		qty, reduceOnly = ps[0].Size, true
-	} else if qty, e = parseQty(q.get, m.LotSize); e != nil {
+	} else if qty, e = parseQty(q.Get, m.LotSize); e != nil {
 		return nil, e
 	}
 	if immediate(typ, side, m.MarkPrice, trigger) {
 		return nil, errf(400, -2021, "Order would immediately trigger.")
 	}
-	clientID, e := s.clientID(q.key, q.get("clientAlgoId"), true)
+	clientID, e := s.algoClientID(q.Key, q.Get("clientAlgoId"))
 	if e != nil {
 		return nil, e
 	}
-	o, err := s.eng.PlaceOrder(q.key, paper.OrderRequest{Market: m.Symbol, Side: paper.Side(side), Type: paper.OrderType(typ),
+	o, err := s.eng.PlaceOrder(q.Key, paper.OrderRequest{Market: m.Symbol, Side: paper.Side(side), Type: paper.OrderType(typ),
 		Size: qty, TriggerPrice: trigger, ReduceOnly: reduceOnly})
 	if err != nil {
-		return nil, placementError(err, m)
+		return nil, fapisim.PlacementError(err, m)
 	}
 	s.mu.Lock()
 	s.algoSeq++
-	a := &algo{ID: s.algoSeq, ClientID: clientID, Key: q.key, Symbol: m.Symbol, Side: side, Type: typ, Qty: o.Size,
-		Trigger: trigger, ReduceOnly: reduceOnly, WorkingType: working, PaperID: o.ID, Created: q.now.UnixMilli(), Status: "NEW"}
+	a := &algo{ID: s.algoSeq, ClientID: clientID, Key: q.Key, Symbol: m.Symbol, Side: side, Type: typ, Qty: o.Size,
+		Trigger: trigger, ReduceOnly: reduceOnly, WorkingType: working, PaperID: o.ID, Created: q.Now.UnixMilli(), Status: "NEW"}
 	s.algos[a.ID] = a
 	s.mu.Unlock()
 	return a.wire(), nil
 }
 
 func (s *Server) cancelAlgo(q *req) (any, *apiErr) {
-	id, _ := strconv.ParseInt(q.get("algoId"), 10, 64)
-	cid := q.get("clientAlgoId")
+	id, _ := strconv.ParseInt(q.Get("algoId"), 10, 64)
+	cid := q.Get("clientAlgoId")
 	if id == 0 && cid == "" {
 		return nil, errf(400, -1102, "Either algoId or clientAlgoId must be sent.")
 	}
-	for _, a := range s.liveAlgos(q.key, "") {
+	for _, a := range s.liveAlgos(q.Key, "") {
 		if (id != 0 && a.ID == id) || (id == 0 && a.ClientID == cid) {
-			if _, err := s.eng.CancelOrder(q.key, a.PaperID); err != nil {
+			if _, err := s.eng.CancelOrder(q.Key, a.PaperID); err != nil {
 				break
 			}
 			s.mu.Lock()
@@ -140,73 +132,30 @@ func (s *Server) cancelAlgo(q *req) (any, *apiErr) {
 }
 
 func (s *Server) cancelAllAlgos(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
+	m, e := s.Market(q, true)
 	if e != nil {
 		return nil, e
 	}
-	for _, a := range s.liveAlgos(q.key, m.Symbol) {
-		if _, err := s.eng.CancelOrder(q.key, a.PaperID); err == nil {
+	for _, a := range s.liveAlgos(q.Key, m.Symbol) {
+		if _, err := s.eng.CancelOrder(q.Key, a.PaperID); err == nil {
 			s.mu.Lock()
 			a.Status = "CANCELED"
 			s.mu.Unlock()
 		}
 	}
-	return cancelAllDone, nil
+	return s.CancelAllDone(), nil
 }
 
 func (s *Server) openAlgos(q *req) (any, *apiErr) {
-	m, e := s.market(q, false)
+	m, e := s.Market(q, false)
 	if e != nil {
 		return nil, e
 	}
 	out := []wireAlgo{}
-	for _, a := range s.liveAlgos(q.key, m.Symbol) {
+	for _, a := range s.liveAlgos(q.Key, m.Symbol) {
 		out = append(out, a.wire())
 	}
 	return out, nil
-}
-
-func (s *Server) leverage(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
-	if e != nil {
-		return nil, e
-	}
-	n, err := strconv.Atoi(q.get("leverage"))
-	if err != nil {
-		return nil, badParam("leverage")
-	}
-	if n < 1 || n > m.MaxLeverage {
-		return nil, errf(400, -4028, "Leverage %d is not valid", n)
-	}
-	got, err := s.eng.SetLeverage(q.key, m.Symbol, n)
-	if err != nil {
-		return nil, placementError(err, m)
-	}
-	return map[string]any{"leverage": got, "maxNotionalValue": "1000000", "symbol": m.Symbol}, nil
-}
-
-func (s *Server) marginType(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
-	if e != nil {
-		return nil, e
-	}
-	t := q.get("marginType")
-	if t != "CROSSED" && t != "ISOLATED" {
-		return nil, badParam("marginType")
-	}
-	if s.marginOf(q.key, m.Symbol) == t {
-		return nil, errf(400, -4046, "No need to change margin type.")
-	}
-	if open, _ := s.eng.OpenOrders(q.key, m.Symbol); len(open) > 0 {
-		return nil, errf(400, -4047, "Margin type cannot be changed if there exists open orders.")
-	}
-	if ps, _ := s.eng.Positions(q.key, m.Symbol); len(ps) > 0 {
-		return nil, errf(400, -4048, "Margin type cannot be changed if there exists position.")
-	}
-	s.mu.Lock()
-	s.margin[q.key+" "+m.Symbol] = t
-	s.mu.Unlock()
-	return map[string]any{"code": 200, "msg": "success"}, nil
 }
 
 // queryAlgo is Query Algo Order (GET /fapi/v1/algoOrder, by algoId or
@@ -214,8 +163,8 @@ func (s *Server) marginType(q *req) (any, *apiErr) {
 // unknown regular one, -2013 "Order does not exist." (fact sheet §4; the
 // query mirrors Query Order: https://developers.binance.com/docs/derivatives/usds-margined-futures/trade/rest-api/Query-Order).
 func (s *Server) queryAlgo(q *req) (any, *apiErr) {
-	id, _ := strconv.ParseInt(q.get("algoId"), 10, 64)
-	cid := q.get("clientAlgoId")
+	id, _ := strconv.ParseInt(q.Get("algoId"), 10, 64)
+	cid := q.Get("clientAlgoId")
 	if id == 0 && cid == "" {
 		return nil, errf(400, -1102, "Either algoId or clientAlgoId must be sent.")
 	}
@@ -223,7 +172,7 @@ func (s *Server) queryAlgo(q *req) (any, *apiErr) {
 	defer s.mu.Unlock()
 	var found *algo
 	for _, a := range s.algos {
-		if a.Key == q.key && ((id != 0 && a.ID == id) || (id == 0 && a.ClientID == cid)) && (found == nil || a.ID > found.ID) {
+		if a.Key == q.Key && ((id != 0 && a.ID == id) || (id == 0 && a.ClientID == cid)) && (found == nil || a.ID > found.ID) {
 			found = a
 		}
 	}

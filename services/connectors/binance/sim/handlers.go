@@ -1,277 +1,68 @@
 package sim
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
-
 	"github.com/perpgate/perpgate/pkg/paper"
-	"github.com/shopspring/decimal"
+	"github.com/perpgate/perpgate/pkg/simkit/fapisim"
 )
 
 // table lists the endpoints with their security and IP weight (fact sheet §4, §11).
-func (s *Server) table() map[string]route {
-	pub := func(weight func(*req) int, h func(*req) (any, *apiErr)) route { return route{weight: weight, h: h} }
-	sig := func(weight func(*req) int, h func(*req) (any, *apiErr)) route {
-		return route{signed: true, weight: weight, h: h}
-	}
-	bySymbol := func(with, without int) func(*req) int {
-		return func(q *req) int {
-			if q.get("symbol") != "" {
-				return with
-			}
-			return without
-		}
-	}
-	return map[string]route{
-		"GET /fapi/v1/ping":           pub(w(1), func(*req) (any, *apiErr) { return map[string]any{}, nil }),
-		"GET /fapi/v1/time":           pub(w(1), func(q *req) (any, *apiErr) { return map[string]int64{"serverTime": q.now.UnixMilli()}, nil }),
-		"GET /fapi/v1/exchangeInfo":   pub(w(1), s.exchangeInfo),
-		"GET /fapi/v1/depth":          pub(depthWeight, s.depth),
-		"GET /fapi/v1/premiumIndex":   pub(bySymbol(1, 10), s.premiumIndex),
-		"GET /fapi/v1/klines":         pub(w(2), s.klines),
-		"GET /fapi/v1/openInterest":   pub(w(1), s.openInterest),
-		"GET /fapi/v1/fundingInfo":    pub(w(0), s.fundingInfo),
-		"GET /fapi/v1/commissionRate": sig(w(20), s.commissionRate),
-		"GET /fapi/v3/account":        sig(w(5), s.account),
-		"GET /fapi/v3/positionRisk":   sig(w(5), s.positionRisk),
-		"GET /fapi/v1/symbolConfig":   sig(w(5), s.symbolConfig),
-		"GET /fapi/v1/accountConfig":  sig(w(5), s.accountConfig),
-		"GET /fapi/v1/positionSide/dual": sig(w(30), func(q *req) (any, *apiErr) {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			return map[string]bool{"dualSidePosition": s.hedge[q.key]}, nil
-		}),
+func (s *Server) table() map[string]fapisim.Route {
+	pub, sig, bySymbol := fapisim.Pub, fapisim.Sig, fapisim.BySymbol
+	return map[string]fapisim.Route{
+		"GET /fapi/v1/ping":              pub(w(1), func(*req) (any, *apiErr) { return map[string]any{}, nil }),
+		"GET /fapi/v1/time":              pub(w(1), func(q *req) (any, *apiErr) { return map[string]int64{"serverTime": q.Now.UnixMilli()}, nil }),
+		"GET /fapi/v1/exchangeInfo":      pub(w(1), s.ExchangeInfo),
+		"GET /fapi/v1/depth":             pub(fapisim.DepthWeight, s.Depth),
+		"GET /fapi/v1/premiumIndex":      pub(bySymbol(1, 10), s.PremiumIndex),
+		"GET /fapi/v1/klines":            pub(w(2), s.Klines),
+		"GET /fapi/v1/openInterest":      pub(w(1), s.openInterest),
+		"GET /fapi/v1/fundingInfo":       pub(w(0), s.fundingInfo),
+		"GET /fapi/v1/commissionRate":    sig(w(20), s.CommissionRate),
+		"GET /fapi/v3/account":           sig(w(5), s.Account),
+		"GET /fapi/v3/positionRisk":      sig(w(5), s.positionRisk),
+		"GET /fapi/v1/symbolConfig":      sig(w(5), s.symbolConfig),
+		"GET /fapi/v1/accountConfig":     sig(w(5), s.accountConfig),
+		"GET /fapi/v1/positionSide/dual": sig(w(30), s.PositionSideDual),
 		"GET /fapi/v1/rateLimit/order": sig(w(1), func(*req) (any, *apiErr) {
 			return []map[string]any{
 				{"rateLimitType": "ORDERS", "interval": "SECOND", "intervalNum": 10, "limit": 300},
 				{"rateLimitType": "ORDERS", "interval": "MINUTE", "intervalNum": 1, "limit": 1200},
 			}, nil
 		}),
-		"GET /fapi/v1/userTrades":          sig(w(5), s.userTrades),
-		"GET /fapi/v1/income":              sig(w(30), s.income),
-		"GET /fapi/v1/openOrders":          sig(bySymbol(1, 40), s.openOrders),
-		"GET /fapi/v1/order":               sig(w(1), s.queryOrder),
-		"POST /fapi/v1/order":              sig(w(0), s.newOrder),
-		"DELETE /fapi/v1/order":            sig(w(1), s.cancelOrder),
-		"PUT /fapi/v1/order":               sig(w(1), s.modifyOrder),
-		"POST /fapi/v1/countdownCancelAll": sig(w(10), s.countdownCancelAll),
-		"POST /fapi/v1/batchOrders":        sig(w(5), s.batchOrders),
-		"DELETE /fapi/v1/allOpenOrders":    sig(w(1), s.cancelAll),
+		"GET /fapi/v1/userTrades":          sig(w(5), s.UserTrades),
+		"GET /fapi/v1/income":              sig(w(30), s.Income),
+		"GET /fapi/v1/openOrders":          sig(bySymbol(1, 40), s.OpenOrders),
+		"GET /fapi/v1/order":               sig(w(1), s.QueryOrder),
+		"POST /fapi/v1/order":              sig(w(0), s.NewOrder),
+		"DELETE /fapi/v1/order":            sig(w(1), s.CancelOrder),
+		"PUT /fapi/v1/order":               sig(w(1), s.ModifyOrder),
+		"POST /fapi/v1/countdownCancelAll": sig(w(10), s.CountdownCancelAll),
+		"POST /fapi/v1/batchOrders":        sig(w(5), s.BatchOrders),
+		"DELETE /fapi/v1/allOpenOrders":    sig(w(1), s.CancelAll),
 		"POST /fapi/v1/algoOrder":          sig(w(0), s.newAlgo),
 		"DELETE /fapi/v1/algoOrder":        sig(w(1), s.cancelAlgo),
 		"GET /fapi/v1/algoOrder":           sig(w(1), s.queryAlgo),
 		"DELETE /fapi/v1/algoOpenOrders":   sig(w(1), s.cancelAllAlgos),
 		"GET /fapi/v1/openAlgoOrders":      sig(bySymbol(1, 40), s.openAlgos),
-		"POST /fapi/v1/leverage":           sig(w(1), s.leverage),
-		"POST /fapi/v1/marginType":         sig(w(1), s.marginType),
+		"POST /fapi/v1/leverage":           sig(w(1), s.Leverage),
+		"POST /fapi/v1/marginType":         sig(w(1), s.MarginType),
 	}
-}
-
-var errBadSymbol = errf(400, -1121, "Invalid symbol.")
-
-// market looks the symbol parameter up; required says whether it must be there.
-func (s *Server) market(q *req, required bool) (paper.MarketInfo, *apiErr) {
-	sym := q.get("symbol")
-	if sym == "" {
-		if required {
-			return paper.MarketInfo{}, badParam("symbol")
-		}
-		return paper.MarketInfo{}, nil
-	}
-	m, err := s.eng.Market(sym)
-	if err != nil || sym != m.Symbol {
-		return paper.MarketInfo{}, errBadSymbol
-	}
-	return m, nil
-}
-
-func decimals(d decimal.Decimal) int32 { return max(-d.Exponent(), 0) }
-
-func (s *Server) exchangeInfo(q *req) (any, *apiErr) {
-	var syms []wireSymbol
-	for _, m := range s.eng.Markets() {
-		syms = append(syms, wireSymbol{
-			Symbol: m.Symbol, Pair: m.Symbol, ContractType: "PERPETUAL", DeliveryDate: 4133404800000, OnboardDate: 1569398400000,
-			Status: s.symbolStatus(m.Symbol), BaseAsset: m.Base, QuoteAsset: m.Quote, MarginAsset: m.Quote,
-			PricePrecision: decimals(m.TickSize), QuantityPrecision: decimals(m.LotSize), UnderlyingType: "COIN", TriggerProtect: "0.0500",
-			Filters: []filter{
-				{"filterType": "PRICE_FILTER", "minPrice": m.TickSize.String(), "maxPrice": "4529764", "tickSize": m.TickSize.String()},
-				{"filterType": "LOT_SIZE", "minQty": m.LotSize.String(), "maxQty": "1000000000", "stepSize": m.LotSize.String()},
-				{"filterType": "MARKET_LOT_SIZE", "minQty": m.LotSize.String(), "maxQty": s.marketMaxQty(m.Symbol).String(), "stepSize": m.LotSize.String()},
-				{"filterType": "MAX_NUM_ORDERS", "limit": 200},
-				{"filterType": "MAX_NUM_ALGO_ORDERS", "limit": 10},
-				{"filterType": "MIN_NOTIONAL", "notional": m.MinNotional.String()},
-				{"filterType": "PERCENT_PRICE", "multiplierUp": "1.0500", "multiplierDown": "0.9500", "multiplierDecimal": "4"},
-			},
-			OrderTypes:  []string{"LIMIT", "MARKET", "STOP", "STOP_MARKET", "TAKE_PROFIT", "TAKE_PROFIT_MARKET", "TRAILING_STOP_MARKET"},
-			TimeInForce: []string{"GTC", "IOC", "FOK", "GTX", "GTD"},
-		})
-	}
-	// A delivery contract, which the connector must not list.
-	syms = append(syms, wireSymbol{Symbol: "BTCUSDT_261225", Pair: "BTCUSDT", ContractType: "CURRENT_QUARTER", Status: "TRADING",
-		BaseAsset: "BTC", QuoteAsset: "USDT", MarginAsset: "USDT", Filters: []filter{{"filterType": "PRICE_FILTER", "tickSize": "0.1"}}})
-	return map[string]any{
-		"timezone":    "UTC",
-		"serverTime":  q.now.UnixMilli(),
-		"futuresType": "U_MARGINED",
-		"rateLimits": []map[string]any{
-			{"rateLimitType": "REQUEST_WEIGHT", "interval": "MINUTE", "intervalNum": 1, "limit": s.cfg.WeightLimit},
-			{"rateLimitType": "ORDERS", "interval": "MINUTE", "intervalNum": 1, "limit": 1200},
-			{"rateLimitType": "ORDERS", "interval": "SECOND", "intervalNum": 10, "limit": 300},
-		},
-		"exchangeFilters": []any{},
-		"assets":          []map[string]any{{"asset": "USDT", "marginAvailable": true, "autoAssetExchange": "-10000"}},
-		"symbols":         syms,
-	}, nil
-}
-
-var depthLimits = map[int]int{5: 2, 10: 2, 20: 2, 50: 2, 100: 5, 500: 10, 1000: 20}
-
-func depthWeight(q *req) int {
-	n, _ := strconv.Atoi(q.get("limit"))
-	if wgt, ok := depthLimits[n]; ok {
-		return wgt
-	}
-	return 5
-}
-
-func (s *Server) depth(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
-	if e != nil {
-		return nil, e
-	}
-	limit := 500
-	if v := q.get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if _, ok := depthLimits[n]; err != nil || !ok {
-			return nil, errf(400, -4021, "Invalid depth limit.")
-		}
-		limit = n
-	}
-	side := func(ls []paper.Level) [][2]string {
-		out := make([][2]string, min(len(ls), limit))
-		for i := range out {
-			out[i] = [2]string{ls[i].Price.String(), ls[i].Size.String()}
-		}
-		return out
-	}
-	t := q.now.UnixMilli()
-	// While a depth stream runs, its numbered book is the answer, so a
-	// client can line the stream's update ids up with lastUpdateId.
-	if nb, ok := s.numbered(m.Symbol); ok {
-		return map[string]any{"lastUpdateId": nb.id, "E": t, "T": t, "bids": side(nb.bids), "asks": side(nb.asks)}, nil
-	}
-	b, err := s.eng.Orderbook(m.Symbol, min(limit, 500))
-	if err != nil {
-		return nil, errf(500, -1000, "%v", err)
-	}
-	return map[string]any{"lastUpdateId": t, "E": t, "T": t, "bids": side(b.Bids), "asks": side(b.Asks)}, nil
-}
-
-func premium(m paper.MarketInfo, now int64) map[string]any {
-	return map[string]any{
-		"symbol": m.Symbol, "markPrice": m.MarkPrice.String(), "indexPrice": m.IndexPrice.String(),
-		"estimatedSettlePrice": m.IndexPrice.String(), "lastFundingRate": m.FundingRate.String(), "interestRate": "0.00010000",
-		"nextFundingTime": m.NextFundingTime.UnixMilli(), "time": now,
-	}
-}
-
-func (s *Server) premiumIndex(q *req) (any, *apiErr) {
-	m, e := s.market(q, false)
-	if e != nil {
-		return nil, e
-	}
-	if m.Symbol != "" {
-		return premium(m, q.now.UnixMilli()), nil
-	}
-	var out []map[string]any
-	for _, m := range s.eng.Markets() {
-		out = append(out, premium(m, q.now.UnixMilli()))
-	}
-	return out, nil
-}
-
-var klineMinutes = map[string]int{"1m": 1, "3m": 3, "5m": 5, "15m": 15, "30m": 30, "1h": 60, "2h": 120, "4h": 240, "6h": 360, "8h": 480, "12h": 720, "1d": 1440}
-
-func (s *Server) klines(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
-	if e != nil {
-		return nil, e
-	}
-	iv, ok := klineMinutes[q.get("interval")]
-	if !ok {
-		return nil, errf(400, -1120, "Invalid interval.")
-	}
-	limit := 500
-	if v := q.get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1500 {
-			return nil, errf(400, -1130, "Data sent for parameter 'limit' is not valid.")
-		}
-		limit = n
-	}
-	cs, err := s.eng.Candles(m.Symbol, iv, limit)
-	if err != nil {
-		return nil, errf(500, -1000, "%v", err)
-	}
-	out := make([][]any, len(cs))
-	for i, c := range cs {
-		open := c.Time.UnixMilli()
-		out[i] = []any{open, c.Open.String(), c.High.String(), c.Low.String(), c.Close.String(), c.Volume.String(),
-			open + int64(iv)*60000 - 1, c.Volume.Mul(c.Close).String(), 100, "0", "0", "0"}
-	}
-	return out, nil
 }
 
 func (s *Server) openInterest(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
+	m, e := s.Market(q, true)
 	if e != nil {
 		return nil, e
 	}
-	return map[string]any{"openInterest": m.OpenInterest.String(), "symbol": m.Symbol, "time": q.now.UnixMilli()}, nil
-}
-
-func (s *Server) commissionRate(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
-	if e != nil {
-		return nil, e
-	}
-	f := s.eng.Fees()
-	bp := decimal.NewFromInt(10000)
-	return map[string]any{"symbol": m.Symbol, "makerCommissionRate": f.MakerBps.Div(bp).String(),
-		"takerCommissionRate": f.TakerBps.Div(bp).String(), "rpiCommissionRate": "0"}, nil
-}
-
-func (s *Server) account(q *req) (any, *apiErr) {
-	b, err := s.eng.Balance(q.key)
-	if err != nil {
-		return nil, errf(500, -1000, "%v", err)
-	}
-	asset := map[string]any{"asset": "USDT", "walletBalance": b.Wallet.String(), "unrealizedProfit": b.UnrealizedPnL.String(),
-		"marginBalance": b.Equity.String(), "maintMargin": "0", "initialMargin": b.PositionMargin.Add(b.OrderMargin).String(),
-		"positionInitialMargin": b.PositionMargin.String(), "openOrderInitialMargin": b.OrderMargin.String(),
-		"crossWalletBalance": b.Wallet.String(), "crossUnPnl": b.UnrealizedPnL.String(), "availableBalance": b.FreeCollateral.String(),
-		"maxWithdrawAmount": b.FreeCollateral.String(), "updateTime": q.now.UnixMilli()}
-	return map[string]any{
-		"totalInitialMargin": b.PositionMargin.Add(b.OrderMargin).String(), "totalMaintMargin": "0",
-		"totalWalletBalance": b.Wallet.String(), "totalUnrealizedProfit": b.UnrealizedPnL.String(),
-		"totalMarginBalance": b.Equity.String(), "totalPositionInitialMargin": b.PositionMargin.String(),
-		"totalOpenOrderInitialMargin": b.OrderMargin.String(), "totalCrossWalletBalance": b.Wallet.String(),
-		"totalCrossUnPnl": b.UnrealizedPnL.String(), "availableBalance": b.FreeCollateral.String(),
-		"maxWithdrawAmount": b.FreeCollateral.String(), "assets": []any{asset}, "positions": []any{},
-	}, nil
+	return map[string]any{"openInterest": m.OpenInterest.String(), "symbol": m.Symbol, "time": q.Now.UnixMilli()}, nil
 }
 
 func (s *Server) positionRisk(q *req) (any, *apiErr) {
-	m, e := s.market(q, false)
+	m, e := s.Market(q, false)
 	if e != nil {
 		return nil, e
 	}
-	ps, err := s.eng.Positions(q.key, m.Symbol)
+	ps, err := s.eng.Positions(q.Key, m.Symbol)
 	if err != nil {
 		return nil, errf(500, -1000, "%v", err)
 	}
@@ -286,23 +77,14 @@ func (s *Server) positionRisk(q *req) (any, *apiErr) {
 			"breakEvenPrice": p.EntryPrice.String(), "markPrice": p.MarkPrice.String(), "unRealizedProfit": p.UnrealizedPnL.String(),
 			"liquidationPrice": "0", "isolatedMargin": "0", "notional": p.Notional.String(), "marginAsset": "USDT",
 			"isolatedWallet": "0", "initialMargin": p.Margin.String(), "maintMargin": "0", "positionInitialMargin": p.Margin.String(),
-			"openOrderInitialMargin": "0", "adl": 0, "bidNotional": "0", "askNotional": "0", "updateTime": q.now.UnixMilli(),
+			"openOrderInitialMargin": "0", "adl": 0, "bidNotional": "0", "askNotional": "0", "updateTime": q.Now.UnixMilli(),
 		})
 	}
 	return out, nil
 }
 
-func (s *Server) marginOf(key, sym string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t, ok := s.margin[key+" "+sym]; ok {
-		return t
-	}
-	return "CROSSED"
-}
-
 func (s *Server) symbolConfig(q *req) (any, *apiErr) {
-	m, e := s.market(q, false)
+	m, e := s.Market(q, false)
 	if e != nil {
 		return nil, e
 	}
@@ -311,358 +93,34 @@ func (s *Server) symbolConfig(q *req) (any, *apiErr) {
 		if m.Symbol != "" && info.Symbol != m.Symbol {
 			continue
 		}
-		lev, _ := s.eng.Leverage(q.key, info.Symbol)
-		out = append(out, map[string]any{"symbol": info.Symbol, "marginType": s.marginOf(q.key, info.Symbol),
+		lev, _ := s.eng.Leverage(q.Key, info.Symbol)
+		out = append(out, map[string]any{"symbol": info.Symbol, "marginType": s.MarginOf(q.Key, info.Symbol),
 			"isAutoAddMargin": false, "leverage": lev, "maxNotionalValue": "1000000"})
 	}
 	return out, nil
 }
 
 func (s *Server) accountConfig(q *req) (any, *apiErr) {
-	s.mu.Lock()
-	hedge := s.hedge[q.key]
-	s.mu.Unlock()
+	hedge := s.Hedge(q.Key)
 	return map[string]any{"feeTier": 0, "canTrade": true, "canDeposit": true, "canWithdraw": true,
 		"dualSidePosition": hedge, "updateTime": 0, "multiAssetsMargin": false, "tradeGroupId": -1}, nil
 }
 
-func (s *Server) userTrades(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
+// algoClientID checks a clientAlgoId (or makes one): the client order id
+// rule, unique among the account's waiting algo orders.
+func (s *Server) algoClientID(key, id string) (string, *apiErr) {
+	id, e := s.ClientID("", id) // the rule only: the empty account has no orders
 	if e != nil {
-		return nil, e
+		return "", e
 	}
-	limit := 500
-	if v := q.get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return nil, errf(400, -1130, "Data sent for parameter 'limit' is not valid.")
-		}
-		limit = n
-	}
-	var wantOrder string
-	if v := q.get("orderId"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, badParam("orderId")
-		}
-		wantOrder = paperID(n)
-	}
-	fills, err := s.eng.Fills(q.key, m.Symbol, 10000)
-	if err != nil {
-		return nil, errf(500, -1000, "%v", err)
-	}
-	var picked []paper.Fill // newest first
-	for _, f := range fills {
-		if (wantOrder == "" || f.OrderID == wantOrder) && len(picked) < limit {
-			picked = append(picked, f)
-		}
-	}
-	out := make([]map[string]any, 0, len(picked))
-	for i := len(picked) - 1; i >= 0; i-- { // Binance answers oldest first
-		f := picked[i]
-		id, _ := strconv.ParseInt(f.ID, 10, 64)
-		out = append(out, map[string]any{
-			"symbol": f.Market, "id": id, "orderId": binanceID(f.OrderID), "side": string(f.Side), "price": f.Price.String(),
-			"qty": f.Size.String(), "realizedPnl": f.RealizedPnL.String(), "quoteQty": f.Size.Mul(f.Price).String(),
-			"commission": f.Fee.String(), "commissionAsset": "USDT", "time": f.Time.UnixMilli(), "positionSide": "BOTH",
-			"buyer": f.Side == paper.Buy, "maker": f.Liquidity == paper.Maker,
-		})
-	}
-	return out, nil
-}
-
-// clientIDPattern is Binance's rule for client order ids.
-var clientIDPattern = regexp.MustCompile(`^[.A-Z:/a-z0-9_-]{1,36}$`)
-
-// placementError maps a paper engine refusal to Binance's code.
-func placementError(err error, m paper.MarketInfo) *apiErr {
-	switch {
-	case errors.Is(err, paper.ErrInsufficientMargin):
-		return errf(400, -2019, "Margin is insufficient.")
-	case errors.Is(err, paper.ErrPostOnlyWouldCross):
-		return errf(400, -5022, "Due to the order could not be executed as maker, the Post Only order will be rejected. The order will not be recorded in the order history")
-	case errors.Is(err, paper.ErrReduceOnly):
-		return errf(400, -2022, "ReduceOnly Order is rejected.")
-	case errors.Is(err, paper.ErrUnknownMarket):
-		return errBadSymbol
-	case errors.Is(err, paper.ErrInvalidOrder) && strings.Contains(err.Error(), "notional"):
-		return minNotional(m)
-	}
-	return errf(400, -2010, "Order was rejected: %v", err)
-}
-
-func minNotional(m paper.MarketInfo) *apiErr {
-	return errf(400, -4164, "Order's notional must be no smaller than %s (unless you choose reduce only).", m.MinNotional)
-}
-
-// orderFields is what the order endpoints read, from a request or a batch slot.
-type orderFields func(name string) string
-
-func (s *Server) modeCheck(key string, get orderFields) *apiErr {
 	s.mu.Lock()
-	hedge := s.hedge[key]
-	s.mu.Unlock()
-	ps := get("positionSide")
-	if hedge && (ps == "" || ps == "BOTH") || !hedge && ps != "" && ps != "BOTH" {
-		return errf(400, -4061, "Order's position side does not match user's setting.")
-	}
-	if hedge && get("reduceOnly") != "" {
-		return errf(400, -1106, "Parameter 'reduceonly' sent when not required.")
-	}
-	if hedge {
-		return errf(400, -1000, "The simulator does not model hedge-mode positions.")
-	}
-	return nil
-}
-
-func parseQty(get orderFields, lot decimal.Decimal) (decimal.Decimal, *apiErr) {
-	qty, err := decimal.NewFromString(get("quantity"))
-	if err != nil {
-		return qty, badParam("quantity")
-	}
-	if !qty.IsPositive() {
-		return qty, errf(400, -4003, "Quantity less than or equal to zero.")
-	}
-	if !qty.Mod(lot).IsZero() {
-		return qty, errf(400, -4023, "Quantity not increased by step size.")
-	}
-	return qty, nil
-}
-
-func parsePrice(get orderFields, name string, tick decimal.Decimal) (decimal.Decimal, *apiErr) {
-	p, err := decimal.NewFromString(get(name))
-	if err != nil {
-		return p, badParam(name)
-	}
-	if !p.IsPositive() {
-		return p, errf(400, -4013, "Price less than min price.")
-	}
-	if !p.Mod(tick).IsZero() {
-		return p, errf(400, -4014, "Price not increased by tick size.")
-	}
-	return p, nil
-}
-
-// place runs New Order's checks and places the order in the engine.
-func (s *Server) place(key string, get orderFields) (paper.Order, *apiErr) {
-	m, err := s.eng.Market(get("symbol"))
-	if get("symbol") == "" {
-		return paper.Order{}, badParam("symbol")
-	}
-	if err != nil || m.Symbol != get("symbol") {
-		return paper.Order{}, errBadSymbol
-	}
-	side := get("side")
-	if side != "BUY" && side != "SELL" {
-		return paper.Order{}, errf(400, -1117, "Invalid side.")
-	}
-	typ := get("type")
-	switch typ {
-	case "LIMIT", "MARKET":
-	case "STOP", "STOP_MARKET", "TAKE_PROFIT", "TAKE_PROFIT_MARKET", "TRAILING_STOP_MARKET":
-		return paper.Order{}, errf(400, -4120, "Order type not supported for this endpoint. Please use the Algo Order API endpoints instead.")
-	default:
-		return paper.Order{}, errf(400, -1116, "Invalid orderType.")
-	}
-	if e := s.modeCheck(key, get); e != nil {
-		return paper.Order{}, e
-	}
-	qty, e := parseQty(get, m.LotSize)
-	if e != nil {
-		return paper.Order{}, e
-	}
-	if typ == "MARKET" && qty.GreaterThan(s.marketMaxQty(m.Symbol)) {
-		return paper.Order{}, errf(400, -4005, "Quantity greater than max quantity.")
-	}
-	req := paper.OrderRequest{Market: m.Symbol, Side: paper.Side(side), Type: paper.OrderType(typ), Size: qty,
-		ReduceOnly: get("reduceOnly") == "true"}
-	ref := m.MarkPrice
-	if typ == "LIMIT" {
-		if req.Price, e = parsePrice(get, "price", m.TickSize); e != nil {
-			return paper.Order{}, e
+	defer s.mu.Unlock()
+	for _, a := range s.algos {
+		if a.Key == key && a.ClientID == id && a.Status == "NEW" {
+			return "", errf(400, -4116, "ClientOrderId is duplicated.")
 		}
-		switch get("timeInForce") {
-		case "GTC":
-		case "GTX":
-			req.PostOnly = true
-		case "":
-			return paper.Order{}, badParam("timeInForce")
-		default:
-			return paper.Order{}, errf(400, -1115, "Invalid timeInForce.")
-		}
-		ref = req.Price
-	}
-	if !req.ReduceOnly && qty.Mul(ref).LessThan(m.MinNotional) {
-		return paper.Order{}, minNotional(m)
-	}
-	if req.ClientOrderID, e = s.clientID(key, get("newClientOrderId"), false); e != nil {
-		return paper.Order{}, e
-	}
-	o, err := s.eng.PlaceOrder(key, req)
-	if err != nil {
-		return paper.Order{}, placementError(err, m)
-	}
-	return o, nil
-}
-
-// clientID checks a client order id (or makes one): Binance's charset and
-// length, unique among open orders.
-func (s *Server) clientID(key, id string, isAlgo bool) (string, *apiErr) {
-	if id == "" {
-		s.mu.Lock()
-		s.clientSeq++
-		n := s.clientSeq
-		s.mu.Unlock()
-		return fmt.Sprintf("sim_%d", n), nil
-	}
-	if !clientIDPattern.MatchString(id) {
-		return "", errf(400, -4015, "Client order id is not valid.")
-	}
-	dup := false
-	if isAlgo {
-		s.mu.Lock()
-		for _, a := range s.algos {
-			dup = dup || (a.Key == key && a.ClientID == id && a.Status == "NEW")
-		}
-		s.mu.Unlock()
-	} else if o, err := s.eng.OrderByClientID(key, id); err == nil && (o.Status == paper.Open || o.Status == paper.Pending) {
-		dup = true
-	}
-	if dup {
-		return "", errf(400, -4116, "ClientOrderId is duplicated.")
 	}
 	return id, nil
-}
-
-func respond(get orderFields, o paper.Order) wireOrder {
-	if get("newOrderRespType") == "RESULT" {
-		return answer(o)
-	}
-	return ack(o)
-}
-
-func (s *Server) newOrder(q *req) (any, *apiErr) {
-	o, e := s.place(q.key, q.get)
-	if e != nil {
-		return nil, e
-	}
-	return respond(q.get, o), nil
-}
-
-func (s *Server) batchOrders(q *req) (any, *apiErr) {
-	var items []map[string]any
-	if err := json.Unmarshal([]byte(q.get("batchOrders")), &items); err != nil {
-		return nil, badParam("batchOrders")
-	}
-	if len(items) == 0 || len(items) > 5 {
-		return nil, errf(400, -4082, "Invalid number of batch place orders.")
-	}
-	out := make([]any, len(items))
-	for i, it := range items {
-		get := func(name string) string {
-			v, ok := it[name]
-			if !ok || v == nil {
-				return ""
-			}
-			if s, ok := v.(string); ok {
-				return s
-			}
-			return fmt.Sprint(v)
-		}
-		o, e := s.place(q.key, get)
-		if e != nil {
-			out[i] = map[string]any{"code": e.code, "msg": e.msg}
-			continue
-		}
-		out[i] = respond(get, o)
-	}
-	return out, nil
-}
-
-// lookup finds the account's regular order by orderId or origClientOrderId.
-func (s *Server) lookup(q *req) (paper.Order, bool, *apiErr) {
-	m, e := s.market(q, true)
-	if e != nil {
-		return paper.Order{}, false, e
-	}
-	var o paper.Order
-	var err error
-	switch {
-	case q.get("orderId") != "":
-		n, perr := strconv.ParseInt(q.get("orderId"), 10, 64)
-		if perr != nil {
-			return o, false, badParam("orderId")
-		}
-		o, err = s.eng.Order(q.key, paperID(n))
-	case q.get("origClientOrderId") != "":
-		o, err = s.eng.OrderByClientID(q.key, q.get("origClientOrderId"))
-	default:
-		return o, false, errf(400, -1102, "Either orderId or origClientOrderId must be sent.")
-	}
-	if err != nil || o.Market != m.Symbol || (o.Type != paper.Limit && o.Type != paper.Market) {
-		return o, false, nil
-	}
-	return o, true, nil
-}
-
-func (s *Server) queryOrder(q *req) (any, *apiErr) {
-	o, ok, e := s.lookup(q)
-	if e != nil {
-		return nil, e
-	}
-	if !ok {
-		return nil, errf(400, -2013, "Order does not exist.")
-	}
-	return toWireOrder(o), nil
-}
-
-func (s *Server) cancelOrder(q *req) (any, *apiErr) {
-	o, ok, e := s.lookup(q)
-	if e != nil {
-		return nil, e
-	}
-	if !ok || o.Status != paper.Open {
-		return nil, errf(400, -2011, "Unknown order sent.")
-	}
-	c, err := s.eng.CancelOrder(q.key, o.ID)
-	if err != nil {
-		return nil, errf(400, -2011, "Unknown order sent.")
-	}
-	return answer(c), nil
-}
-
-var cancelAllDone = map[string]any{"code": 200, "msg": "The operation of cancel all open order is done."}
-
-func (s *Server) cancelAll(q *req) (any, *apiErr) {
-	m, e := s.market(q, true)
-	if e != nil {
-		return nil, e
-	}
-	open, _ := s.eng.OpenOrders(q.key, m.Symbol)
-	for _, o := range open {
-		if o.Type == paper.Limit {
-			_, _ = s.eng.CancelOrder(q.key, o.ID)
-		}
-	}
-	return cancelAllDone, nil
-}
-
-func (s *Server) openOrders(q *req) (any, *apiErr) {
-	m, e := s.market(q, false)
-	if e != nil {
-		return nil, e
-	}
-	open, err := s.eng.OpenOrders(q.key, m.Symbol)
-	if err != nil {
-		return nil, errf(500, -1000, "%v", err)
-	}
-	out := []wireOrder{}
-	for _, o := range open {
-		if o.Type == paper.Limit {
-			out = append(out, toWireOrder(o))
-		}
-	}
-	return out, nil
 }
 
 // fundingInfo lists the symbols with an adjusted funding interval, as

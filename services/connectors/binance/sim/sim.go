@@ -18,17 +18,13 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/perpgate/perpgate/pkg/simkit"
+	"github.com/perpgate/perpgate/pkg/simkit/fapisim"
 
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/shopspring/decimal"
@@ -64,41 +60,21 @@ func DefaultMarkets() []paper.MarketSpec {
 }
 
 // Failure is an error the next matching request answers with (FailNext).
-type Failure struct {
-	Status     int
-	Code       int
-	Msg        string
-	RetryAfter int // seconds, sent as Retry-After when positive
-}
+type Failure = fapisim.Failure
 
 // Server is the simulated Binance. It is an http.Handler.
 type Server struct {
-	*simkit.Book[string, Failure] // AddKey, Hits, TotalHits, FailNext
+	*fapisim.Core // the endpoints Binance shares with Aster
 
-	cfg    Config
-	eng    *paper.Engine
-	routes map[string]route
+	cfg Config
+	eng *paper.Engine
 
-	mu          sync.Mutex
-	hedge       map[string]bool
-	status      map[string]string // symbol → exchangeInfo status, when not TRADING
-	rewrite     map[string][]func([]byte) []byte
-	margin      map[string]string // apiKey + " " + symbol → CROSSED / ISOLATED
-	algos       map[int64]*algo
-	algoSeq     int64
-	clientSeq   int64
-	weightMin   int64 // minute the weight count is for
-	weightUsed  int
-	throttled   bool                   // a 429 was sent this minute
-	bannedUntil time.Time              // 418 until then
-	countdowns  map[string]*time.Timer // apiKey + " " + symbol → countdownCancelAll
+	mu      sync.Mutex
+	algos   map[int64]*algo
+	algoSeq int64
 
-	hub  hub     // market-data websockets (stream.go)
 	priv privHub // user data stream (account.go)
 }
-
-// idOffset makes paper order ids look like Binance's (10 digits).
-const idOffset = 3_961_340_000
 
 // New returns a simulator with cfg's defaults filled in.
 func New(cfg Config) *Server {
@@ -111,220 +87,33 @@ func New(cfg Config) *Server {
 	if cfg.WeightLimit <= 0 {
 		cfg.WeightLimit = 2400
 	}
-	s := &Server{
-		Book:    simkit.New[string, Failure](cfg.Keys),
-		cfg:     cfg,
-		eng:     paper.New(paper.Config{Seed: cfg.Seed, Now: cfg.Now, Markets: cfg.Markets, MaxLeverage: 125, DefaultLeverage: 20}),
-		hedge:   map[string]bool{},
-		status:  map[string]string{},
-		rewrite: map[string][]func([]byte) []byte{},
-		margin:  map[string]string{},
-		algos:   map[int64]*algo{},
-		algoSeq: 7_000_000_000,
-		hub:     hub{books: map[string]*numberedBook{}, skip: map[string]int{}},
-	}
-	s.routes = s.table()
+	eng := paper.New(paper.Config{Seed: cfg.Seed, Now: cfg.Now, Markets: cfg.Markets, MaxLeverage: 125, DefaultLeverage: 20})
+	s := &Server{cfg: cfg, eng: eng, algos: map[int64]*algo{}, algoSeq: 7_000_000_000}
+	// Conditional orders live in the algo service (algo.go); since 2026-07
+	// order answers carry no avgPrice and no cumQuote
+	// (binance-connector-python 14.0.0 changelog).
+	s.Core = fapisim.NewCore(eng, cfg.Keys, fapisim.Options{Now: cfg.Now, WeightLimit: cfg.WeightLimit,
+		MarketMaxQty: cfg.MarketMaxQty, PageCap: cfg.PageCap, NoResultAverage: true, CancelAllCode: 200,
+		Auth: s.authenticate, StreamPath: isStreamPath})
+	s.Routes = s.table()
 	return s
 }
 
-// Engine is the paper engine behind the simulator (tests move prices).
-func (s *Server) Engine() *paper.Engine { return s.eng }
+// The request, error and helpers the Binance-shaped simulators share.
+type (
+	req         = fapisim.Req
+	apiErr      = fapisim.APIErr
+	orderFields = fapisim.OrderFields
+)
 
-// RewriteNext passes the next successful answer to method and path
-// through f before it is sent, e.g. to answer a read as Binance does when
-// its data lags behind.
-func (s *Server) RewriteNext(method, path string, f func(body []byte) []byte) {
-	s.mu.Lock()
-	s.rewrite[method+" "+path] = append(s.rewrite[method+" "+path], f)
-	s.mu.Unlock()
-}
-
-// SetStatus sets the exchangeInfo status of a symbol (TRADING, SETTLING,
-// PENDING_TRADING, ...), as when Binance lists or delists a contract.
-func (s *Server) SetStatus(symbol, status string) {
-	s.mu.Lock()
-	s.status[symbol] = status
-	s.mu.Unlock()
-}
-
-func (s *Server) symbolStatus(symbol string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, ok := s.status[symbol]; ok {
-		return st
-	}
-	return "TRADING"
-}
-
-// marketMaxQty is the symbol's MARKET_LOT_SIZE maxQty.
-func (s *Server) marketMaxQty(symbol string) decimal.Decimal {
-	if q, ok := s.cfg.MarketMaxQty[symbol]; ok {
-		return q
-	}
-	return decimal.NewFromInt(1_000_000_000)
-}
-
-// SetHedgeMode switches an account between hedge (dual-side) and one-way
-// position mode.
-func (s *Server) SetHedgeMode(apiKey string, on bool) {
-	s.mu.Lock()
-	s.hedge[apiKey] = on
-	s.mu.Unlock()
-}
-
-// apiErr is a Binance error answer.
-type apiErr struct {
-	status int
-	code   int
-	msg    string
-}
-
-func errf(status, code int, format string, args ...any) *apiErr {
-	return &apiErr{status: status, code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-func badParam(name string) *apiErr {
-	return errf(400, -1102, "Mandatory parameter '%s' was not sent, was empty/null, or malformed.", name)
-}
-
-// route is one endpoint: its security, IP weight and handler.
-type route struct {
-	signed bool
-	weight func(q *req) int
-	h      func(q *req) (any, *apiErr)
-}
-
-// req is one request as a handler sees it: its account and parameters
-// (query string values win over body values, as on Binance).
-type req struct {
-	key  string
-	vals url.Values
-	now  time.Time
-}
-
-func (q *req) get(name string) string { return q.vals.Get(name) }
-
-func w(n int) func(*req) int { return func(*req) int { return n } }
-
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && isStreamPath(r.URL.Path) {
-		s.serveStream(rw, r)
-		return
-	}
-	if r.Method == http.MethodGet && isPrivatePath(r.URL.Path) {
-		s.servePrivate(rw, r)
-		return
-	}
-	if isListenKeyPath(r.URL.Path) {
-		s.serveListenKey(rw, r)
-		return
-	}
-	rt, ok := s.routes[r.Method+" "+r.URL.Path]
-	if !ok {
-		s.write(rw, nil, errf(404, -1000, "Path %s %s not found.", r.Method, r.URL.Path), 0)
-		return
-	}
-	raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	rawQuery, rawBody := r.URL.RawQuery, string(raw)
-	if r.Method == http.MethodGet {
-		rawBody = ""
-	}
-	vals, err := merge(rawQuery, rawBody)
-	if err != nil {
-		s.write(rw, nil, errf(400, -1102, "Illegal characters found in parameter."), 0)
-		return
-	}
-	now := s.cfg.Now()
-	q := &req{vals: vals, now: now}
-	s.Hit(r.Method, r.URL.Path)
-	s.mu.Lock()
-	used, limitErr := s.chargeWeight(now, rt.weight(q))
-	s.mu.Unlock()
-	if limitErr != nil {
-		s.write(rw, nil, limitErr, used)
-		return
-	}
-	if rt.signed {
-		if e := s.authenticate(r, q, rawQuery, rawBody); e != nil {
-			s.write(rw, nil, e, used)
-			return
-		}
-	}
-	if f, ok := s.NextFailure(r.Method, r.URL.Path); ok {
-		if f.RetryAfter > 0 {
-			rw.Header().Set("Retry-After", strconv.Itoa(f.RetryAfter))
-		}
-		s.write(rw, nil, &apiErr{status: f.Status, code: f.Code, msg: f.Msg}, used)
-		return
-	}
-	out, e := rt.h(q)
-	if e == nil {
-		s.mu.Lock()
-		fs := s.rewrite[r.Method+" "+r.URL.Path]
-		if len(fs) > 0 {
-			s.rewrite[r.Method+" "+r.URL.Path] = fs[1:]
-		}
-		s.mu.Unlock()
-		if len(fs) > 0 {
-			raw, _ := json.Marshal(out)
-			out = json.RawMessage(fs[0](raw))
-		}
-	}
-	s.write(rw, out, e, used)
-}
-
-func (s *Server) write(rw http.ResponseWriter, out any, e *apiErr, used int) {
-	rw.Header().Set("Content-Type", "application/json")
-	if used > 0 {
-		rw.Header().Set("X-MBX-USED-WEIGHT-1M", strconv.Itoa(used))
-	}
-	if e != nil {
-		rw.WriteHeader(e.status)
-		_ = json.NewEncoder(rw).Encode(map[string]any{"code": e.code, "msg": e.msg})
-		return
-	}
-	_ = json.NewEncoder(rw).Encode(out)
-}
-
-// merge reads the query string and the form body; query values win.
-func merge(rawQuery, rawBody string) (url.Values, error) {
-	body, err := url.ParseQuery(rawBody)
-	if err != nil {
-		return nil, err
-	}
-	query, err := url.ParseQuery(rawQuery)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range query {
-		body[k] = v
-	}
-	return body, nil
-}
-
-// chargeWeight counts a request against the IP's minute budget. Past the
-// limit Binance answers 429; an IP that keeps sending is banned with 418
-// (fact sheet §10).
-func (s *Server) chargeWeight(now time.Time, weight int) (int, *apiErr) {
-	if now.Before(s.bannedUntil) {
-		return s.weightUsed, errf(418, -1003, "Way too many requests; IP(127.0.0.1) banned until %d. Please use the websocket for live updates to avoid bans.", s.bannedUntil.UnixMilli())
-	}
-	minute := now.Unix() / 60
-	if minute != s.weightMin {
-		s.weightMin, s.weightUsed, s.throttled = minute, 0, false
-	}
-	if s.throttled {
-		s.bannedUntil = now.Add(2 * time.Minute)
-		return s.weightUsed, errf(418, -1003, "Way too many requests; IP(127.0.0.1) banned until %d. Please use the websocket for live updates to avoid bans.", s.bannedUntil.UnixMilli())
-	}
-	s.weightUsed += weight
-	if s.weightUsed > s.cfg.WeightLimit {
-		s.throttled = true
-		return s.weightUsed, errf(429, -1003, "Too many requests; current limit of IP(127.0.0.1) is %d requests per minute. Please use the websocket for live updates to avoid polling the API.", s.cfg.WeightLimit)
-	}
-	return s.weightUsed, nil
-}
+var (
+	errf       = fapisim.Errf
+	badParam   = fapisim.BadParam
+	w          = fapisim.W
+	parseQty   = fapisim.ParseQty
+	parsePrice = fapisim.ParsePrice
+	immediate  = fapisim.Immediate
+)
 
 // authenticate checks what Binance checks on a TRADE or USER_DATA call:
 // the API key, the timestamp within recvWindow and the signature over
@@ -348,12 +137,12 @@ func (s *Server) authenticate(r *http.Request, q *req, rawQuery, rawBody string)
 	if sig == "" {
 		return badParam("signature")
 	}
-	ts, err := strconv.ParseInt(q.get("timestamp"), 10, 64)
+	ts, err := strconv.ParseInt(q.Get("timestamp"), 10, 64)
 	if err != nil {
 		return badParam("timestamp")
 	}
 	window := int64(5000)
-	if v := q.get("recvWindow"); v != "" {
+	if v := q.Get("recvWindow"); v != "" {
 		if window, err = strconv.ParseInt(v, 10, 64); err != nil || window <= 0 {
 			return badParam("recvWindow")
 		}
@@ -361,7 +150,7 @@ func (s *Server) authenticate(r *http.Request, q *req, rawQuery, rawBody string)
 			return errf(400, -1131, "recvWindow must be less than 60000")
 		}
 	}
-	server := q.now.UnixMilli()
+	server := q.Now.UnixMilli()
 	if ts >= server+1000 {
 		return errf(400, -1021, "Timestamp for this request was 1000ms ahead of the server's time.")
 	}
@@ -374,7 +163,7 @@ func (s *Server) authenticate(r *http.Request, q *req, rawQuery, rawBody string)
 	if !hmac.Equal([]byte(want), []byte(strings.ToLower(sig))) {
 		return errf(400, -1022, "Signature for this request is not valid.")
 	}
-	q.key = apiKey
+	q.Key = apiKey
 	return nil
 }
 

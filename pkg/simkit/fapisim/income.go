@@ -1,4 +1,4 @@
-package sim
+package fapisim
 
 import (
 	"slices"
@@ -8,9 +8,10 @@ import (
 	"github.com/perpgate/perpgate/pkg/paper"
 )
 
-// income serves GET /fapi/v1/income (USER_DATA, weight 30), from the
-// funding payments the paper engine books: the sim's income history holds
-// FUNDING_FEE entries only. As documented at
+// Income serves Get Income History (USER_DATA, weight 30; Aster's
+// fapi/v3/income is the same) for symbol ("" for all), from the funding
+// payments the paper engine books: the history holds FUNDING_FEE entries
+// only. As documented at
 // https://developers.binance.com/docs/derivatives/usds-margined-futures/account/rest-api/Get-Income-History:
 // oldest first; limit default 100, max 1000; page (from 1) pages the
 // range; without startTime and
@@ -18,27 +19,23 @@ import (
 // holding more than limit, pages of limit from startTime (page, from 1).
 // income is
 // positive when the account received it.
-func (s *Server) income(q *req) (any, *apiErr) {
-	m, e := s.market(q, false)
-	if e != nil {
-		return nil, e
-	}
+func Income(eng *paper.Engine, pageCap int, q *Req, symbol string) (any, *APIErr) {
 	limit := 100
-	if v := q.get("limit"); v != "" {
+	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
-			return nil, errf(400, -1130, "Data sent for parameter 'limit' is not valid.")
+			return nil, Errf(400, -1130, "Data sent for parameter 'limit' is not valid.")
 		}
 		limit = n
 	}
-	if s.cfg.PageCap > 0 {
-		limit = min(limit, s.cfg.PageCap)
+	if pageCap > 0 {
+		limit = min(limit, pageCap)
 	}
 	page := 1
-	if v := q.get("page"); v != "" {
+	if v := q.Get("page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return nil, badParam("page")
+			return nil, BadParam("page")
 		}
 		page = n
 	}
@@ -46,16 +43,16 @@ func (s *Server) income(q *req) (any, *apiErr) {
 	if e != nil {
 		return nil, e
 	}
-	if t := q.get("incomeType"); t != "" && t != "FUNDING_FEE" {
+	if t := q.Get("incomeType"); t != "" && t != "FUNDING_FEE" {
 		return []map[string]any{}, nil
 	}
 	recentOnly := start.IsZero() && end.IsZero()
 	if recentOnly {
-		start = q.now.Add(-7 * 24 * time.Hour)
+		start = q.Now.Add(-7 * 24 * time.Hour)
 	}
-	all, err := s.eng.FundingPayments(q.key, m.Symbol, start, 1<<30)
+	all, err := eng.FundingPayments(q.Key, symbol, start, 1<<30)
 	if err != nil {
-		return nil, errf(500, -1000, "%v", err)
+		return nil, Errf(500, -1000, "%v", err)
 	}
 	slices.Reverse(all) // oldest first
 	var picked []paper.FundingPayment
@@ -70,7 +67,7 @@ func (s *Server) income(q *req) (any, *apiErr) {
 		from := min((page-1)*limit, len(picked))
 		picked = picked[from:min(from+limit, len(picked))]
 	}
-	syms := s.eng.MarketSymbols()
+	syms := eng.MarketSymbols()
 	out := make([]map[string]any, 0, len(picked))
 	for _, p := range picked {
 		out = append(out, map[string]any{
@@ -83,15 +80,15 @@ func (s *Server) income(q *req) (any, *apiErr) {
 }
 
 // msRange reads startTime and endTime (Unix ms, both optional).
-func msRange(q *req) (start, end time.Time, e *apiErr) {
+func msRange(q *Req) (start, end time.Time, e *APIErr) {
 	for _, f := range []struct {
 		name string
 		dst  *time.Time
 	}{{"startTime", &start}, {"endTime", &end}} {
-		if v := q.get(f.name); v != "" {
+		if v := q.Get(f.name); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
-				return start, end, badParam(f.name)
+				return start, end, BadParam(f.name)
 			}
 			*f.dst = time.UnixMilli(n)
 		}
