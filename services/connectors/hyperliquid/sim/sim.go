@@ -79,6 +79,7 @@ type Sim struct {
 	now    func() time.Time
 	assets []Asset
 	ws     simkit.Sockets[*websocket.Conn] // websockets (stream.go)
+	feed   feed                            // account subscriptions (account.go)
 
 	mu       sync.Mutex
 	users    map[string]bool
@@ -155,11 +156,14 @@ func New(cfg Config) *Sim {
 	if cfg.RequestCap <= 0 {
 		cfg.RequestCap = 10000
 	}
-	return &Sim{eng: eng, now: cfg.Now, assets: cfg.Assets,
+	s := &Sim{eng: eng, now: cfg.Now, assets: cfg.Assets,
 		users: map[string]bool{}, agents: map[string]agent{}, vaults: map[string]string{},
 		nonces: map[string][]uint64{}, cloids: map[string]map[string]string{}, extra: map[string]orderExtra{},
 		signers: map[string]map[uint64]struct{}{}, budgets: map[string]*budget{}, reqCap: cfg.RequestCap,
-		pageCap: cfg.PageCap}
+		pageCap: cfg.PageCap, feed: feed{wake: make(chan struct{}, 1), clients: map[*wsClient]bool{}}}
+	eng.OnEvent(s.sink)
+	go s.dispatch()
+	return s
 }
 
 // Engine exposes the paper engine, so tests can move prices.
