@@ -173,12 +173,12 @@ func TestFollowAccountLimitFillPositionCancel(t *testing.T) {
 	if _, err := s.Engine().SetMarkPrice("BTC", price.Sub(decimal.NewFromInt(500))); err != nil {
 		t.Fatal(err)
 	}
-	j := f.until(t, i+1, "the FILLED order", orderIs(id, contract.StatusFilled, func(d decimal.Decimal) bool { return d.Equal(size) }))
+	f.until(t, i+1, "the FILLED order", orderIs(id, contract.StatusFilled, func(d decimal.Decimal) bool { return d.Equal(size) }))
 	f.until(t, 0, "a maker fill", func(d any) bool {
 		fl, ok := d.(contract.FillEvent)
 		return ok && fl.OrderID == id && fl.Liquidity == "MAKER"
 	})
-	f.until(t, j, "the whole position", func(d any) bool {
+	f.until(t, i+1, "the whole position", func(d any) bool {
 		p, ok := d.(contract.PositionEvent)
 		return ok && p.Side == contract.Long && p.Size.Equal(size)
 	})
