@@ -63,26 +63,22 @@ func edgeUser(s contract.Subjects) ServiceUser {
 		Publish: []string{s.Prefix + ".exchange.>", s.KeyLookup(), s.CredentialLookup(), s.CredentialList(), s.Usage(), s.Audit(),
 			"$JS.API.INFO", "$JS.API.STREAM.INFO." + events, "$JS.API.STREAM.CREATE." + events,
 			"$JS.API.CONSUMER.CREATE." + events + ".>", "$JS.API.CONSUMER.DELETE." + events + ".>",
-			"$JS.API.CONSUMER.INFO." + events + ".>", "$JS.API.CONSUMER.MSG.NEXT." + events + ".>"},
+			"$JS.API.CONSUMER.INFO." + events + ".>", "$JS.API.CONSUMER.MSG.NEXT." + events + ".>",
+			s.Prefix + ".feed.*.interest"},
 	}
+	u.Why += " It asks the connectors to keep the private feeds of credentials it streams events of open."
 	u.Subscribe = []string{s.Events(), u.InboxPrefix() + ".>"}
 	return u
 }
 
 // paperVenueUser: the paper exchange is a venue of its own, and like a
-// venue's private stream it publishes its accounts' events.
+// venue's private websocket it publishes each account's raw events.
 func paperVenueUser(s contract.Subjects) ServiceUser {
-	events := s.AccountEventStream()
 	u := ServiceUser{
 		Name: "paper-venue",
-		Why: "paper-venue: the paper exchange publishes its own account events into the stream " + events +
-			" (and creates it when missing), and at start reads a credential's newest events there to publish " +
-			"what a previous run left out.",
-		Publish: []string{
-			s.Prefix + ".account." + string(contract.Paper) + ".>", "$JS.API.INFO",
-			"$JS.API.STREAM.CREATE." + events, "$JS.API.STREAM.UPDATE." + events, "$JS.API.STREAM.INFO." + events,
-			"$JS.API.STREAM.MSG.GET." + events, "$JS.API.DIRECT.GET." + events + ".>",
-		},
+		Why: "paper-venue: the paper exchange publishes each account's raw events on core NATS (" +
+			s.PaperVenueRoot() + ".>), its private stream, which connector-paper follows.",
+		Publish: []string{s.PaperVenueRoot() + ".>"},
 	}
 	u.Subscribe = []string{u.InboxPrefix() + ".>"}
 	return u
@@ -130,7 +126,31 @@ func connectorUser(s contract.Subjects, x contract.Exchange) ServiceUser {
 	u.Publish = append(u.Publish, deadManPublish(s, x)...)
 	u.Why += " It keeps the dead man's switches the gateway emulates in the bucket " + s.DeadManSwitches() +
 		": its own keys, that bucket's stream API and a watch (ordered consumer) on it."
+	feeds := s.Prefix + ".feed." + string(x) + ".>"
+	u.Publish = append(u.Publish, feeds)
+	u.Publish = append(u.Publish, accountEventsPublish(s, x)...)
+	u.Subscribe = append(u.Subscribe, feeds)
+	u.Why += " It holds credentials' private feeds (interest and holder beats on " + feeds + ", a lease per credential in " +
+		leases + "), publishes their events into " + s.AccountEventStream() + " and reads back what it published there."
+	if x == contract.Paper {
+		u.Subscribe = append(u.Subscribe, s.PaperVenueRoot()+".>")
+		u.Why += " connector-paper follows the paper venue's private streams (" + s.PaperVenueRoot() + ".>)."
+	}
 	return u
+}
+
+// accountEventsPublish is what a connector needs of the account event
+// stream: its own exchange's subjects, the stream's API, and consumers to
+// read a credential's last published states.
+func accountEventsPublish(s contract.Subjects, x contract.Exchange) []string {
+	events := s.AccountEventStream()
+	return []string{
+		s.Prefix + ".account." + string(x) + ".>",
+		"$JS.API.STREAM.CREATE." + events, "$JS.API.STREAM.UPDATE." + events, "$JS.API.STREAM.INFO." + events,
+		"$JS.API.STREAM.MSG.GET." + events, "$JS.API.DIRECT.GET." + events + ".>",
+		"$JS.API.CONSUMER.CREATE." + events + ".>", "$JS.API.CONSUMER.DELETE." + events + ".>",
+		"$JS.API.CONSUMER.INFO." + events + ".>", "$JS.API.CONSUMER.MSG.NEXT." + events + ".>",
+	}
 }
 
 // deadManPublish is what a connector needs of the dead man's switch bucket.

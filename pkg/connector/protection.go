@@ -176,6 +176,9 @@ func (r *Runtime) watchLoop(ctx context.Context, interval time.Duration) {
 			continue
 		}
 		for _, p := range pairs {
+			if r.feeds.eventDriven(p.CredentialID) {
+				continue // its feed's events drive it (protectionevents.go)
+			}
 			ok, err := r.protections.Lock(ctx, p.ID, interval)
 			if err != nil || !ok {
 				continue // another replica checks it
@@ -204,6 +207,7 @@ func (r *Runtime) checkPair(ctx context.Context, p WatchedPair) error {
 	if err != nil {
 		return err
 	}
+	r.log.Debug("protection pair polled", "credential_id", p.CredentialID, "pair", p.ID)
 	orders, err := r.adapter.GetOrders(ctx, cred, &m)
 	if err != nil {
 		return err

@@ -41,6 +41,9 @@ type Config struct {
 	Stream StreamConfig
 	// Guards tunes how key guards value orders; nil is DefaultGuardConfig.
 	Guards *GuardConfig
+	// AccountFeeds tunes the private feeds of adapters that are
+	// AccountFeeders (the lease comes from Stream).
+	AccountFeeds AccountFeedConfig
 }
 
 // DefaultConfig returns the runtime defaults.
@@ -107,7 +110,8 @@ type Runtime struct {
 	log     *slog.Logger
 	secrets *secretCache
 	markets *marketCache
-	streams *streams // nil: market data from REST only
+	streams *streams      // nil: market data from REST only
+	feeds   *accountFeeds // nil: the adapter pushes no account events
 	// intervals are the funding intervals REST answers gave, for answers
 	// from the stream view, which carry none.
 	intervals *intervalCache
@@ -157,6 +161,7 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 		leverage:    newLeverageCache(cfg.Now),
 	}
 	r.deadman = newDeadMen(r)
+	r.feeds = newAccountFeeds(r)
 	return r
 }
 
@@ -164,6 +169,10 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 // load) and subscribes to credential change events.
 func (r *Runtime) Start() error {
 	x := r.adapter.Exchange()
+	if err := r.feeds.start(); err != nil { // before any request can touch it
+		r.log.Warn("account events are not published: this connector holds no private feeds", "err", err)
+		r.feeds = nil
+	}
 	// Slots and workers first: an endpoint takes requests as soon as it is added.
 	r.slots = make(chan struct{}, r.cfg.MaxConcurrent)
 	r.jobs = make(chan job)
@@ -236,6 +245,7 @@ func (r *Runtime) Stop() error {
 		r.watching.Wait()
 	}
 	r.streams.close()
+	r.feeds.close()
 	var errs []error
 	for _, s := range []*nats.Subscription{sub, levSub} {
 		if s != nil {
@@ -428,6 +438,7 @@ func (r *Runtime) Handle(ctx context.Context, req contract.ConnectorRequest) (an
 	if cred.AccountID != req.AccountID || cred.Exchange != r.adapter.Exchange() {
 		return nil, contract.Errorf(contract.CodeCredentialNotFound, "credential %s not found", req.Credential.ID)
 	}
+	r.feeds.touch(cred.ID)
 	params := op.NewParams()
 	if len(req.Params) > 0 {
 		if err := json.Unmarshal(req.Params, params); err != nil {

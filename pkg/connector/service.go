@@ -17,13 +17,14 @@ import (
 // ServiceConfig is what every connector process needs besides its
 // exchange's own settings.
 type ServiceConfig struct {
-	NATSURL       string       // PERPGATE_NATS_URL
-	RedisURL      string       // PERPGATE_REDIS_URL: shared idempotency store; empty keeps it in process (one replica only)
-	SubjectPrefix string       // PERPGATE_SUBJECT_PREFIX
-	HealthAddr    string       // PERPGATE_HEALTH_ADDR: /healthz, /readyz and /metrics; empty serves none
-	NATSAuth      bus.Auth     // PERPGATE_NATS_USER, PERPGATE_NATS_PASSWORD, PERPGATE_NATS_INBOX_PREFIX
-	Stream        StreamConfig // PERPGATE_STREAM*, see LoadStreamConfig
-	Guards        GuardConfig  // PERPGATE_MARKET_SLIPPAGE_BPS, see LoadGuardConfig
+	NATSURL       string            // PERPGATE_NATS_URL
+	RedisURL      string            // PERPGATE_REDIS_URL: shared idempotency store; empty keeps it in process (one replica only)
+	SubjectPrefix string            // PERPGATE_SUBJECT_PREFIX
+	HealthAddr    string            // PERPGATE_HEALTH_ADDR: /healthz, /readyz and /metrics; empty serves none
+	NATSAuth      bus.Auth          // PERPGATE_NATS_USER, PERPGATE_NATS_PASSWORD, PERPGATE_NATS_INBOX_PREFIX
+	Stream        StreamConfig      // PERPGATE_STREAM*, see LoadStreamConfig
+	Guards        GuardConfig       // PERPGATE_MARKET_SLIPPAGE_BPS, see LoadGuardConfig
+	AccountFeeds  AccountFeedConfig // PERPGATE_EVENTS_IDLE and the event stream's settings
 
 	lookup func(string) (string, bool) // for the standard OTEL_* settings
 }
@@ -43,11 +44,12 @@ func LoadServiceConfig(lookup func(string) (string, bool)) (ServiceConfig, error
 	if v, ok := lookup("PERPGATE_HEALTH_ADDR"); ok {
 		c.HealthAddr = v
 	}
-	var err1, err2, err3 error
+	var err1, err2, err3, err4 error
 	c.NATSAuth, err1 = bus.LoadAuth(lookup)
 	c.Stream, err2 = LoadStreamConfig(lookup)
 	c.Guards, err3 = LoadGuardConfig(lookup)
-	return c, errors.Join(err1, err2, err3)
+	c.AccountFeeds, err4 = LoadAccountFeedConfig(lookup, contract.NewSubjects(c.SubjectPrefix))
+	return c, errors.Join(err1, err2, err3, err4)
 }
 
 // drainTimeout bounds how long a stopping service flushes its NATS connection.
@@ -96,7 +98,7 @@ func Serve(ctx context.Context, cfg ServiceConfig, adapter Adapter, log *slog.Lo
 	}
 	defer func() { err = errors.Join(err, stopHealth()) }()
 	rt := New(Config{Subjects: contract.NewSubjects(cfg.SubjectPrefix), Metrics: metrics, Protections: protections, Ledger: ledger,
-		Stream: cfg.Stream, Guards: &cfg.Guards}, adapter, nc, idem, log)
+		Stream: cfg.Stream, Guards: &cfg.Guards, AccountFeeds: cfg.AccountFeeds}, adapter, nc, idem, log)
 	if err := rt.Start(); err != nil {
 		return err
 	}

@@ -53,6 +53,7 @@ func (s *Server) getEvents(ctx context.Context, sub *subscription, p *contract.G
 		return contract.GetEventsResult{}, contract.Errorf(contract.CodeInvalidRequest,
 			"field \"after\": %q is not an event id; pass the id of the last event you have, or the next of the last answer", p.After)
 	}
+	s.interest.poke(sub.cred.Exchange, sub.cred.ID)
 	page, err := s.eventLog.Read(ctx, sub.cred.Exchange, sub.cred.ID, types, events.Where{After: seq, HasAfter: ok}, p.Limit)
 	if err != nil {
 		return contract.GetEventsResult{}, s.eventsUnavailable(ctx, err)
@@ -114,6 +115,7 @@ func (s *Server) waitForOrder(ctx context.Context, sub *subscription, p *contrac
 		return contract.WaitForOrderResult{}, s.eventsUnavailable(ctx, err)
 	}
 	defer cur.Close()
+	defer s.interest.add(wctx, sub.cred.Exchange, sub.cred.ID)()
 	last, err := s.latestOrder(wctx, sub, target, cur.Last)
 	if err != nil {
 		return contract.WaitForOrderResult{}, s.eventsUnavailable(ctx, err)

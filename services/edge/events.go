@@ -247,7 +247,9 @@ func (s *Server) follow(ctx context.Context, sub *subscription) (context.Context
 		cancel(nil)
 		return nil, nil, nil, s.eventsUnavailable(ctx, err)
 	}
-	return sctx, cur, func() { cur.Close(); s.streams.remove(st); cancel(nil) }, nil
+	// The cursor is open first: what the feed's reconcile publishes is in it.
+	release := s.interest.add(ctx, sub.cred.Exchange, sub.cred.ID)
+	return sctx, cur, func() { release(); cur.Close(); s.streams.remove(st); cancel(nil) }, nil
 }
 
 func (s *Server) eventsUnavailable(ctx context.Context, err error) *contract.Error {

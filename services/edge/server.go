@@ -51,6 +51,7 @@ type Server struct {
 	guard    func() error // Deps.StoreGuard
 	eventLog *events.Reader
 	streams  *openStreams
+	interest *feedInterest // who listens to which credential's events, told to the connectors
 
 	mu     sync.Mutex
 	http   *http.Server
@@ -96,6 +97,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("edge: %w", err)
 	}
 	s.eventLog = reader
+	s.interest = newFeedInterest(s.nc, s.subjects)
 	s.usage = newUsageCounter()
 	if cfg.Audit {
 		a, err := newAuditor(s.nc, s.subjects)
@@ -206,5 +208,6 @@ func (s *Server) Close() error {
 	if sub != nil {
 		errs = append(errs, sub.Unsubscribe())
 	}
+	s.interest.close()
 	return errors.Join(errs...)
 }

@@ -12,12 +12,14 @@ import (
 
 // startPaperEvents publishes the in-process paper venue's account events
 // into the event stream (kept in the embedded server's data dir), first
-// reconciling what a previous run left unpublished.
+// reconciling what a previous run left unpublished. In this process the
+// venue and its connector are one, so it publishes as connector-paper (the
+// user allowed the paper events), deduplicated as the connector's feed is.
 func (g *Gateway) startPaperEvents(connect func(string) (*nats.Conn, error)) error {
 	if g.paper == nil || !g.cfg.serves(contract.Paper) {
 		return nil
 	}
-	nc, err := connect("paper-venue")
+	nc, err := connect("connector-paper")
 	if err != nil {
 		return err
 	}

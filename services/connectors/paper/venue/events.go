@@ -92,20 +92,8 @@ func (r *relay) release() {
 
 // outgoing is ev in the contract's shape.
 func outgoing(ev paper.Event) (events.Outgoing, bool) {
-	var data any
-	switch ev.Kind {
-	case paper.EventOrder:
-		data = orderEvent(*ev.Order)
-	case paper.EventFill:
-		data = fillEvent(*ev.Fill)
-	case paper.EventPosition:
-		data = positionEvent(*ev.Position)
-	case paper.EventBalance:
-		data = balanceEvent(*ev.Balance)
-	case paper.EventFunding:
-		f := ev.Funding
-		data = contract.FundingEvent{Market: f.Market, Amount: f.Amount, Rate: ptr(f.Rate), PositionSize: ptr(f.PositionSize)}
-	default:
+	data, ok := EventData(ev)
+	if !ok {
 		return events.Outgoing{}, false
 	}
 	return events.New(contract.Paper, ev.Account, contract.SourceStream, ev.Time, data), true

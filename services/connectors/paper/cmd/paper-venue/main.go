@@ -15,7 +15,6 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
-	"github.com/perpgate/perpgate/pkg/events"
 	"github.com/perpgate/perpgate/pkg/gcfloor"
 	"github.com/perpgate/perpgate/pkg/health"
 	"github.com/perpgate/perpgate/pkg/paper"
@@ -89,9 +88,10 @@ func run(ctx context.Context) error {
 	return v.Run(ctx)
 }
 
-// publishEvents sends the venue's account events into the event stream
-// on NATS (PERPGATE_NATS_URL); without it the venue publishes none.
-func publishEvents(ctx context.Context, engine *paper.Engine, log *slog.Logger) (func(), error) {
+// publishEvents publishes the venue's private streams, each account's
+// raw events, on NATS (PERPGATE_NATS_URL), where connector-paper follows
+// them and publishes the account events; without NATS there are none.
+func publishEvents(_ context.Context, engine *paper.Engine, log *slog.Logger) (func(), error) {
 	url := os.Getenv("PERPGATE_NATS_URL")
 	if url == "" {
 		log.Warn("PERPGATE_NATS_URL is unset: no account events are published (GET /v1/events stays silent for paper)")
@@ -101,27 +101,12 @@ func publishEvents(ctx context.Context, engine *paper.Engine, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := events.LoadConfig(os.LookupEnv, contract.NewSubjects(os.Getenv("PERPGATE_SUBJECT_PREFIX")))
-	if err != nil {
-		return nil, err
-	}
 	nc, err := bus.Connect(url, "paper-venue", auth, log)
 	if err != nil {
 		return nil, err
 	}
-	pub := events.NewPublisher(nc, cfg, log)
-	if err := pub.Start(ctx); err != nil {
-		nc.Close()
-		return nil, err
-	}
-	reader, err := events.NewReader(nc, cfg)
-	if err != nil {
-		pub.Close()
-		nc.Close()
-		return nil, err
-	}
-	stop := venue.PublishEvents(engine, pub, reader.Last, log)
-	return func() { stop(); pub.Close(); _ = bus.Drain(nc, 5*time.Second) }, nil
+	stop := venue.PublishAccountFeeds(engine, nc, contract.NewSubjects(os.Getenv("PERPGATE_SUBJECT_PREFIX")), log)
+	return func() { stop(); _ = bus.Drain(nc, 5*time.Second) }, nil
 }
 
 // openJournal keeps the paper state in Postgres (PERPGATE_DATABASE_URL,
