@@ -49,8 +49,9 @@ type hub struct {
 
 type wsConn struct {
 	*simkit.Outbox
-	mu   sync.Mutex
-	subs map[string]bool
+	mu      sync.Mutex
+	subs    map[string]bool
+	account string // set by the auth method (account.go)
 }
 
 func (c *wsConn) subscribed(ch string) bool {
@@ -64,6 +65,7 @@ type rpcReq struct {
 	Method  string `json:"method"`
 	Params  struct {
 		Channel string `json:"channel"`
+		Bearer  string `json:"bearer"` // auth
 	} `json:"params"`
 	ID json.RawMessage `json:"id"`
 }
@@ -134,12 +136,18 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		ch := q.Params.Channel
+		if q.Method == "auth" {
+			s.streamAuth(conn, q, in)
+			continue
+		}
 		var fail string
 		conn.mu.Lock()
 		switch q.Method {
 		case "subscribe":
 			switch {
-			case !s.known(ch):
+			case private(ch) && conn.account == "":
+				fail = "authenticate (method auth) before subscribing to " + ch
+			case !s.known(ch) && !(private(ch) && s.knownPrivate(ch)):
 				fail = "unknown channel " + ch
 			case conn.subs[ch]:
 				fail = "already subscribed to " + ch
@@ -220,6 +228,10 @@ func (s *Server) pump() {
 		s.hub.mu.Unlock()
 		if muted {
 			continue
+		}
+		if following(conns) { // orders pass intake and rest fills while nobody calls REST
+			s.runIntake(s.cfg.Now())
+			s.eng.Tick()
 		}
 		now := s.cfg.Now()
 		for _, m := range s.eng.Markets() {
