@@ -143,7 +143,7 @@ func TestFollowAccountLimitFillPositionCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	price := book.Asks[0].Price.Ceil() // integers pass the 5-significant-figure rule
+	price := book.Asks[0].Price.Ceil()       // integers pass the 5-significant-figure rule
 	size := decimal.RequireFromString("100") // more than the book holds up to price
 	placed, err := a.PlaceLimitOrder(ctx, c, connector.OrderRequest{Market: m, Side: contract.Buy, Size: size, Price: price, ClientOrderID: "feed-1"})
 	if err != nil {
