@@ -93,7 +93,8 @@ type Server struct {
 	bannedUntil time.Time              // 418 until then
 	countdowns  map[string]*time.Timer // apiKey + " " + symbol → countdownCancelAll
 
-	hub hub // market-data websockets (stream.go)
+	hub  hub     // market-data websockets (stream.go)
+	priv privHub // user data stream (account.go)
 }
 
 // idOffset makes paper order ids look like Binance's (10 digits).
@@ -209,6 +210,14 @@ func w(n int) func(*req) int { return func(*req) int { return n } }
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && isStreamPath(r.URL.Path) {
 		s.serveStream(rw, r)
+		return
+	}
+	if r.Method == http.MethodGet && isPrivatePath(r.URL.Path) {
+		s.servePrivate(rw, r)
+		return
+	}
+	if isListenKeyPath(r.URL.Path) {
+		s.serveListenKey(rw, r)
 		return
 	}
 	rt, ok := s.routes[r.Method+" "+r.URL.Path]
