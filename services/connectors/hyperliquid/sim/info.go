@@ -43,6 +43,9 @@ func (s *Sim) serveInfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	user := strings.ToLower(req.User)
+	s.mu.Lock()
+	s.infoTypes[req.Type]++
+	s.mu.Unlock()
 	switch req.Type {
 	case "meta":
 		writeJSON(w, s.meta())
