@@ -12,7 +12,8 @@ import (
 
 // checkAccountEvents opens GET /v1/events at the edge and places an order:
 // its event must come through, which needs paper-venue's user to publish
-// into the event stream and the edge's user to read it (deploy/nats.conf).
+// its private stream, connector-paper's to follow it and publish into the
+// event stream, and the edge's user to read it (deploy/nats.conf).
 func checkAccountEvents(t *testing.T, edgeURL, key, cred string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)

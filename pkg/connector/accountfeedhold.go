@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/events"
@@ -31,10 +32,6 @@ const (
 // streams' lease bucket, key <exchange>.acct.<credential>) and the feed is
 // wanted. Without JetStream each replica holds its own.
 func (m *accountFeeds) contend(cf *credFeed) {
-	kv, err := m.leaseBucket()
-	if err != nil {
-		m.log.Warn("no lease bucket (JetStream?); this replica holds its own account feed", "credential_id", cf.id, "err", err)
-	}
 	key := string(m.r.adapter.Exchange()) + ".acct." + cf.id
 	every := m.lease.LeaseTTL / 3
 	t := time.NewTicker(every)
@@ -43,12 +40,15 @@ func (m *accountFeeds) contend(cf *credFeed) {
 		if !m.wanted(cf.id) && m.forget(cf) {
 			return
 		}
-		if kv == nil {
+		kv, err := m.leaseBucket()
+		switch {
+		case errors.Is(err, jetstream.ErrJetStreamNotEnabled):
+			m.log.Warn("no JetStream for the lease; this replica holds its own account feed", "credential_id", cf.id)
 			m.holdWhileWanted(cf, nil, "", 0, every)
-		} else if rev, err := kv.Create(m.ctx, key, []byte(m.lease.Replica)); err == nil {
-			m.holdWhileWanted(cf, kv, key, rev, every)
-		} else if !errors.Is(err, jetstream.ErrKeyExists) && m.ctx.Err() == nil {
-			m.log.Warn("account feed lease not readable", "credential_id", cf.id, "err", err)
+		case err != nil:
+			m.log.Warn("account feed lease bucket not ready; retrying", "credential_id", cf.id, "err", err)
+		default:
+			m.contendOnce(cf, kv, key, every)
 		}
 		select {
 		case <-m.ctx.Done():
@@ -56,6 +56,15 @@ func (m *accountFeeds) contend(cf *credFeed) {
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// contendOnce tries to take cf's lease and holds the feed while it has it.
+func (m *accountFeeds) contendOnce(cf *credFeed, kv jetstream.KeyValue, key string, every time.Duration) {
+	if rev, err := kv.Create(m.ctx, key, []byte(m.lease.Replica)); err == nil {
+		m.holdWhileWanted(cf, kv, key, rev, every)
+	} else if !errors.Is(err, jetstream.ErrKeyExists) && m.ctx.Err() == nil {
+		m.log.Warn("account feed lease not readable", "credential_id", cf.id, "err", err)
 	}
 }
 
@@ -113,20 +122,43 @@ func (m *accountFeeds) holdWhileWanted(cf *credFeed, kv jetstream.KeyValue, key 
 	}
 }
 
+// leaseBucket is the lease bucket, opened once and shared by the feeds.
 func (m *accountFeeds) leaseBucket() (jetstream.KeyValue, error) {
-	js, err := jetstream.New(m.r.nc)
+	m.kvMu.Lock()
+	defer m.kvMu.Unlock()
+	if m.kv != nil {
+		return m.kv, nil
+	}
+	kv, err := openLeaseBucket(m.ctx, m.r.nc, m.r.cfg.Subjects, m.lease.LeaseTTL, m.lease.Replicas)
+	if err == nil {
+		m.kv = kv
+	}
+	return kv, err
+}
+
+// openLeaseBucket creates (or updates) the bucket of the leases on market
+// streams and account feeds; when another replica or feed is creating it
+// at the same moment, it binds to theirs.
+func openLeaseBucket(ctx context.Context, nc *nats.Conn, subjects contract.Subjects, ttl time.Duration, replicas int) (jetstream.KeyValue, error) {
+	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(m.ctx, 5*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      m.r.cfg.Subjects.StreamLeases(),
-		Description: "which connector replica holds each venue's market-data sockets and account feeds",
-		TTL:         m.lease.LeaseTTL,
+	kv, err := js.CreateOrUpdateKeyValue(cctx, jetstream.KeyValueConfig{
+		Bucket:      subjects.StreamLeases(),
+		Description: "which connector replica holds each venue's market-data sockets and each credential's account feed",
+		TTL:         ttl,
 		History:     1,
-		Replicas:    max(m.lease.Replicas, 1),
+		Replicas:    max(replicas, 1),
 	})
+	if err != nil && !errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
+		if bound, berr := js.KeyValue(cctx, subjects.StreamLeases()); berr == nil {
+			return bound, nil
+		}
+	}
+	return kv, err
 }
 
 // hold keeps cf's feed connected until ctx ends, reconnecting with backoff.
@@ -230,15 +262,23 @@ func (m *accountFeeds) session(ctx context.Context, cf *credFeed, cred Credentia
 	defer prot.stop()
 	beat := time.NewTicker(m.cfg.Beat)
 	defer beat.Stop()
-	opened := false
+	opened, unreconciled := false, false
+	// A failed reconcile (REST or the stream not answering) is tried again
+	// every beat; the feed is not healthy meanwhile.
+	reconcile := func() {
+		if err := m.reconcile(sctx, cf, cred); err != nil {
+			m.log.Warn("account feed not reconciled yet; retrying", "credential_id", cred.ID, "err", err)
+			unreconciled = true
+			return
+		}
+		unreconciled = false
+		m.setReady(cf, true)
+	}
 	drain := func() {
 		for _, it := range q.take() {
 			if it.ready {
-				if err := m.reconcile(sctx, cf, cred); err != nil {
-					m.log.Warn("account feed not reconciled; events from now on only", "credential_id", cred.ID, "err", err)
-				}
 				opened = true
-				m.setReady(cf, true)
+				reconcile()
 				continue
 			}
 			if data, ok := m.publishStream(sctx, cf, cred, it.ev); ok {
@@ -255,6 +295,9 @@ func (m *accountFeeds) session(ctx context.Context, cf *credFeed, cred Credentia
 			m.setReady(cf, false)
 			return opened, err
 		case <-beat.C:
+			if unreconciled {
+				reconcile()
+			}
 			cf.mu.Lock()
 			ready := cf.ready
 			cf.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/events"
 )
@@ -80,6 +81,8 @@ type accountFeeds struct {
 	wg      sync.WaitGroup
 	subs    []*nats.Subscription
 	started bool
+	kvMu    sync.Mutex
+	kv      jetstream.KeyValue // the lease bucket, once open
 
 	mu      sync.Mutex
 	creds   map[string]*credFeed // contended or held here

@@ -20,6 +20,7 @@ type feedState struct {
 	positions map[string]contract.PositionEvent // canonical market -> last state
 	fills     map[string]bool                   // fill ids published
 	lastFill  time.Time                         // venue time of the newest fill published; zero: none
+	loaded    bool                              // what the stream holds was read back
 }
 
 func newFeedState() *feedState {
@@ -67,15 +68,14 @@ const noHistoryWindow = time.Minute
 // maxLoadPages bounds how much of the stream a new holder reads back.
 const maxLoadPages = 200
 
-// load rebuilds the state from the credential's events in the stream.
-func (m *accountFeeds) load(ctx context.Context, cred string) (*feedState, error) {
-	st := newFeedState()
+// load applies the credential's events in the stream to st.
+func (m *accountFeeds) load(ctx context.Context, cred string, st *feedState) error {
 	types := []contract.EventType{contract.EventOrder, contract.EventPosition, contract.EventFill}
 	where := events.Where{}
 	for range maxLoadPages {
 		page, err := m.reader.Read(ctx, m.r.adapter.Exchange(), cred, types, where, contract.MaxEventsPage)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, ev := range page.Events {
 			if data := decodeEventData(ev); data != nil {
@@ -88,7 +88,8 @@ func (m *accountFeeds) load(ctx context.Context, cred string) (*feedState, error
 		}
 		where = events.Where{After: next, HasAfter: true}
 	}
-	return st, nil
+	st.loaded = true
+	return nil
 }
 
 func decodeEventData(ev contract.Event) any {
@@ -176,13 +177,17 @@ func (m *accountFeeds) canonical(ctx context.Context, cred Credential, data any)
 // that differ from the last published.
 func (m *accountFeeds) reconcile(ctx context.Context, cf *credFeed, cred Credential) error {
 	if cf.state == nil {
-		st, err := m.load(ctx, cred.ID)
+		cf.state = newFeedState()
+	}
+	st := cf.state
+	if !st.loaded {
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := m.load(lctx, cred.ID, st)
+		cancel()
 		if err != nil {
 			return err
 		}
-		cf.state = st
 	}
-	st := cf.state
 	markets := map[string]bool{}
 	for _, o := range st.orders {
 		markets[o.Market] = true

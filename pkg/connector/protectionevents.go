@@ -15,14 +15,16 @@ import (
 // protectionEvents hands one feed's events to the watcher, off the feed's
 // publishing path.
 type protectionEvents struct {
-	r    *Runtime
-	cred Credential
-	ch   chan any
-	done chan struct{}
+	r      *Runtime
+	cred   Credential
+	ch     chan any
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 func (r *Runtime) protectionWorker(ctx context.Context, cred Credential) *protectionEvents {
-	p := &protectionEvents{r: r, cred: cred, ch: make(chan any, 1024), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(ctx)
+	p := &protectionEvents{r: r, cred: cred, ch: make(chan any, 1024), cancel: cancel, done: make(chan struct{})}
 	if r.linksProtection() {
 		close(p.done)
 		p.ch = nil
@@ -63,7 +65,11 @@ func (p *protectionEvents) handle(data any) {
 	}
 }
 
-func (p *protectionEvents) stop() { <-p.done }
+// stop ends the worker (a cancel it is making finishes first).
+func (p *protectionEvents) stop() {
+	p.cancel()
+	<-p.done
+}
 
 // protectOnEvent acts on the pairs of cred an order or position event concerns.
 func (r *Runtime) protectOnEvent(ctx context.Context, cred Credential, data any) {

@@ -76,17 +76,5 @@ func (f *feed) holdLeased(ctx context.Context, kv jetstream.KeyValue, key string
 }
 
 func (f *feed) leaseBucket(ctx context.Context) (jetstream.KeyValue, error) {
-	js, err := jetstream.New(f.s.nc)
-	if err != nil {
-		return nil, err
-	}
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	return js.CreateOrUpdateKeyValue(cctx, jetstream.KeyValueConfig{
-		Bucket:      f.s.subjects.StreamLeases(),
-		Description: "which connector replica holds each venue's market-data sockets",
-		TTL:         f.s.cfg.LeaseTTL,
-		History:     1,
-		Replicas:    max(f.s.cfg.Replicas, 1),
-	})
+	return openLeaseBucket(ctx, f.s.nc, f.s.subjects, f.s.cfg.LeaseTTL, f.s.cfg.Replicas)
 }

@@ -79,4 +79,16 @@ func writeEvents(b *bytes.Buffer) {
 	w("this gateway, starts with a `reset` event.\n")
 	w("- A fill is delivered once even when a venue feed and a reconciliation both see it (fills are deduplicated by fill ")
 	w("id, order states by order id, status and filled size).\n\n")
+
+	w("### The venue's feed\n\n")
+	w("The gateway follows a credential's private feed at its venue while anyone listens (an open stream, a ")
+	w("waitForOrder), while the credential has open orders or positions, and for `PERPGATE_EVENTS_IDLE` (default 10m) ")
+	w("after. A stream that opens waits (at most 2 s) until the feed is open, so it misses nothing that follows. ")
+	w("Whenever the feed (re)connects, reopens after idling or moves to another gateway replica, a REST snapshot ")
+	w("publishes what changed meanwhile, with `source: \"reconcile\"`: open orders whose state differs from the last ")
+	w("one published, the final state of orders no longer open (where the venue finds them by clientOrderId), the fills ")
+	w("after the last one published, and positions that differ (FLAT for those closed). A reconciled fill has no ")
+	w("`liquidity` (REST does not say) and its `feeAsset` is the market's quote currency. A venue that refuses the ")
+	w("feed's login gives one `error` event naming the credential and the venue's reason; the gateway retries, ")
+	w("5 s doubling to a minute, without repeating the event.\n\n")
 }

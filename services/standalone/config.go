@@ -48,6 +48,9 @@ type Config struct {
 	Stream connector.StreamConfig
 	// Guards tunes how key guards value orders (PERPGATE_MARKET_SLIPPAGE_BPS).
 	Guards connector.GuardConfig
+	// AccountFeeds tunes the private feeds of venues that push account
+	// events (PERPGATE_EVENTS_IDLE); their events go where Edge.Events says.
+	AccountFeeds connector.AccountFeedConfig
 	// AuditRetention bounds the audit trail (PERPGATE_AUDIT_RETENTION,
 	// PERPGATE_AUDIT_MAX_MB).
 	AuditRetention keys.AuditRetention
@@ -127,6 +130,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		errs = append(errs, err)
 	}
 	if c.Guards, err = connector.LoadGuardConfig(lookup); err != nil {
+		errs = append(errs, err)
+	}
+	if c.AccountFeeds, err = connector.LoadAccountFeedConfig(lookup, contract.NewSubjects("")); err != nil {
 		errs = append(errs, err)
 	}
 	if c.AuditRetention, err = keys.LoadAuditRetention(lookup); err != nil {

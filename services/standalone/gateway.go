@@ -280,8 +280,10 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 		if rdb != nil {
 			protections = connector.NewRedisProtections(rdb, g.cfg.Edge.SubjectPrefix+":protect:"+string(a.Exchange())+":")
 		}
+		feeds := g.cfg.AccountFeeds
+		feeds.Events = g.cfg.Edge.Events() // the stream the edge reads, in the embedded server's data dir
 		rt := connector.New(connector.Config{Subjects: contract.NewSubjects(g.cfg.Edge.SubjectPrefix), Metrics: g.metrics,
-			Protections: protections, Ledger: ledger, Stream: g.cfg.Stream, Guards: &g.cfg.Guards}, a, nc, idem,
+			Protections: protections, Ledger: ledger, Stream: g.cfg.Stream, Guards: &g.cfg.Guards, AccountFeeds: feeds}, a, nc, idem,
 			g.log.With("service", "connector"))
 		if err := rt.Start(); err != nil {
 			return err

@@ -20,6 +20,9 @@ type Adapter struct {
 	// costs one venue call per credential and replica.
 	ensured sync.Map
 	local   *paper.Engine // set: the market stream is read in process
+	// unlinked: protection legs are not tied to their position at the
+	// venue; the gateway's watcher cancels the rest of a pair.
+	unlinked bool
 }
 
 var (
@@ -277,7 +280,14 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, o
 // LinksProtection implements connector.ProtectionLinker: the paper venue
 // cancels a protection pair's legs when their position closes, so a fired
 // take-profit takes its stop-loss with it.
-func (a *Adapter) LinksProtection() bool { return true }
+func (a *Adapter) LinksProtection() bool { return !a.unlinked }
+
+// UnlinkProtection makes the adapter place protection legs the venue does
+// not link (PERPGATE_PAPER_LINKED_PROTECTION=off).
+func (a *Adapter) UnlinkProtection() *Adapter {
+	a.unlinked = true
+	return a
+}
 
 // PlaceProtectionOrders implements connector.Adapter: a take-profit and a
 // stop-loss, both reduce-only and triggered on mark, linked to the position.
@@ -298,7 +308,7 @@ func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credent
 			return "", err
 		}
 		req := orderToVenue(o, typ)
-		req.PositionLinked = true // the venue cancels the pair when the position closes
+		req.PositionLinked = !a.unlinked // the venue cancels the pair when the position closes
 		placed, err := a.venue.PlaceOrder(ctx, acct, req)
 		return placed.ID, mapError(err)
 	}

@@ -10,6 +10,11 @@ import (
 type Config struct {
 	VenueURL string        // PERPGATE_PAPER_VENUE_URL
 	Timeout  time.Duration // per venue call
+	// UnlinkedProtection (PERPGATE_PAPER_LINKED_PROTECTION=off) places
+	// protection legs the venue does not tie to their position, so the
+	// gateway's protection watcher cancels the rest of a pair, as on
+	// venues without linked TP/SL (tests of the watcher use it).
+	UnlinkedProtection bool
 }
 
 // LoadConfig reads the paper connector settings through lookup.
@@ -17,6 +22,13 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	c := Config{VenueURL: "http://127.0.0.1:8090", Timeout: 10 * time.Second}
 	if v, ok := lookup("PERPGATE_PAPER_VENUE_URL"); ok && v != "" {
 		c.VenueURL = v
+	}
+	switch v, _ := lookup("PERPGATE_PAPER_LINKED_PROTECTION"); v {
+	case "", "on":
+	case "off":
+		c.UnlinkedProtection = true
+	default:
+		return c, errors.Join(c.Validate(), errors.New("PERPGATE_PAPER_LINKED_PROTECTION must be on or off"))
 	}
 	return c, c.Validate()
 }

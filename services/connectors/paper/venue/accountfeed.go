@@ -104,7 +104,10 @@ func FollowAccount(ctx context.Context, nc *nats.Conn, subjects contract.Subject
 		}
 		subs = append(subs, s)
 	}
-	if err := nc.FlushWithContext(ctx); err != nil {
+	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err := nc.FlushWithContext(fctx)
+	cancel()
+	if err != nil {
 		return fmt.Errorf("paper venue private stream: %w", err)
 	}
 	ready()

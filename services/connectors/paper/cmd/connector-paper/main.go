@@ -17,6 +17,9 @@ var version = "dev"
 func main() {
 	connector.Main("connector-paper", version, paper.LoadConfig, func(cfg paper.Config, s connector.Setup) (connector.Adapter, func(), error) {
 		a := paper.NewAdapter(venue.NewClient(cfg.VenueURL, connector.NewHTTPClient(cfg.Timeout)))
+		if cfg.UnlinkedProtection {
+			a.UnlinkProtection()
+		}
 		// Its own connection: the venue's frames never queue behind requests.
 		nc, err := bus.Connect(s.Service.NATSURL, "connector-paper-feed", s.Service.NATSAuth, s.Log)
 		if err != nil {
