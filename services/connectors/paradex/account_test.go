@@ -280,3 +280,24 @@ func TestFollowAccountDropped(t *testing.T) {
 		t.Fatal("FollowAccount still running 5 s after its socket was dropped")
 	}
 }
+
+// TestFollowAccountAgainAfterDrop: after a drop a new FollowAccount opens
+// and events flow on it.
+func TestFollowAccountAgainAfterDrop(t *testing.T) {
+	f := richFixture(t)
+	first := followFeed(t, f.a, f.cred)
+	f.sim.DropStreams()
+	select {
+	case <-first.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("FollowAccount still running 5 s after the drop")
+	}
+	again := followFeed(t, f.a, f.cred)
+	m := f.market(t, "BTC-USD-PERP")
+	mark, _ := f.a.GetMarkPrice(context.Background(), f.cred, m)
+	lo, err := f.a.PlaceLimitOrder(context.Background(), f.cred, limit(m, contract.Buy, "0.01", mark.MarkPrice.Mul(d("0.9")).Round(1).String(), "again-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.until(t, 0, "the order OPEN", anOrder(lo.OrderID, contract.StatusOpen, decimal.Decimal.IsZero))
+}
