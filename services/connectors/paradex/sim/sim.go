@@ -13,9 +13,9 @@
 // local stand-in for Paradex.
 //
 // Each handler names the Paradex API reference page its answer follows
-// (https://docs.paradex.trade/api/prod/...). The public websocket (markets_summary and
-// order_book) is served at /v1 (stream.go). Left out: private channels, order
-// modification, isolated margin, price bands and the open-order cap.
+// (https://docs.paradex.trade/api/prod/...). The websocket is served at /v1: public
+// markets_summary and order_book (stream.go), and the private channels after auth with
+// a JWT (account.go). Left out: isolated margin, price bands and the open-order cap.
 package sim
 
 import (

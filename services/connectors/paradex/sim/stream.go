@@ -44,6 +44,7 @@ type hub struct {
 	mu      sync.Mutex
 	seq     map[string]int64 // market → seq_no of the last book frame
 	pongs   int
+	dials   int  // sockets that took a public channel (StreamDials)
 	muted   bool // MuteStreams: sockets stay open, nothing is sent
 }
 
@@ -52,6 +53,7 @@ type wsConn struct {
 	mu      sync.Mutex
 	subs    map[string]bool
 	account string // set by the auth method (account.go)
+	public  bool   // took a public channel: a market-data socket
 }
 
 func (c *wsConn) subscribed(ch string) bool {
@@ -153,6 +155,12 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 				fail = "already subscribed to " + ch
 			default:
 				conn.subs[ch] = true
+				if !private(ch) && !conn.public {
+					conn.public = true
+					s.hub.mu.Lock()
+					s.hub.dials++
+					s.hub.mu.Unlock()
+				}
 			}
 		case "unsubscribe":
 			if !conn.subs[ch] {
@@ -172,8 +180,14 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// StreamDials counts websocket connections accepted so far.
-func (s *Server) StreamDials() int { return s.hub.sockets.Dials() }
+// StreamDials counts the market-data sockets so far: those that
+// subscribed to a public channel (an account feed's socket takes only
+// private ones).
+func (s *Server) StreamDials() int {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	return s.hub.dials
+}
 
 // StreamPongs counts protocol pings clients answered.
 func (s *Server) StreamPongs() int {
@@ -182,15 +196,17 @@ func (s *Server) StreamPongs() int {
 	return s.hub.pongs
 }
 
-// StreamChannels lists the channels open sockets are subscribed to, each
-// once per socket, sorted.
+// StreamChannels lists the public channels open sockets are subscribed
+// to, each once per socket, sorted.
 func (s *Server) StreamChannels() []string {
 	conns := s.hub.sockets.Open()
 	var out []string
 	for _, c := range conns {
 		c.mu.Lock()
 		for ch := range c.subs {
-			out = append(out, ch)
+			if !private(ch) {
+				out = append(out, ch)
+			}
 		}
 		c.mu.Unlock()
 	}
