@@ -57,6 +57,10 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	if err != nil {
 		return err
 	}
+	// The JWT first: a key POST /auth refuses opens no socket.
+	if _, err := a.c.token(ctx, a.c.host(a.base(c)), acct, ""); err != nil {
+		return err
+	}
 	ws, _, err := websocket.Dial(ctx, a.cfg.streamURL(c.Environment), nil)
 	if err != nil {
 		return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Paradex account stream: %v", err)
