@@ -234,8 +234,11 @@ func (f *follower) order(ctx context.Context, o wsOrder) error {
 	if info.trigger == nil {
 		ev.Price = optDec(o.Order.LimitPx)
 	}
-	if (ev.Status == contract.StatusCancelled || ev.Status == contract.StatusRejected) && o.Status != "canceled" {
-		ev.Reason = o.Status // the venue's word when not the owner's cancel: marginCanceled, badAloPxRejected, …
+	switch {
+	case o.Status == "badAloPxRejected": // the name every venue's post-only refusal has (DESIGN §13)
+		ev.Reason = "post_only_would_take"
+	case (ev.Status == contract.StatusCancelled || ev.Status == contract.StatusRejected) && o.Status != "canceled":
+		ev.Reason = o.Status // the venue's word when not the owner's cancel: marginCanceled, reduceOnlyRejected, …
 	}
 	if ev.Final() {
 		delete(f.orders, oid)

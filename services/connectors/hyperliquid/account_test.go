@@ -286,3 +286,37 @@ func TestFollowAccountDroppedAndRefused(t *testing.T) {
 		t.Fatalf("FollowAccount on a refused subscription = %v (ready %v), want an error naming the venue's message, no ready", err, readied)
 	}
 }
+
+// TestFollowAccountStopOrder: a trigger order's event says its type (as
+// getOrders does) and trigger price, read once with orderStatus as
+// orderUpdates carries neither, and PENDING, with no limit price.
+func TestFollowAccountStopOrder(t *testing.T) {
+	s, a, c, _ := hlFeedVenue(t)
+	ctx := context.Background()
+	m := market(t, a, c, "BTC")
+	if _, err := a.PlaceMarketOrder(ctx, c, connector.OrderRequest{Market: m, Side: contract.Buy, Size: decimal.RequireFromString("0.1")}); err != nil {
+		t.Fatal(err)
+	}
+	f := follow(t, a, c)
+	f.waitReady(t)
+	mark, err := s.Engine().MarkPrice("BTC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trigger := mark.Mark.Mul(decimal.RequireFromString("0.9")).Round(0)
+	st, err := a.PlaceStopOrder(ctx, c, connector.OrderRequest{Market: m, Side: contract.Sell, Size: decimal.RequireFromString("0.1"),
+		TriggerPrice: trigger, ReduceOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := f.until(t, 0, "the stop PENDING", orderIs(st.OrderID, contract.StatusPending, zero))
+	o := f.all()[i].Data.(contract.OrderEvent)
+	rest, err := a.GetOrders(ctx, c, &m)
+	if err != nil || len(rest.Orders) != 1 {
+		t.Fatalf("getOrders = %+v, %v", rest, err)
+	}
+	if want := rest.Orders[0].Type; o.Type != want || !strings.Contains(want, "MARKET") || o.TriggerPrice == nil ||
+		!o.TriggerPrice.Equal(trigger) || o.Price != nil || !o.ReduceOnly {
+		t.Errorf("stop event %+v: want type %s as getOrders says, trigger %s, no price, reduce-only", o, want, trigger)
+	}
+}

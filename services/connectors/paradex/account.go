@@ -250,7 +250,8 @@ type wsAccount struct {
 
 // orderEvent: status as REST maps it; price only for priced types;
 // avgPrice when something filled; reason the venue's cancel_reason when
-// the order was not simply cancelled by its owner or filled.
+// the order was not simply cancelled by its owner or filled (a post-only
+// refusal is post_only_would_take, as on every venue).
 func orderEvent(w wsOrder) contract.OrderEvent {
 	o := orderFromWire(w.orderResp)
 	ev := contract.OrderEvent{OrderID: o.ID, ClientOrderID: o.ClientOrderID, Market: o.Market, Side: o.Side, Type: o.Type,
@@ -263,6 +264,9 @@ func orderEvent(w wsOrder) contract.OrderEvent {
 	}
 	if r := w.CancelReason; r != "" && r != "USER_CANCELED" && o.Status != contract.StatusFilled {
 		ev.Reason = r
+		if r == "POST_ONLY_WOULD_CROSS" { // the name every venue's post-only refusal has (DESIGN §13)
+			ev.Reason = "post_only_would_take"
+		}
 	}
 	return ev
 }

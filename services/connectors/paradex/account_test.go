@@ -186,7 +186,7 @@ func TestFollowAccountLimitFillPositionCancel(t *testing.T) {
 
 // TestFollowAccountRejectedAtIntake: an order Paradex refuses after its
 // 201 (post-only that would cross) arrives NEW, then REJECTED with the
-// venue's cancel_reason.
+// reason every venue's post-only refusal has.
 func TestFollowAccountRejectedAtIntake(t *testing.T) {
 	f := richFixture(t)
 	feed := followFeed(t, f.a, f.cred)
@@ -202,8 +202,8 @@ func TestFollowAccountRejectedAtIntake(t *testing.T) {
 		o, ok := d.(contract.OrderEvent)
 		return ok && o.Status == contract.StatusRejected
 	})
-	if r := got.(contract.OrderEvent).Reason; r != "POST_ONLY_WOULD_CROSS" {
-		t.Errorf("rejected order's reason %q, want Paradex's cancel_reason POST_ONLY_WOULD_CROSS", r)
+	if r := got.(contract.OrderEvent).Reason; r != "post_only_would_take" {
+		t.Errorf("rejected order's reason %q, want post_only_would_take (Paradex's POST_ONLY_WOULD_CROSS)", r)
 	}
 }
 
