@@ -438,7 +438,9 @@ func (r *Runtime) Handle(ctx context.Context, req contract.ConnectorRequest) (an
 	if cred.AccountID != req.AccountID || cred.Exchange != r.adapter.Exchange() {
 		return nil, contract.Errorf(contract.CodeCredentialNotFound, "credential %s not found", req.Credential.ID)
 	}
-	r.feeds.touch(cred.ID)
+	if !op.ReadOnly { // its orders and positions change: their events come through the feed
+		r.feeds.touch(cred.ID)
+	}
 	params := op.NewParams()
 	if len(req.Params) > 0 {
 		if err := json.Unmarshal(req.Params, params); err != nil {
