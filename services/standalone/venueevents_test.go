@@ -95,6 +95,7 @@ func TestVenueAccountEvents(t *testing.T) {
 				{"RefusedLoginIsAnErrorEventRetriedWithBackoff", eventsRefusedLogin},
 			} {
 				if !t.Run(sc.name, func(t *testing.T) { v.t = t; sc.run(t, v) }) {
+					dumpFeedLogs(t, v.testGateway)
 					return // later scenarios start from this one's state
 				}
 			}
@@ -217,9 +218,11 @@ func eventsFollowAnOrder(t *testing.T, v *eventsVenue) {
 	ask := book.Asks[0]
 	extra := v.minSize(v.btc)
 	size := ask.Size.Add(extra)
-	id := v.place("BTC", "BUY", size, ask.Price, "ev-follow-1")
+	// A client id every venue keeps as it is (OKX's clOrdId takes 1-32
+	// letters and digits).
+	id := v.place("BTC", "BUY", size, ask.Price, "evfollow1")
 	canon := v.btcCanon()
-	clientID := " clientOrderId=ev-follow-1"
+	clientID := " clientOrderId=evfollow1"
 	if v.hashedClientIDs {
 		clientID = ""
 	}
@@ -489,4 +492,13 @@ func startOKXEvents(t *testing.T) *eventsVenue {
 		drop:    s.DropPrivate, hits: simHits(s.Hits),
 		polls:  []string{"/api/v5/trade/orders-pending", "/api/v5/trade/orders-algo-pending", "/api/v5/account/positions"},
 		logins: s.PrivateDials}
+}
+
+// dumpFeedLogs shows the account feed's log lines of a failed scenario.
+func dumpFeedLogs(t *testing.T, g *testGateway) {
+	for _, l := range strings.Split(g.logs.String(), "\n") {
+		if strings.Contains(l, "account feed") || strings.Contains(l, "account-feed") {
+			t.Log(l)
+		}
+	}
 }

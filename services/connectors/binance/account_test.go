@@ -143,9 +143,7 @@ func TestBinanceAccountDropAndExpiry(t *testing.T) {
 		t.Fatalf("expired listen key ended the feed with %v", err)
 	}
 	feed = connectortest.Follow(t, f.a, f.cred)
-	if n := f.sim.PrivateDials(); n != 3 {
-		t.Fatalf("%d user data sockets, want 3", n)
-	}
+	connectortest.Eventually(t, 3*time.Second, "a third user data socket", func() bool { return f.sim.PrivateDials() == 3 })
 	feed.Stop(t)
 }
 

@@ -164,3 +164,27 @@ func TestBybitPrivateHosts(t *testing.T) {
 		t.Errorf("simulator host: %s", got)
 	}
 }
+
+// TestBybitAccountPostOnlyTaken: a post-only order Bybit accepts and
+// cancels because it would take is a REJECTED order event saying why.
+func TestBybitAccountPostOnlyTaken(t *testing.T) {
+	f := accountFixture(t)
+	m := f.market(t, "BTCUSDT")
+	feed := connectortest.Follow(t, f.a, f.cred)
+	book, err := f.sim.Engine().Orderbook("BTCUSDT", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.a.PlaceLimitOrder(context.Background(), f.cred, connector.OrderRequest{Market: m, Type: connector.Limit, Side: contract.Buy,
+		Size: decimal.RequireFromString("0.01"), Price: book.Asks[0].Price, PostOnly: true, ClientOrderID: "po-1"})
+	if err == nil {
+		t.Fatal("a post-only order that would take was answered as placed")
+	}
+	got, _ := feed.Until(t, "the rejected order", func(d any) bool {
+		o, ok := d.(contract.OrderEvent)
+		return ok && o.ClientOrderID == "po-1"
+	})
+	if o := got.(contract.OrderEvent); o.Status != contract.StatusRejected || o.Reason != "post_only_would_take" {
+		t.Fatalf("order event %+v, want REJECTED post_only_would_take", o)
+	}
+}

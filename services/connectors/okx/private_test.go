@@ -164,3 +164,27 @@ func TestOKXPrivateHosts(t *testing.T) {
 		t.Errorf("simulator: %s", got)
 	}
 }
+
+// TestOKXAccountPostOnlyTaken: a post-only order OKX accepts and cancels
+// because it would take (cancelSource 31) is a REJECTED order event.
+func TestOKXAccountPostOnlyTaken(t *testing.T) {
+	f := privateFixture(t)
+	m := f.market(t, "BTC-USDT-SWAP")
+	feed := connectortest.Follow(t, f.a, f.cred)
+	book, err := f.sim.Engine().Orderbook("BTC-USDT-SWAP", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.a.PlaceLimitOrder(context.Background(), f.cred, connector.OrderRequest{Market: m, Type: connector.Limit, Side: contract.Buy,
+		Size: decimal.RequireFromString("0.01"), Price: book.Asks[0].Price, PostOnly: true, ClientOrderID: "po1"})
+	if err == nil {
+		t.Fatal("a post-only order that would take was answered as placed")
+	}
+	got, _ := feed.Until(t, "the rejected order", func(d any) bool {
+		o, ok := d.(contract.OrderEvent)
+		return ok && o.ClientOrderID == "po1"
+	})
+	if o := got.(contract.OrderEvent); o.Status != contract.StatusRejected || o.Reason != "post_only_would_take" || !o.Size.Equal(decimal.RequireFromString("0.01")) {
+		t.Fatalf("order event %+v, want REJECTED post_only_would_take of 0.01", o)
+	}
+}

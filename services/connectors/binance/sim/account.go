@@ -352,7 +352,11 @@ func orderUpdate(o paper.Order, x string, t int64, f *paper.Fill) any {
 		x = "EXPIRED" // Binance reports a refusal after acceptance as EXPIRED
 		status = "EXPIRED"
 	}
-	u := map[string]any{"s": o.Market, "c": o.ClientOrderID, "S": string(o.Side), "o": string(o.Type), "f": tif,
+	typ := string(o.Type)
+	if o.Type == paper.StopMarket || o.Type == paper.TakeProfitMarket {
+		typ = "MARKET" // the order a triggered algo order placed; ot keeps its kind
+	}
+	u := map[string]any{"s": o.Market, "c": o.ClientOrderID, "S": string(o.Side), "o": typ, "f": tif,
 		"q": o.Size.String(), "p": o.Price.String(), "ap": o.AvgFillPrice.String(), "sp": "0", "x": x, "X": status,
 		"i": binanceID(o.ID), "l": "0", "z": o.FilledSize.String(), "L": "0", "N": "USDT", "n": "0", "T": t,
 		"t": 0, "b": "0", "a": "0", "m": false, "R": o.ReduceOnly, "wt": "CONTRACT_PRICE", "ot": string(o.Type),

@@ -300,3 +300,12 @@ func (s *Server) bybitOrderOf(apiKey, paperID string) *bybitOrder {
 	}
 	return nil
 }
+
+// pushFrozen tells the order topic of a post-only order Bybit accepted and
+// cancelled at once (rejectReason EC_PostOnlyWillTakeLiquidity); the
+// engine never held it, so no engine event does.
+func (s *Server) pushFrozen(apiKey string, bo *bybitOrder) {
+	row := orderRow(bo, *bo.frozen)
+	row["category"], row["feeCurrency"], row["closedPnl"] = "linear", "USDT", "0"
+	s.push(apiKey, "order", row, bo.Created)
+}

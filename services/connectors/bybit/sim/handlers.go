@@ -541,6 +541,9 @@ func (s *Server) place(q *req, b createBody) (*bybitOrder, *apiErr) {
 		s.byPaper[q.key+" "+bo.PaperID] = bo.ID
 	}
 	s.mu.Unlock()
+	if bo.frozen != nil {
+		s.pushFrozen(q.key, bo)
+	}
 	return bo, nil
 }
 

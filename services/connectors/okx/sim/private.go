@@ -371,3 +371,13 @@ func nonNilRows(rows []any) []any {
 }
 
 func isPrivatePath(p string) bool { return strings.TrimSuffix(p, "/") == "/ws/v5/private" }
+
+// pushDead tells the orders channel of a post-only order OKX accepted and
+// cancelled at once (cancelSource 31); the engine never held it.
+func (s *Server) pushDead(apiKey string, wire map[string]string) {
+	row := map[string]string{"fillSz": "0", "tradeId": "", "fillPx": "", "fillFee": "0", "fillFeeCcy": "", "execType": "", "category": "normal"}
+	for k, v := range wire {
+		row[k] = v
+	}
+	s.pushTo(apiKey, "orders", map[string]any{"arg": map[string]string{"channel": "orders", "instType": "SWAP"}, "data": []any{row}})
+}
