@@ -5,8 +5,11 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/services/connectors/hyperliquid"
 	hlsim "github.com/perpgate/perpgate/services/connectors/hyperliquid/sim"
+	"github.com/perpgate/perpgate/services/connectors/paradex"
 	paradexsim "github.com/perpgate/perpgate/services/connectors/paradex/sim"
 	"github.com/perpgate/perpgate/services/keys"
 	"github.com/shopspring/decimal"
@@ -64,4 +67,31 @@ func startParadexEvents(t *testing.T) *eventsVenue {
 			return p.sim.Hits(http.MethodPost, "/v1/auth") + p.sim.Hits(http.MethodPost, "/v1/auth/{publicKey}")
 		},
 		watchesPairs: true, canon: "BTC-USD-PERP"}
+}
+
+// startHyperliquidKill is the kill scenario's Hyperliquid row.
+func startHyperliquidKill(t *testing.T) killVenue {
+	s := hlsim.New(hlsim.Config{Seed: 7})
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	if err := s.AddUser(hlTestAccount, decimal.NewFromInt(100_000_000)); err != nil {
+		t.Fatal(err)
+	}
+	s.ApproveAgent(hlTestAccount, hlAddress(t, hlTestAgentKey), true)
+	cfg := hyperliquid.DefaultConfig()
+	cfg.URL = srv.URL
+	return killVenue{x: contract.Hyperliquid, secret: hlSecret(hlTestAccount, hlTestAgentKey, ""),
+		adapter: func() connector.Adapter { return hyperliquid.NewAdapter(cfg, &http.Client{}) }}
+}
+
+// startParadexKill is the kill scenario's Paradex row.
+func startParadexKill(t *testing.T) killVenue {
+	s := paradexsim.New(paradexsim.Config{Accounts: map[string]string{pdxAddress: pdxPub}})
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	richAccount(t, s.Engine(), pdxAddress)
+	cfg := paradex.DefaultConfig()
+	cfg.MainnetURL, cfg.TestnetURL = srv.URL+"/v1", srv.URL+"/v1"
+	return killVenue{x: contract.Paradex, secret: `{"accountAddress":"` + pdxAddress + `","starkPrivateKey":"` + pdxKey + `"}`,
+		adapter: func() connector.Adapter { return paradex.NewAdapter(cfg, &http.Client{}) }}
 }
