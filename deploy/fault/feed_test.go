@@ -149,15 +149,24 @@ func TestProtectionPairOnFeedEvents(t *testing.T) {
 	if d := cancelled.Sub(filled); d > time.Second {
 		t.Errorf("stop-loss cancelled %s after the take-profit's fill event, want within 1 s", d)
 	}
-	polls, byEvent := 0, 0
-	for _, rec := range c.Connector.Records() {
-		switch {
-		case rec["msg"] == "protection pair polled":
-			polls++
-		case rec["msg"] == "protection leg cancelled" && rec["order_id"] == sl && rec["by"] == "event":
-			byEvent++
+	// The connector logs the cancel once the venue answered it, which may
+	// be after the client read the venue's event.
+	var polls, byEvent int
+	testenv.Poll(t, "the event watcher logged the cancel", 2*time.Second, func() error {
+		polls, byEvent = 0, 0
+		for _, rec := range c.Connector.Records() {
+			switch {
+			case rec["msg"] == "protection pair polled":
+				polls++
+			case rec["msg"] == "protection leg cancelled" && rec["order_id"] == sl && rec["by"] == "event":
+				byEvent++
+			}
 		}
-	}
+		if byEvent == 0 {
+			return fmt.Errorf("no \"protection leg cancelled\" by event for %s", sl)
+		}
+		return nil
+	})
 	if polls != 0 {
 		t.Errorf("the watcher polled %d times while the feed was healthy, want 0", polls)
 	}

@@ -62,8 +62,11 @@ func (c AccountFeedConfig) withDefaults() AccountFeedConfig {
 // holder's beat (State subject).
 type interestMsg struct {
 	CredentialID string `json:"credentialId"`
-	Healthy      bool   `json:"healthy,omitempty"` // state: the feed is open and reconciled
-	Active       bool   `json:"active,omitempty"`  // state: open orders or positions keep it open
+	// Market: a connector placed or cancelled there (as the client named
+	// it), so a reconcile looks for its fills even with nothing open.
+	Market  string `json:"market,omitempty"`
+	Healthy bool   `json:"healthy,omitempty"` // state: the feed is open and reconciled
+	Active  bool   `json:"active,omitempty"`  // state: open orders or positions keep it open
 }
 
 // accountFeeds holds, on this replica, the private feeds whose leases it
@@ -96,9 +99,31 @@ type credFeed struct {
 	id      string
 	mu      sync.Mutex
 	holding bool
-	ready   bool     // open and reconciled
-	waiters []string // reply subjects of interest requests to answer once ready
+	ready   bool            // open and reconciled
+	waiters []string        // reply subjects of interest requests to answer once ready
+	hints   map[string]bool // markets writes named, for the next reconcile
 	state   *feedState
+}
+
+// hint remembers a market a write named (a few hundred at most).
+func (cf *credFeed) hint(market string) {
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	if cf.hints == nil {
+		cf.hints = map[string]bool{}
+	}
+	if len(cf.hints) < 256 {
+		cf.hints[market] = true
+	}
+}
+
+// takeHints returns the markets hinted since the last call.
+func (cf *credFeed) takeHints() map[string]bool {
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	h := cf.hints
+	cf.hints = nil
+	return h
 }
 
 func newAccountFeeds(r *Runtime) *accountFeeds {
@@ -173,6 +198,9 @@ func (m *accountFeeds) onInterest(msg *nats.Msg) {
 		return
 	}
 	cf := m.want(in.CredentialID)
+	if cf != nil && in.Market != "" {
+		cf.hint(in.Market)
+	}
 	if cf == nil || msg.Reply == "" {
 		return
 	}
@@ -246,26 +274,26 @@ func (m *accountFeeds) forget(cf *credFeed) bool {
 	return true
 }
 
-// touch is this replica serving an operation of cred: it wants the feed
-// open (its orders and positions come and go through the feed), said at
-// most once a beat.
-func (m *accountFeeds) touch(cred string) {
+// touch is this replica serving a write of cred on market: it wants the
+// feed open (its orders and positions come and go through the feed), said
+// at most once a beat per market.
+func (m *accountFeeds) touch(cred, market string) {
 	if m == nil || !m.started {
 		return
 	}
 	now := m.r.cfg.Now()
 	m.mu.Lock()
-	last := m.told[cred]
+	last := m.told[cred+"\x00"+market]
 	fresh := now.Sub(last) >= m.cfg.Beat
 	if fresh {
-		m.told[cred] = now
+		m.told[cred+"\x00"+market] = now
 		if len(m.told) > 100_000 {
 			clear(m.told)
 		}
 	}
 	m.mu.Unlock()
 	if fresh {
-		data, _ := json.Marshal(interestMsg{CredentialID: cred})
+		data, _ := json.Marshal(interestMsg{CredentialID: cred, Market: market})
 		_ = m.r.nc.Publish(m.r.cfg.Subjects.AccountFeedInterest(m.r.adapter.Exchange()), data)
 	}
 }

@@ -20,11 +20,13 @@ type feedState struct {
 	positions map[string]contract.PositionEvent // canonical market -> last state
 	fills     map[string]bool                   // fill ids published
 	lastFill  time.Time                         // venue time of the newest fill published; zero: none
+	markets   map[string]bool                   // every market the credential's events named: where fills may be
 	loaded    bool                              // what the stream holds was read back
 }
 
 func newFeedState() *feedState {
-	return &feedState{orders: map[string]contract.OrderEvent{}, positions: map[string]contract.PositionEvent{}, fills: map[string]bool{}}
+	return &feedState{orders: map[string]contract.OrderEvent{}, positions: map[string]contract.PositionEvent{},
+		fills: map[string]bool{}, markets: map[string]bool{}}
 }
 
 // active reports open orders or positions: the feed stays open for them.
@@ -43,14 +45,17 @@ func (s *feedState) active() bool {
 func (s *feedState) apply(t time.Time, data any) {
 	switch d := data.(type) {
 	case contract.OrderEvent:
+		s.markets[d.Market] = true
 		if d.Final() {
 			delete(s.orders, d.OrderID)
 		} else {
 			s.orders[d.OrderID] = d
 		}
 	case contract.PositionEvent:
+		s.markets[d.Market] = true
 		s.positions[d.Market] = d
 	case contract.FillEvent:
+		s.markets[d.Market] = true
 		if len(s.fills) > 200_000 {
 			clear(s.fills) // the stream's deduplication still covers the last two minutes
 		}
@@ -68,8 +73,39 @@ const noHistoryWindow = time.Minute
 // maxLoadPages bounds how much of the stream a new holder reads back.
 const maxLoadPages = 200
 
-// load applies the credential's events in the stream to st.
+// load applies the credential's events in the stream to st; when the
+// stream cannot be read through (a cluster electing leaders), the newest
+// event of each type has to do (loadLast).
 func (m *accountFeeds) load(ctx context.Context, cred string, st *feedState) error {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err := m.loadAll(lctx, cred, st)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	m.log.Warn("account feed's history not read; reconciling against the newest event of each type", "credential_id", cred, "err", err)
+	return m.loadLast(ctx, cred, st)
+}
+
+func (m *accountFeeds) loadLast(ctx context.Context, cred string, st *feedState) error {
+	for _, t := range []contract.EventType{contract.EventOrder, contract.EventPosition, contract.EventFill} {
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ev, err := m.reader.Last(lctx, m.r.adapter.Exchange(), cred, t)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if ev != nil {
+			if data := decodeEventData(*ev); data != nil {
+				st.apply(time.UnixMilli(ev.Time), data)
+			}
+		}
+	}
+	st.loaded = true
+	return nil
+}
+
+func (m *accountFeeds) loadAll(ctx context.Context, cred string, st *feedState) error {
 	types := []contract.EventType{contract.EventOrder, contract.EventPosition, contract.EventFill}
 	where := events.Where{}
 	for range maxLoadPages {
@@ -181,21 +217,16 @@ func (m *accountFeeds) reconcile(ctx context.Context, cf *credFeed, cred Credent
 	}
 	st := cf.state
 	if !st.loaded {
-		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := m.load(lctx, cred.ID, st)
-		cancel()
-		if err != nil {
+		if err := m.load(ctx, cred.ID, st); err != nil {
 			return err
 		}
 	}
-	markets := map[string]bool{}
-	for _, o := range st.orders {
-		markets[o.Market] = true
+	for mk := range cf.takeHints() {
+		st.markets[mk] = true
 	}
-	for mk, p := range st.positions {
-		if p.Side != contract.PositionFlat {
-			markets[mk] = true
-		}
+	markets := map[string]bool{}
+	for mk := range st.markets {
+		markets[mk] = true
 	}
 	n, err := m.reconcileOrders(ctx, cf, cred, markets)
 	if err != nil {
@@ -214,9 +245,7 @@ func (m *accountFeeds) reconcile(ctx context.Context, cf *credFeed, cred Credent
 		return err
 	}
 	n += k + m.reconcilePositions(cf, cred, positions.Positions)
-	if n > 0 {
-		m.log.Info("account feed reconciled", "credential_id", cred.ID, "events", n)
-	}
+	m.log.Info("account feed open", "credential_id", cred.ID, "reconciled_events", n, "markets", len(markets))
 	return nil
 }
 
@@ -308,12 +337,14 @@ func (m *accountFeeds) reconcileFills(ctx context.Context, cf *credFeed, cred Cr
 	if since.IsZero() {
 		since = m.r.cfg.Now().Add(-noHistoryWindow)
 	}
+	resolved := map[string]Market{} // canonical -> market: a market named two ways is read once
+	for name := range markets {
+		if mk, err := m.r.markets.resolve(ctx, m.r.adapter, cred, name); err == nil {
+			resolved[mk.Canonical] = mk
+		} // else delisted or never a market: nothing to fetch
+	}
 	var missing []contract.FillEvent
-	for canon := range markets {
-		mk, err := m.r.markets.resolve(ctx, m.r.adapter, cred, canon)
-		if err != nil {
-			continue // delisted: nothing to fetch
-		}
+	for _, mk := range resolved {
 		res, err := m.r.adapter.GetFills(ctx, cred, mk, 100)
 		if err != nil {
 			return 0, err
@@ -323,7 +354,7 @@ func (m *accountFeeds) reconcileFills(ctx context.Context, cf *credFeed, cred Cr
 			if st.fills[f.ID] || f.Timestamp < since.Unix() {
 				continue
 			}
-			missing = append(missing, contract.FillEvent{FillID: f.ID, OrderID: f.OrderID, Market: canon, Side: f.Side,
+			missing = append(missing, contract.FillEvent{FillID: f.ID, OrderID: f.OrderID, Market: mk.Canonical, Side: f.Side,
 				Size: f.Size, Price: f.Price, Fee: f.Fee, FeeAsset: mk.Quote, RealizedPnl: f.RealizedPnl, Timestamp: f.Timestamp})
 		}
 	}

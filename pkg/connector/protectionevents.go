@@ -37,7 +37,10 @@ func (r *Runtime) protectionWorker(ctx context.Context, cred Credential) *protec
 			case <-ctx.Done():
 				return
 			case data := <-p.ch:
-				r.protectOnEvent(ctx, cred, data)
+				// A cancel under way finishes though the feed drops meanwhile.
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				r.protectOnEvent(cctx, cred, data)
+				cancel()
 			}
 		}
 	}()

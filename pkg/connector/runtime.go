@@ -439,7 +439,11 @@ func (r *Runtime) Handle(ctx context.Context, req contract.ConnectorRequest) (an
 		return nil, contract.Errorf(contract.CodeCredentialNotFound, "credential %s not found", req.Credential.ID)
 	}
 	if !op.ReadOnly { // its orders and positions change: their events come through the feed
-		r.feeds.touch(cred.ID)
+		var named struct {
+			Market string `json:"market"`
+		}
+		_ = json.Unmarshal(req.Params, &named)
+		r.feeds.touch(cred.ID, named.Market)
 	}
 	params := op.NewParams()
 	if len(req.Params) > 0 {
