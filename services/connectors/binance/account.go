@@ -130,8 +130,8 @@ func (a *Adapter) listenKey(ctx context.Context, c connector.Credential, k *keys
 // declared, as encoding/json matches names case-insensitively.
 type userFrame struct {
 	Event     string          `json:"e"`
-	EventTime int64           `json:"E"`
-	TxTime    int64           `json:"T"`
+	EventTime connector.Int   `json:"E"` // a number; a string in some of Binance's samples
+	TxTime    connector.Int   `json:"T"`
 	Order     json.RawMessage `json:"o"`
 	Account   json.RawMessage `json:"a"`
 }
@@ -203,7 +203,7 @@ func userEvents(data []byte, emit func(connector.AccountEvent)) error {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return fmt.Errorf("binance user data stream: unreadable frame: %w", err)
 	}
-	at := time.UnixMilli(f.EventTime)
+	at := time.UnixMilli(int64(f.EventTime))
 	switch f.Event {
 	case "ORDER_TRADE_UPDATE":
 		var u tradeUpdate

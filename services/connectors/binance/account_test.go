@@ -160,3 +160,51 @@ func TestBinanceListenKeyKeepAlive(t *testing.T) {
 		t.Fatalf("refused keepalive ended the feed with %v", err)
 	}
 }
+
+// TestBinanceUserEventFrames: documented frames
+// (…/user-data-streams/Event-Balance-and-Position-Update,
+// Event-Algo-Order-Update, Event-User-Data-Stream-Expired) normalized.
+func TestBinanceUserEventFrames(t *testing.T) {
+	var got []any
+	emit := func(e connector.AccountEvent) {
+		if e.Time.IsZero() {
+			t.Errorf("event %+v without the venue's time", e.Data)
+		}
+		got = append(got, e.Data)
+	}
+	funding := `{"e":"ACCOUNT_UPDATE","E":1564745798939,"T":1564745798938,"a":{"m":"FUNDING_FEE",
+		"B":[{"a":"USDT","wb":"122624.12345678","cw":"100.12345678","bc":"-0.50000000"}],
+		"P":[{"s":"BTCUSDT","pa":"-0.010","ep":"9000.0","bep":"9000.0","cr":"200","up":"-0.1","mt":"isolated","iw":"0","ps":"BOTH"}]}}`
+	if err := userEvents([]byte(funding), emit); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("FUNDING_FEE gave %+v, want position, balance and funding", got)
+	}
+	p, b, f := got[0].(contract.PositionEvent), got[1].(contract.BalanceEvent), got[2].(contract.FundingEvent)
+	if p.Side != contract.Short || p.Size.String() != "0.01" || p.Leverage != nil || p.LiquidationPrice != nil ||
+		b.Asset != "USDT" || b.WalletBalance.String() != "122624.12345678" || b.Equity != nil ||
+		f.Market != "BTCUSDT" || f.Amount.String() != "-0.5" || f.Rate != nil || f.PositionSize != nil {
+		t.Fatalf("FUNDING_FEE events %+v %+v %+v", p, b, f)
+	}
+	got = nil
+	cross := `{"e":"ACCOUNT_UPDATE","E":1564745798939,"T":1564745798938,"a":{"m":"FUNDING_FEE","B":[{"a":"USDT","wb":"10","cw":"10","bc":"-0.5"}],"P":[]}}`
+	if err := userEvents([]byte(cross), emit); err != nil || len(got) != 1 {
+		t.Fatalf("a cross position's funding gave %+v (%v), want the balance alone (Binance names no market)", got, err)
+	}
+	got = nil
+	algo := `{"e":"ALGO_UPDATE","T":1750515742297,"E":1750515742303,"o":{"caid":"Q5xaq5EGKgXXa0fD7fs0Ip","aid":2148719,
+		"at":"CONDITIONAL","o":"TAKE_PROFIT","s":"BNBUSDT","S":"SELL","ps":"BOTH","f":"GTC","q":"0.01","X":"CANCELED","ai":"",
+		"ap":"0.00000","aq":"0.00000","act":"0","tp":"750","p":"750","V":"EXPIRE_MAKER","wt":"CONTRACT_PRICE","pm":"NONE",
+		"cp":false,"pP":false,"R":false,"tt":0,"gtd":0,"rm":"Reduce Only reject"}}`
+	if err := userEvents([]byte(algo), emit); err != nil || len(got) != 1 {
+		t.Fatalf("ALGO_UPDATE gave %+v (%v)", got, err)
+	}
+	if o := got[0].(contract.OrderEvent); o.OrderID != "algo-2148719" || o.Status != contract.StatusCancelled || o.TriggerPrice.String() != "750" ||
+		o.Price.String() != "750" || o.ClientOrderID != "Q5xaq5EGKgXXa0fD7fs0Ip" || o.AvgPrice != nil || !o.FilledSize.IsZero() {
+		t.Fatalf("ALGO_UPDATE order %+v", o)
+	}
+	if err := userEvents([]byte(`{"e":"listenKeyExpired","E":1576653824250,"listenKey":"x"}`), emit); err == nil {
+		t.Fatal("listenKeyExpired did not end the feed")
+	}
+}
