@@ -48,6 +48,20 @@ type eventsVenue struct {
 	// pair's sibling (no ProtectionLinker), on events while the feed is
 	// healthy.
 	watchesPairs bool
+	// canon is the canonical name of "BTC" on the venue; empty:
+	// BTC-USDT-PERP.
+	canon string
+	// hashedClientIDs: the venue keeps a hash of the clientOrderId
+	// (Hyperliquid's cloid), so order events cannot carry it.
+	hashedClientIDs bool
+}
+
+// btcCanon is the canonical market "BTC" names on the venue.
+func (v *eventsVenue) btcCanon() string {
+	if v.canon != "" {
+		return v.canon
+	}
+	return "BTC-USDT-PERP"
 }
 
 // eventsRows are the venues. Hyperliquid and Paradex add their rows here.
@@ -58,6 +72,8 @@ var eventsRows = []struct {
 	{"binance", startBinanceEvents},
 	{"bybit", startBybitEvents},
 	{"okx", startOKXEvents},
+	{"hyperliquid", startHyperliquidEvents},
+	{"paradex", startParadexEvents},
 }
 
 // TestVenueAccountEvents runs the account-events scenarios on every
@@ -205,9 +221,13 @@ func eventsFollowAnOrder(t *testing.T, v *eventsVenue) {
 	// A client id every venue keeps as it is (OKX's clOrdId takes 1-32
 	// letters and digits).
 	id := v.place("BTC", "BUY", size, ask.Price, "evfollow1")
-	canon := "BTC-USDT-PERP"
+	canon := v.btcCanon()
+	clientID := " clientOrderId=evfollow1"
+	if v.hashedClientIDs {
+		clientID = ""
+	}
 	first := s.await(15*time.Second,
-		"order orderId="+id+" status=OPEN filledSize=0 clientOrderId=evfollow1 side=BUY type=LIMIT market="+canon+" size="+size.String(),
+		"order orderId="+id+" status=OPEN filledSize=0"+clientID+" side=BUY type=LIMIT market="+canon+" size="+size.String(),
 		"fill orderId="+id+" liquidity=TAKER market="+canon+" size="+ask.Size.String()+" price="+ask.Price.String(),
 		"order orderId="+id+" status=OPEN filledSize="+ask.Size.String(),
 		"position market="+canon+" side=LONG size="+ask.Size.String())
@@ -308,9 +328,9 @@ func eventsScope(t *testing.T, v *eventsVenue) {
 	limited := v.openSSE(btcOnly, credQuery(v.cred, "types", "order"), nil)
 	eth := v.place("ETH", "BUY", v.minSize(v.eth), v.far(v.eth), "")
 	btc := v.place("BTC", "BUY", v.minSize(v.btc), v.far(v.btc), "")
-	got := limited.await(15*time.Second, "order market=BTC-USDT-PERP orderId="+btc)
+	got := limited.await(15*time.Second, "order market="+v.btcCanon()+" orderId="+btc)
 	limited.none(500 * time.Millisecond)
-	if got[0].Market() != "BTC-USDT-PERP" {
+	if got[0].Market() != v.btcCanon() {
 		t.Fatalf("limited key's event %s", got[0].Data)
 	}
 	v.cancel("ETH", eth)
@@ -326,7 +346,7 @@ func eventsNoPolling(t *testing.T, v *eventsVenue) {
 	if closeAll.status != http.StatusOK {
 		t.Fatalf("closeAllPositions: %d %s", closeAll.status, closeAll.raw)
 	}
-	s.await(15*time.Second, "position market=BTC-USDT-PERP side=FLAT")
+	s.await(15*time.Second, "position market="+v.btcCanon()+" side=FLAT")
 	size := v.minSize(v.btc)
 	if r := v.call(v.key, map[string]any{"operation": "placeMarketOrder", "credentialId": v.cred, "market": "BTC", "side": "BUY", "size": size.String()}); r.status != http.StatusOK {
 		t.Fatalf("market order: %d %s", r.status, r.raw)
@@ -337,7 +357,7 @@ func eventsNoPolling(t *testing.T, v *eventsVenue) {
 	if prot.status != http.StatusOK {
 		t.Fatalf("placeProtectionOrders: %d %s", prot.status, prot.raw)
 	}
-	s.await(15*time.Second, "position market=BTC-USDT-PERP side=LONG size="+size.String())
+	s.await(15*time.Second, "position market="+v.btcCanon()+" side=LONG size="+size.String())
 	time.Sleep(time.Second) // the placement's own read-backs are done
 	before := v.hits(v.polls...)
 	time.Sleep(5 * time.Second) // the watcher polls every 2 s without a healthy feed
@@ -351,7 +371,7 @@ func eventsNoPolling(t *testing.T, v *eventsVenue) {
 	if _, err := v.eng.SetMarkPrice(v.btc, m.MarkPrice.Mul(decimal.RequireFromString("1.03"))); err != nil {
 		t.Fatal(err)
 	}
-	evs := s.await(15*time.Second, "position market=BTC-USDT-PERP side=FLAT", "order orderId="+sl+" status=CANCELLED")
+	evs := s.await(15*time.Second, "position market="+v.btcCanon()+" side=FLAT", "order orderId="+sl+" status=CANCELLED")
 	if gap := evs[1].ReceivedAt - evs[0].ReceivedAt; gap > 2000 {
 		t.Fatalf("the stop-loss %s was cancelled %d ms after the position closed (take-profit %s)", sl, gap, tp)
 	}

@@ -73,6 +73,8 @@ var killRows = []struct {
 		return killVenue{x: contract.OKX, secret: `{"apiKey":"` + okxKey + `","apiSecret":"` + okxSecret + `","passphrase":"` + okxPass + `"}`,
 			adapter: func() connector.Adapter { return okx.NewAdapter(cfg, &http.Client{}) }}
 	}},
+	{"hyperliquid", startHyperliquidKill},
+	{"paradex", startParadexKill},
 }
 
 // feedReplica is one connector replica of the test's: a runtime on its own
