@@ -21,11 +21,14 @@ import (
 // watched like any pair), replacing it by a larger one on each further
 // fill. Reconciliation (attachLoop) finishes what a dead connector left.
 
-// EntryProtectionAttacher is implemented by adapters of venues that attach
-// a take-profit/stop-loss pair to an entry order themselves, sized to what
-// fills (Bybit order TP/SL, OKX attachAlgoOrds, Hyperliquid normalTpsl):
-// PlaceLimitOrder and PlaceMarketOrder then get OrderRequest.TakeProfit and
-// StopLoss. Adapters without it, or answering false, get the emulated pair.
+// EntryProtectionAttacher is for an adapter whose venue attaches the pair
+// to the entry itself with the semantics above (one pair sized to what has
+// filled, legs cancelling each other, none left by an entry cancelled
+// unfilled): PlaceLimitOrder and PlaceMarketOrder then get
+// OrderRequest.TakeProfit and StopLoss. No adapter implements it: Bybit
+// order TP/SL, OKX attachAlgoOrds and Hyperliquid normalTpsl do not
+// document that (docs/exchanges.md, "Take-profit and stop-loss with the
+// entry"), so every venue gets the emulated pair.
 type EntryProtectionAttacher interface {
 	AttachesEntryProtection() bool
 }
