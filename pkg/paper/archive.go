@@ -1,0 +1,188 @@
+package paper
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"sync"
+)
+
+// An archive keeps the closed orders an account no longer holds in
+// memory on disk, so look-ups by id and client order id keep answering
+// (the 24 h promise) while the heap holds only a small index per order.
+
+// archiver is a Journal that archives closed orders.
+type archiver interface {
+	// archive stores o, closed on account, unless an order with its id
+	// already is (a replay archives the same orders again).
+	archive(account string, o Order, seq uint64) error
+	// archivedByID and archivedByClient return an archived order, or
+	// false when none is archived.
+	archivedByID(account, id string) (Order, bool)
+	archivedByClient(account, clientOrderID string) (Order, bool)
+	// syncArchive makes every archived order durable (before a snapshot
+	// forgets them).
+	syncArchive() error
+}
+
+// keepClosedArchived is how many closed orders an account keeps in memory
+// when older ones go to an archive.
+const keepClosedArchived = 1000
+
+// archiveRef locates one archived order: its line's offset and length,
+// and its placement sequence (the newest order wins a client order id).
+type archiveRef struct {
+	off int64
+	n   uint32
+	seq uint64
+}
+
+// archiveLine is one archived order on disk.
+type archiveLine struct {
+	Account string `json:"a"`
+	Seq     uint64 `json:"s"`
+	Order   Order  `json:"o"`
+}
+
+// orderArchive is an append-only file of closed orders, one JSON line
+// each, indexed in memory by hash of account and id (and client order id).
+type orderArchive struct {
+	mu       sync.Mutex
+	f        *os.File
+	size     int64
+	byID     map[uint64]archiveRef
+	byClient map[uint64]archiveRef
+	dirty    bool
+}
+
+func archiveKey(account, key string) uint64 {
+	h := fnv.New64a()
+	_, _ = io.WriteString(h, account)
+	_, _ = h.Write([]byte{0})
+	_, _ = io.WriteString(h, key)
+	return h.Sum64()
+}
+
+// openArchive opens (or creates) the archive at path and indexes it; a
+// torn last line is cut off.
+func openArchive(path string) (*orderArchive, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("paper order archive: %w", err)
+	}
+	a := &orderArchive{f: f, byID: map[uint64]archiveRef{}, byClient: map[uint64]archiveRef{}}
+	if err := a.index(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("paper order archive %s: %w", path, err)
+	}
+	return a, nil
+}
+
+func (a *orderArchive) index() error {
+	r := bufio.NewReaderSize(a.f, 256<<10)
+	var off int64
+	for {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return fmt.Errorf("a line at offset %d is too long", off)
+		}
+		if err != nil { // io.EOF: a torn or empty tail
+			break
+		}
+		var l archiveLine
+		if json.Unmarshal(line, &l) != nil {
+			return fmt.Errorf("line at offset %d is unreadable", off)
+		}
+		a.add(l, archiveRef{off: off, n: uint32(len(line)), seq: l.Seq})
+		off += int64(len(line))
+	}
+	if err := a.f.Truncate(off); err != nil {
+		return err
+	}
+	a.size = off
+	return nil
+}
+
+func (a *orderArchive) add(l archiveLine, ref archiveRef) {
+	a.byID[archiveKey(l.Account, l.Order.ID)] = ref
+	if c := l.Order.ClientOrderID; c != "" {
+		k := archiveKey(l.Account, c)
+		if old, ok := a.byClient[k]; !ok || old.seq < ref.seq {
+			a.byClient[k] = ref
+		}
+	}
+}
+
+func (a *orderArchive) archive(account string, o Order, seq uint64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ref, ok := a.byID[archiveKey(account, o.ID)]; ok && ref.seq == seq {
+		return nil
+	}
+	l := archiveLine{Account: account, Seq: seq, Order: o}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := a.f.WriteAt(b, a.size); err != nil {
+		return fmt.Errorf("paper order archive: %w", err)
+	}
+	a.add(l, archiveRef{off: a.size, n: uint32(len(b)), seq: seq})
+	a.size += int64(len(b))
+	a.dirty = true
+	return nil
+}
+
+func (a *orderArchive) read(index map[uint64]archiveRef, account, key string, match func(Order) bool) (Order, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ref, ok := index[archiveKey(account, key)]
+	if !ok {
+		return Order{}, false
+	}
+	buf := make([]byte, ref.n)
+	if _, err := a.f.ReadAt(buf, ref.off); err != nil {
+		return Order{}, false
+	}
+	var l archiveLine
+	if json.Unmarshal(buf, &l) != nil || l.Account != account || !match(l.Order) {
+		return Order{}, false // a hash collision: the order is not archived
+	}
+	return l.Order, true
+}
+
+func (a *orderArchive) archivedByID(account, id string) (Order, bool) {
+	return a.read(a.byID, account, id, func(o Order) bool { return o.ID == id })
+}
+
+func (a *orderArchive) archivedByClient(account, c string) (Order, bool) {
+	if c == "" {
+		return Order{}, false
+	}
+	return a.read(a.byClient, account, c, func(o Order) bool { return o.ClientOrderID == c })
+}
+
+func (a *orderArchive) syncArchive() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.dirty {
+		return nil
+	}
+	if err := a.f.Sync(); err != nil {
+		return fmt.Errorf("paper order archive: %w", err)
+	}
+	a.dirty = false
+	return nil
+}
+
+func (a *orderArchive) close() error {
+	if a == nil {
+		return nil
+	}
+	return a.f.Close()
+}

@@ -1,0 +1,117 @@
+package paper
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/testenv"
+	"github.com/shopspring/decimal"
+)
+
+// TestArchivedOrderLookups: an order closed 20,000 orders ago is still
+// found by client order id and by id, before and after a restart (with
+// snapshots taken meanwhile), cancelling it says it is closed, and
+// getFills answers its largest page after more than 10,000 fills.
+func TestArchivedOrderLookups(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "paper.journal")
+	clock := testenv.NewClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
+	cfg := Config{Seed: 3, Now: clock.Now}
+	j, records, err := OpenFileJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.every = 7000
+	e, err := Reopen(cfg, j, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, acct = 20_500, "bot"
+	size := decimal.RequireFromString("0.001")
+	var first Order
+	for i := range n {
+		side := []Side{Buy, Sell}[i%2]
+		o, err := e.PlaceOrder(acct, OrderRequest{Market: "BTC-USD-PERP", Side: side, Type: Market, Size: size, ClientOrderID: fmt.Sprintf("bot-%d", i)})
+		if err != nil {
+			t.Fatalf("order %d: %v", i, err)
+		}
+		if i == 0 {
+			first = o
+		}
+	}
+	check := func(e *Engine, when string) {
+		t.Helper()
+		got, err := e.OrderByClientID(acct, "bot-0")
+		if err != nil || got.ID != first.ID || got.Status != Filled || !got.FilledSize.Equal(size) {
+			t.Fatalf("%s: order by client id bot-0 = %+v, %v; want order %s FILLED", when, got, err, first.ID)
+		}
+		if got, err := e.Order(acct, first.ID); err != nil || got.ClientOrderID != "bot-0" {
+			t.Fatalf("%s: order %s = %+v, %v", when, first.ID, got, err)
+		}
+		if _, err := e.CancelOrder(acct, first.ID); !errors.Is(err, ErrOrderClosed) {
+			t.Fatalf("%s: cancel of the archived order: %v, want ErrOrderClosed", when, err)
+		}
+		if _, err := e.OrderByClientID(acct, "bot-none"); !errors.Is(err, ErrOrderNotFound) {
+			t.Fatalf("%s: unknown client id: %v", when, err)
+		}
+		if _, err := e.OrderByClientID("other", "bot-0"); !errors.Is(err, ErrOrderNotFound) {
+			t.Fatalf("%s: another account's client id: %v", when, err)
+		}
+		fills, err := e.Fills(acct, "", 1000)
+		if err != nil || len(fills) != 1000 || fills[0].ClientOrderID != fmt.Sprintf("bot-%d", n-1) {
+			t.Fatalf("%s: fills at limit 1000: %d, %v", when, len(fills), err)
+		}
+	}
+	check(e, "running")
+	j.Close()
+
+	j2, records, err := OpenFileJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	again, err := Reopen(cfg, j2, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(again, "after restart")
+	if got, want := stateJSON(t, again), stateJSON(t, e); got != want {
+		t.Fatal("the reopened engine's state differs from the one that stopped")
+	}
+	if a := again.accounts[acct]; len(a.orders) > keepClosedArchived {
+		t.Fatalf("the account holds %d orders in memory, want at most %d", len(a.orders), keepClosedArchived)
+	}
+}
+
+// TestArchiveMemoryPerOrder: the archive's index costs a bounded number
+// of heap bytes per archived order.
+func TestArchiveMemoryPerOrder(t *testing.T) {
+	a, err := openArchive(filepath.Join(t.TempDir(), "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	const n = 100_000
+	o := Order{Market: "BTC-USD-PERP", Side: Buy, Type: Limit, Size: decimal.RequireFromString("0.001"),
+		Price: decimal.RequireFromString("50000"), Status: Cancelled}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		o.ID, o.ClientOrderID = fmt.Sprint(100000000+i), fmt.Sprintf("bench-5f0c1d2e3a4b-%d", i)
+		if err := a.archive("cred-0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11", o, uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
+	t.Logf("%.0f bytes of heap per archived order", per)
+	if per > 160 {
+		t.Fatalf("%.0f bytes of heap per archived order; want at most 160", per)
+	}
+	runtime.KeepAlive(a)
+}
