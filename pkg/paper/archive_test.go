@@ -115,3 +115,65 @@ func TestArchiveMemoryPerOrder(t *testing.T) {
 	}
 	runtime.KeepAlive(a)
 }
+
+// TestHistoryPerMarketAcrossRestart: a fill on a quiet market stays in
+// getFills filtered by that market after thousands of fills elsewhere,
+// and fills and funding payments answer alike after a restart from a
+// snapshot.
+func TestHistoryPerMarketAcrossRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "paper.journal")
+	clock := testenv.NewClock(time.Date(2026, 11, 24, 7, 59, 0, 0, time.UTC))
+	cfg := Config{Seed: 3, Now: clock.Now}
+	j, records, err := OpenFileJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.every = 500
+	e, err := Reopen(cfg, j, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const acct = "bot"
+	if _, err := e.PlaceOrder(acct, OrderRequest{Market: "ETH-USD-PERP", Side: Buy, Type: Market, Size: decimal.RequireFromString("0.1")}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2*historyPage + 500 {
+		if i == 10 {
+			clock.Advance(2 * time.Minute) // the 08:00 funding of the ETH position
+		}
+		side := []Side{Buy, Sell}[i%2]
+		if _, err := e.PlaceOrder(acct, OrderRequest{Market: "BTC-USD-PERP", Side: side, Type: Market, Size: decimal.RequireFromString("0.001")}); err != nil {
+			t.Fatalf("order %d: %v", i, err)
+		}
+	}
+	check := func(e *Engine, when string) {
+		t.Helper()
+		eth, err := e.Fills(acct, "ETH-USD-PERP", historyPage)
+		if err != nil || len(eth) != 1 {
+			t.Fatalf("%s: ETH fills after %d BTC fills: %d, %v", when, 2*historyPage+500, len(eth), err)
+		}
+		all, err := e.Fills(acct, "", historyPage)
+		if err != nil || len(all) != historyPage || !fillNewer(all[0], all[1]) || all[0].Market != "BTC-USD-PERP" {
+			t.Fatalf("%s: fills at limit %d: %d, %v", when, historyPage, len(all), err)
+		}
+		pays, err := e.FundingPayments(acct, "ETH-USD-PERP", time.Time{}, historyPage)
+		if err != nil || len(pays) != 1 || pays[0].Market != "ETH-USD-PERP" {
+			t.Fatalf("%s: funding payments: %+v, %v", when, pays, err)
+		}
+	}
+	check(e, "running")
+	j.Close()
+	if j.snapID == 0 {
+		t.Fatal("no snapshot was taken")
+	}
+	j2, records, err := OpenFileJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	again, err := Reopen(cfg, j2, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(again, "after restart")
+}
