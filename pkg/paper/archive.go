@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
+	"time"
 )
 
 // An archive keeps the closed orders an account no longer holds in
@@ -33,12 +35,21 @@ type archiver interface {
 // when older ones go to an archive.
 const keepClosedArchived = 1000
 
-// archiveRef locates one archived order: its line's offset and length,
-// and its placement sequence (the newest order wins a client order id).
+// archiveSpan is how long an archive file takes orders before it becomes
+// the previous one, which is deleted at the next turn: an archived order
+// is kept between one and two spans after it closed, so look-ups answer
+// for the 24 hours the idempotency promise lasts and the index does not
+// grow with history.
+const archiveSpan = 24 * time.Hour
+
+// archiveRef locates one archived order: its file (current or previous),
+// its line's offset and length, and its placement sequence (the newest
+// order wins a client order id).
 type archiveRef struct {
-	off int64
-	n   uint32
-	seq uint64
+	off  int64
+	n    uint32
+	prev bool
+	seq  uint64
 }
 
 // archiveLine is one archived order on disk.
@@ -52,11 +63,14 @@ type archiveLine struct {
 // each, indexed in memory by hash of account and id (and client order id).
 type orderArchive struct {
 	mu       sync.Mutex
-	f        *os.File
+	path     string
+	f, prev  *os.File // prev: path.1, the previous span's orders; may be nil
 	size     int64
+	began    time.Time // when the first order in f closed
 	byID     map[uint64]archiveRef
 	byClient map[uint64]archiveRef
 	dirty    bool
+	span     time.Duration
 }
 
 func archiveKey(account, key string) uint64 {
@@ -67,44 +81,52 @@ func archiveKey(account, key string) uint64 {
 	return h.Sum64()
 }
 
-// openArchive opens (or creates) the archive at path and indexes it; a
-// torn last line is cut off.
+// openArchive opens (or creates) the archive at path (and path.1, the
+// previous span's) and indexes it; a torn last line is cut off.
 func openArchive(path string) (*orderArchive, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("paper order archive: %w", err)
+	a := &orderArchive{path: path, byID: map[uint64]archiveRef{}, byClient: map[uint64]archiveRef{}, span: archiveSpan}
+	prev, err := os.OpenFile(path+".1", os.O_RDWR, 0o600)
+	if err == nil {
+		a.prev = prev
+		_, err = a.index(prev, true)
+	} else if errors.Is(err, fs.ErrNotExist) {
+		err = nil
 	}
-	a := &orderArchive{f: f, byID: map[uint64]archiveRef{}, byClient: map[uint64]archiveRef{}}
-	if err := a.index(); err != nil {
-		f.Close()
+	if err == nil {
+		if a.f, err = os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600); err == nil {
+			a.size, err = a.index(a.f, false)
+		}
+	}
+	if err != nil {
+		a.close()
 		return nil, fmt.Errorf("paper order archive %s: %w", path, err)
 	}
 	return a, nil
 }
 
-func (a *orderArchive) index() error {
-	r := bufio.NewReaderSize(a.f, 256<<10)
+// index adds f's orders to the index and returns its length.
+func (a *orderArchive) index(f *os.File, prev bool) (int64, error) {
+	r := bufio.NewReaderSize(f, 256<<10)
 	var off int64
 	for {
 		line, err := r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			return fmt.Errorf("a line at offset %d is too long", off)
+			return 0, fmt.Errorf("a line at offset %d is too long", off)
 		}
 		if err != nil { // io.EOF: a torn or empty tail
 			break
 		}
 		var l archiveLine
 		if json.Unmarshal(line, &l) != nil {
-			return fmt.Errorf("line at offset %d is unreadable", off)
+			return 0, fmt.Errorf("line at offset %d is unreadable", off)
 		}
-		a.add(l, archiveRef{off: off, n: uint32(len(line)), seq: l.Seq})
+		if off == 0 && !prev {
+			a.began = l.Order.UpdatedAt
+		}
+		a.add(l, archiveRef{off: off, n: uint32(len(line)), prev: prev, seq: l.Seq})
 		off += int64(len(line))
 	}
-	if err := a.f.Truncate(off); err != nil {
-		return err
-	}
-	a.size = off
-	return nil
+	return off, f.Truncate(off)
 }
 
 func (a *orderArchive) add(l archiveLine, ref archiveRef) {
@@ -123,6 +145,14 @@ func (a *orderArchive) archive(account string, o Order, seq uint64) error {
 	if ref, ok := a.byID[archiveKey(account, o.ID)]; ok && ref.seq == seq {
 		return nil
 	}
+	if a.size > 0 && o.UpdatedAt.Sub(a.began) >= a.span {
+		if err := a.turn(); err != nil {
+			return err
+		}
+	}
+	if a.size == 0 {
+		a.began = o.UpdatedAt
+	}
 	l := archiveLine{Account: account, Seq: seq, Order: o}
 	b, err := json.Marshal(l)
 	if err != nil {
@@ -138,6 +168,37 @@ func (a *orderArchive) archive(account string, o Order, seq uint64) error {
 	return nil
 }
 
+// turn makes the current file the previous one, deleting the one before
+// with its orders' index entries; a.mu is held.
+func (a *orderArchive) turn() error {
+	if err := a.f.Sync(); err != nil {
+		return fmt.Errorf("paper order archive: %w", err)
+	}
+	if a.prev != nil {
+		a.prev.Close()
+		a.prev = nil
+	}
+	for _, index := range []map[uint64]archiveRef{a.byID, a.byClient} {
+		for k, ref := range index {
+			if ref.prev {
+				delete(index, k)
+			} else {
+				ref.prev = true
+				index[k] = ref
+			}
+		}
+	}
+	if err := os.Rename(a.path, a.path+".1"); err != nil {
+		return fmt.Errorf("paper order archive: %w", err)
+	}
+	f, err := os.OpenFile(a.path, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("paper order archive: %w", err)
+	}
+	a.prev, a.f, a.size, a.dirty = a.f, f, 0, false
+	return nil
+}
+
 func (a *orderArchive) read(index map[uint64]archiveRef, account, key string, match func(Order) bool) (Order, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -145,8 +206,12 @@ func (a *orderArchive) read(index map[uint64]archiveRef, account, key string, ma
 	if !ok {
 		return Order{}, false
 	}
+	f := a.f
+	if ref.prev {
+		f = a.prev
+	}
 	buf := make([]byte, ref.n)
-	if _, err := a.f.ReadAt(buf, ref.off); err != nil {
+	if _, err := f.ReadAt(buf, ref.off); err != nil {
 		return Order{}, false
 	}
 	var l archiveLine
@@ -184,5 +249,11 @@ func (a *orderArchive) close() error {
 	if a == nil {
 		return nil
 	}
-	return a.f.Close()
+	var err error
+	for _, f := range []*os.File{a.f, a.prev} {
+		if f != nil {
+			err = errors.Join(err, f.Close())
+		}
+	}
+	return err
 }

@@ -177,3 +177,53 @@ func TestHistoryPerMarketAcrossRestart(t *testing.T) {
 	}
 	check(again, "after restart")
 }
+
+// TestArchiveSpans: an archived order is found for at least one span
+// after it closed and forgotten after two, also after reopening, so
+// neither the files nor the index grow with history.
+func TestArchiveSpans(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orders")
+	a, err := openArchive(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	put := func(a *orderArchive, i int, at time.Duration) {
+		t.Helper()
+		o := Order{ID: fmt.Sprint(100000000 + i), ClientOrderID: fmt.Sprintf("c-%d", i), Status: Cancelled, UpdatedAt: t0.Add(at)}
+		if err := a.archive("bot", o, uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found := func(a *orderArchive, i int) bool {
+		_, byClient := a.archivedByClient("bot", fmt.Sprintf("c-%d", i))
+		_, byID := a.archivedByID("bot", fmt.Sprint(100000000+i))
+		if byClient != byID {
+			t.Fatalf("order %d: found by client id %v, by id %v", i, byClient, byID)
+		}
+		return byClient
+	}
+	put(a, 0, 0)
+	put(a, 1, 23*time.Hour)
+	put(a, 2, 25*time.Hour) // turns: 0 and 1 are in the previous file
+	if !found(a, 0) || !found(a, 1) || !found(a, 2) {
+		t.Fatal("an order closed less than two spans ago is forgotten")
+	}
+	put(a, 3, 50*time.Hour) // turns again: 0 and 1 are gone
+	if found(a, 0) || found(a, 1) || !found(a, 2) || !found(a, 3) {
+		t.Fatalf("after two spans: found 0 %v, 1 %v, 2 %v, 3 %v", found(a, 0), found(a, 1), found(a, 2), found(a, 3))
+	}
+	a.close()
+	b, err := openArchive(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	if found(b, 0) || !found(b, 2) || !found(b, 3) || len(b.byID) != 2 {
+		t.Fatalf("after reopening: %d orders indexed, found 2 %v, 3 %v", len(b.byID), found(b, 2), found(b, 3))
+	}
+	put(b, 4, 75*time.Hour) // the reopened archive turns from the time its file began
+	if found(b, 2) || !found(b, 3) || !found(b, 4) {
+		t.Fatal("the reopened archive did not turn after its span")
+	}
+}
