@@ -227,3 +227,34 @@ func TestArchiveSpans(t *testing.T) {
 		t.Fatal("the reopened archive did not turn after its span")
 	}
 }
+
+// TestArchiveOpenTime: reopening an archive of 100,000 orders (a few
+// hours of a busy bot) indexes them well within a restart's budget.
+func TestArchiveOpenTime(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orders")
+	a, err := openArchive(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 100_000
+	o := Order{Market: "BTC-USD-PERP", Side: Buy, Type: Limit, Size: decimal.RequireFromString("0.001"),
+		Price: decimal.RequireFromString("50000"), Status: Cancelled, UpdatedAt: time.Now()}
+	for i := range n {
+		o.ID, o.ClientOrderID = fmt.Sprint(100000000+i), fmt.Sprintf("bench-5f0c1d2e3a4b-%d", i)
+		if err := a.archive("cred-0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11", o, uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.close()
+	t0 := time.Now()
+	b, err := openArchive(path)
+	took := time.Since(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	t.Logf("opened %d archived orders in %v", len(b.byID), took)
+	if len(b.byID) != n || took > 2*time.Second {
+		t.Fatalf("opened %d of %d archived orders in %v; want all within 2s", len(b.byID), n, took)
+	}
+}
