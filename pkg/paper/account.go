@@ -11,11 +11,9 @@ import (
 // maxAccountID bounds account id length.
 const maxAccountID = 128
 
-// maxFills and maxClosedOrders bound what an account remembers.
-const (
-	maxFills        = 10000
-	maxClosedOrders = 10000
-)
+// maxClosedOrders bounds the closed orders an account remembers without
+// an archive.
+const maxClosedOrders = 10000
 
 type account struct {
 	id        string
@@ -32,8 +30,8 @@ type account struct {
 	// ended, so the oldest is forgotten first (remember).
 	closed     []*order
 	closedHead int
-	fills      []Fill           // oldest first
-	fundings   []FundingPayment // oldest first
+	fills      perMarket[Fill]
+	fundings   perMarket[FundingPayment]
 }
 
 // position keeps a signed size and the absolute cost basis (Σ size·price
@@ -72,6 +70,8 @@ func (e *Engine) createAccount(id string, balance decimal.Decimal) (*account, er
 		orders:    make(map[string]*order),
 		byClient:  make(map[string]*order),
 		books:     make(map[string]*acctBook),
+		fills:     perMarket[Fill]{},
+		fundings:  perMarket[FundingPayment]{},
 	}
 	e.accounts[id] = a
 	return a, nil
@@ -329,10 +329,7 @@ func (e *Engine) applyFill(a *account, m *market, o *order, qty, price, fee deci
 		RealizedPnL:   realized,
 		Time:          when,
 	}
-	a.fills = append(a.fills, f)
-	if len(a.fills) > maxFills {
-		a.fills = a.fills[len(a.fills)-maxFills:]
-	}
+	a.fills.add(sym, f)
 	m.record(t, m.mark, qty)
 
 	o.notional = o.notional.Add(qty.Mul(price))
@@ -367,13 +364,7 @@ func (e *Engine) Fills(id, market string, limit int) (res []Fill, err error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	out := []Fill{}
-	for i := len(a.fills) - 1; i >= 0 && len(out) < limit; i-- {
-		if market == "" || a.fills[i].Market == market {
-			out = append(out, a.fills[i])
-		}
-	}
-	return out, nil
+	return a.fills.newest(market, limit, fillNewer, func(Fill) bool { return true }), nil
 }
 
 // dropLinked cancels the account's position-linked orders on m once its

@@ -29,6 +29,9 @@ func (e *Engine) AmendOrder(id, orderID string, req Amend) (res Order, err error
 	}
 	o := a.orders[orderID]
 	if o == nil {
+		if ao, ok := e.archivedByID(id, orderID); ok {
+			return Order{}, fmt.Errorf("amend order %s: it is %s: %w: %w", orderID, ao.Status, ErrOrderNotFound, ErrOrderClosed)
+		}
 		return Order{}, fmt.Errorf("amend order %s: %w", orderID, ErrOrderNotFound)
 	}
 	if !o.live() {

@@ -128,18 +128,26 @@ func (e *Engine) dropLive(a *account, m *market, o *order) {
 }
 
 // remember keeps a final order for look-ups by id and client order id,
-// forgetting the one that ended longest ago beyond maxClosedOrders.
-func (a *account) remember(o *order) {
+// forgetting the ones that ended longest ago beyond what the account
+// keeps in memory: with an archive they go there, and look-ups find them
+// on disk. An order the archive refused stays in memory.
+func (e *Engine) remember(a *account, o *order) {
 	a.closed = append(a.closed, o)
-	if len(a.closed)-a.closedHead <= maxClosedOrders {
-		return
+	keep := maxClosedOrders
+	if e.archive != nil {
+		keep = keepClosedArchived
 	}
-	old := a.closed[a.closedHead]
-	a.closed[a.closedHead] = nil
-	a.closedHead++
-	delete(a.orders, old.ID)
-	if a.byClient[old.ClientOrderID] == old {
-		delete(a.byClient, old.ClientOrderID)
+	for len(a.closed)-a.closedHead > keep {
+		old := a.closed[a.closedHead]
+		if e.archive != nil && e.archive.archive(a.id, old.Order, old.seq) != nil {
+			return
+		}
+		a.closed[a.closedHead] = nil
+		a.closedHead++
+		delete(a.orders, old.ID)
+		if a.byClient[old.ClientOrderID] == old {
+			delete(a.byClient, old.ClientOrderID)
+		}
 	}
 	if a.closedHead >= len(a.closed)/2 {
 		a.closed = slices.Clone(a.closed[a.closedHead:])

@@ -30,9 +30,10 @@ type Engine struct {
 	orderSeq uint64
 	fillSeq  uint64
 
-	journal   Journal // nil: nothing is recorded
-	replaying bool    // Reopen is replaying the journal
-	written   uint64  // journal position of the last record written
+	journal   Journal  // nil: nothing is recorded
+	replaying bool     // Reopen is replaying the journal
+	written   uint64   // journal position of the last record written
+	archive   archiver // nil: closed orders beyond maxClosedOrders are forgotten
 
 	// changed is closed (and replaced) when a mark is set, so streams
 	// push the new price at once rather than at their next interval.

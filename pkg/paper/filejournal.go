@@ -25,9 +25,13 @@ import (
 // rotated to path.old, removed once the new one begins with a start record
 // naming the snapshot), so opening restores the snapshot and replays only
 // the records written since.
+//
+// Closed orders an account no longer keeps in memory go to path.orders
+// (orderArchive), where look-ups by id and client order id find them.
 type FileJournal struct {
 	log  *appendlog.File
 	path string
+	*orderArchive
 
 	mu     sync.Mutex
 	snap   []byte // the state the records start from, until Snapshot hands it over
@@ -79,7 +83,11 @@ func OpenFileJournal(path string) (*FileJournal, [][]byte, error) {
 	if err := os.Remove(path + ".old"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("paper journal: %w", err)
 	}
+	if j.orderArchive, err = openArchive(path + ".orders"); err != nil {
+		return nil, nil, err
+	}
 	if j.log, err = appendlog.Open(path); err != nil {
+		j.orderArchive.close()
 		return nil, nil, fmt.Errorf("paper journal: %w", err)
 	}
 	return j, records, nil
@@ -164,6 +172,10 @@ func (j *FileJournal) CompactDue() bool {
 // afresh with a start record naming it. The engine's lock is held, so no
 // record comes in between.
 func (j *FileJournal) Compact(seed int64, state []byte) error {
+	// The snapshot no longer holds the orders archived since the last one.
+	if err := j.syncArchive(); err != nil {
+		return err
+	}
 	j.mu.Lock()
 	id := j.snapID + 1
 	j.mu.Unlock()
@@ -222,5 +234,5 @@ func writeDurably(path string, data []byte) error {
 // Close closes the file. Records written but not yet synced are left to
 // the operating system.
 func (j *FileJournal) Close() error {
-	return j.log.Close()
+	return errors.Join(j.log.Close(), j.orderArchive.close())
 }

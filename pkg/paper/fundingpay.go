@@ -7,9 +7,6 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// maxFundings bounds the funding payments an account remembers.
-const maxFundings = 10000
-
 // FundingPayment is one funding payment booked on a position.
 type FundingPayment struct {
 	Market       string
@@ -20,10 +17,7 @@ type FundingPayment struct {
 }
 
 func (a *account) recordFunding(p FundingPayment) {
-	if len(a.fundings) >= maxFundings {
-		a.fundings = append(a.fundings[:0], a.fundings[len(a.fundings)-maxFundings+1:]...)
-	}
-	a.fundings = append(a.fundings, p)
+	a.fundings.add(p.Market, p)
 }
 
 // FundingPayments returns the account's funding payments, newest first, on
@@ -46,15 +40,5 @@ func (e *Engine) FundingPayments(id, market string, since time.Time, limit int) 
 	if limit <= 0 {
 		limit = 100
 	}
-	out := []FundingPayment{}
-	for i := len(a.fundings) - 1; i >= 0 && len(out) < limit; i-- {
-		p := a.fundings[i]
-		if p.Time.Before(since) {
-			break
-		}
-		if market == "" || p.Market == market {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return a.fundings.newest(market, limit, fundingNewer, func(p FundingPayment) bool { return !p.Time.Before(since) }), nil
 }

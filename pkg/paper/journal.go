@@ -125,6 +125,7 @@ func Reopen(cfg Config, journal Journal, records [][]byte) (*Engine, error) {
 	if len(records) == 0 {
 		e := New(cfg)
 		e.journal = journal
+		e.archive = archiveOf(journal)
 		e.mu.Lock()
 		err := e.write(record{Op: opStart, Seed: e.cfg.Seed})
 		var none struct{}
@@ -158,6 +159,7 @@ func Reopen(cfg Config, journal Journal, records [][]byte) (*Engine, error) {
 			return nil, err
 		}
 	}
+	e.archive = archiveOf(journal)
 	e.replaying = true
 	for i, raw := range records[1:] {
 		var r record
@@ -171,6 +173,14 @@ func Reopen(cfg Config, journal Journal, records [][]byte) (*Engine, error) {
 	e.replaying, e.journal, e.cfg.Now = false, journal, now
 	e.mu.Unlock()
 	return e, nil
+}
+
+// archiveOf returns the journal's order archive, if it keeps one.
+func archiveOf(j Journal) archiver {
+	if a, ok := j.(archiver); ok {
+		return a
+	}
+	return nil
 }
 
 // apply runs one recorded call again.

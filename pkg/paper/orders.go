@@ -256,7 +256,7 @@ func (e *Engine) finish(o *order, status OrderStatus, reason string, t int64) {
 	o.Reason = reason
 	o.UpdatedAt = timeOf(t)
 	if wasLive {
-		o.acct.remember(o)
+		e.remember(o.acct, o)
 	}
 	e.emitOrder(o)
 }
@@ -380,6 +380,9 @@ func (e *Engine) Order(id, orderID string) (res Order, err error) {
 	}
 	o := a.orders[orderID]
 	if o == nil {
+		if ao, ok := e.archivedByID(id, orderID); ok {
+			return ao, nil
+		}
 		return Order{}, fmt.Errorf("order %s: %w", orderID, ErrOrderNotFound)
 	}
 	return o.Order, nil
@@ -396,6 +399,11 @@ func (e *Engine) OrderByClientID(id, clientOrderID string) (res Order, err error
 	}
 	if o := a.byClient[clientOrderID]; o != nil && clientOrderID != "" {
 		return o.Order, nil
+	}
+	if e.archive != nil {
+		if ao, ok := e.archive.archivedByClient(id, clientOrderID); ok {
+			return ao, nil
+		}
 	}
 	return Order{}, fmt.Errorf("order with client id %q: %w", clientOrderID, ErrOrderNotFound)
 }
@@ -443,6 +451,9 @@ func (e *Engine) CancelOrder(id, orderID string) (res Order, err error) {
 	}
 	o := a.orders[orderID]
 	if o == nil {
+		if ao, ok := e.archivedByID(id, orderID); ok {
+			return Order{}, fmt.Errorf("cancel order %s: it is %s: %w: %w", orderID, ao.Status, ErrOrderNotFound, ErrOrderClosed)
+		}
 		return Order{}, fmt.Errorf("cancel order %s: %w", orderID, ErrOrderNotFound)
 	}
 	if !o.live() {
@@ -515,4 +526,12 @@ func (e *Engine) ClosePosition(id, market string) (res Close, err error) {
 	}
 	res.ClosedSize, res.AvgClosePrice, res.OrderID = o.FilledSize, o.AvgFillPrice, o.ID
 	return res, nil
+}
+
+// archivedByID finds an order the account no longer holds in memory.
+func (e *Engine) archivedByID(id, orderID string) (Order, bool) {
+	if e.archive == nil {
+		return Order{}, false
+	}
+	return e.archive.archivedByID(id, orderID)
 }

@@ -59,9 +59,10 @@ type accountState struct {
 	Funding   decimal.Decimal               `json:"funding"`
 	Positions map[string][2]decimal.Decimal `json:"positions"` // size, cost
 	Leverage  map[string]int                `json:"leverage"`
-	Orders    []orderState                  `json:"orders"` // every remembered order, oldest first
-	Closed    []uint64                      `json:"closed"` // seq of the remembered final orders, in the order they ended
-	Fills     []Fill                        `json:"fills"`
+	Orders    []orderState                  `json:"orders"`   // every remembered order, oldest first
+	Closed    []uint64                      `json:"closed"`   // seq of the remembered final orders, in the order they ended
+	Fills     []Fill                        `json:"fills"`    // oldest first
+	Fundings  []FundingPayment              `json:"fundings"` // oldest first
 }
 
 type orderState struct {
@@ -83,7 +84,8 @@ func (e *Engine) state() engineState {
 	}
 	for _, a := range e.sortedAccounts() {
 		as := accountState{ID: a.id, Wallet: a.wallet, Realized: a.realized, Fees: a.fees, Funding: a.funding,
-			Positions: map[string][2]decimal.Decimal{}, Leverage: a.leverage, Fills: a.fills}
+			Positions: map[string][2]decimal.Decimal{}, Leverage: a.leverage,
+			Fills: a.fills.oldestFirst(fillNewer), Fundings: a.fundings.oldestFirst(fundingNewer)}
 		for sym, p := range a.positions {
 			as.Positions[sym] = [2]decimal.Decimal{p.size, p.cost}
 		}
@@ -129,7 +131,13 @@ func restore(cfg Config, raw []byte) (*Engine, error) {
 	for _, as := range st.Accounts {
 		a := &account{id: as.ID, wallet: as.Wallet, realized: as.Realized, fees: as.Fees, funding: as.Funding,
 			positions: map[string]*position{}, leverage: as.Leverage, orders: map[string]*order{},
-			byClient: map[string]*order{}, books: map[string]*acctBook{}, fills: as.Fills}
+			byClient: map[string]*order{}, books: map[string]*acctBook{}, fills: perMarket[Fill]{}, fundings: perMarket[FundingPayment]{}}
+		for _, f := range as.Fills {
+			a.fills.add(f.Market, f)
+		}
+		for _, p := range as.Fundings {
+			a.fundings.add(p.Market, p)
+		}
 		if a.leverage == nil {
 			a.leverage = map[string]int{}
 		}

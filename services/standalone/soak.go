@@ -21,10 +21,16 @@ type SoakOptions struct {
 // soakBatches is how many times the soak samples memory and disk.
 const soakBatches = 10
 
+// soakWarmUp is the least time before the soak's warm memory sample:
+// JetStream keeps every account event's id for its 2-minute duplicate
+// window and purges them once a window, so its index holds up to two
+// windows of events and grows until then with the rate, not the count.
+const soakWarmUp = 4 * time.Minute
+
 // Soak runs `perpgate serve` on a fresh data directory and places and
 // cancels opts.Pairs resting paper orders at a steady rate from a load
-// generator process, then reports serve's memory after the first fifth
-// (the warm-up) and at the end, the data directory's growth per 1,000
+// generator process, then reports serve's memory after the warm-up (at
+// least the first fifth and soakWarmUp) and at the end, the data directory's growth per 1,000
 // pairs, and how long serve takes to restart on that directory until it
 // answers a trading call.
 func Soak(ctx context.Context, out io.Writer, opts SoakOptions, dataDir string) error {
@@ -73,6 +79,7 @@ func Soak(ctx context.Context, out io.Writer, opts SoakOptions, dataDir string) 
 	fmt.Fprintf(out, "soak: %d place+cancel pairs at %.0f a second on perpgate serve (paper), load from a separate process\n",
 		opts.Pairs, opts.Rate)
 	var rssWarm, rssEnd float64
+	warmAt, began := 0, time.Now()
 	failures := 0
 	for i := range soakBatches {
 		r, err := runLoadgen(ctx, exe, gw, 4, per+time.Minute, "place-cancel", boot.CredentialID,
@@ -83,14 +90,15 @@ func Soak(ctx context.Context, out io.Writer, opts SoakOptions, dataDir string) 
 		}
 		failures += r.Failures
 		rss := rssMiB(pid)
-		if i == 1 { // the first fifth warms up
-			rssWarm = rss
+		if warmAt == 0 && i >= 1 && (time.Since(began) >= soakWarmUp || i == soakBatches-2) {
+			rssWarm, warmAt = rss, (i+1)*batch // at least the first fifth warms up
 		}
 		rssEnd = rss
 		fmt.Fprintf(out, "  %8d pairs: p50 %.3f ms  p99 %.3f ms  RSS %.0f MiB  data %.1f MiB\n", (i+1)*batch, r.P50, r.P99, rss,
 			float64(dirBytes(dataDir))/(1<<20))
 	}
 	stop()
+	fmt.Fprintf(out, "  warm-up: %d pairs (the first sample after %s, or the last but one)\n", warmAt, soakWarmUp)
 	fmt.Fprintf(out, "  data directory:")
 	entries, _ := os.ReadDir(dataDir)
 	for _, e := range entries {
