@@ -200,7 +200,8 @@ func (m *accountFeeds) publish(cf *credFeed, cred, source string, t time.Time, d
 	}
 	cf.state.apply(t, data)
 	m.pub.Publish(events.New(m.r.adapter.Exchange(), cred, source, t, data))
-	m.r.attachOnEvent(data) // an entry's attached pair follows its fills
+	m.r.attachOnEvent(cred, data) // an entry's attached pair follows its fills
+	m.r.unsettled.onEvent(cred, data)
 	if cf.prot != nil { // the watcher learns what reconciles find too
 		cf.prot.handle(data)
 	}
