@@ -166,12 +166,12 @@ func (r *Runtime) pollUnsettled(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// settled stores what a look-up or event found of p: its result, or, when
-// the venue rejected it, nothing (the claim goes: placing again is safe).
+// settled stores what a look-up or event found of p. A placement the
+// venue rejected is only forgotten: a repeat finds the rejection and takes
+// the claim over (releasing it here could drop the repeat's own claim).
 func (r *Runtime) settled(ctx context.Context, p *pendingPlacement, res any, ok bool, err error, by string) {
 	switch {
 	case errors.Is(err, errVenueRejected):
-		_ = r.idem.Release(context.WithoutCancel(ctx), p.key)
 	case err != nil || !ok:
 		return // not at the venue yet, or still unsettled
 	default:
