@@ -243,8 +243,14 @@ func (r *Runtime) attachLoop(ctx context.Context, interval time.Duration) {
 		r.attachDirty = nil
 		r.attachMu.Unlock()
 		r.attachPass(ctx, func(e AttachedEntry) bool {
-			return dirty[e.CredentialID] || retry[e.ID] || e.Pending > 0 || len(e.Cancel) > 0 ||
-				!r.attachEventDriven(e.CredentialID)
+			if dirty[e.CredentialID] || retry[e.ID] || e.Pending > 0 || len(e.Cancel) > 0 {
+				return true
+			}
+			if r.attachEventDriven(e.CredentialID) {
+				return false
+			}
+			r.log.Debug("attached entry polled", "credential_id", e.CredentialID, "entry", e.EntryClientID)
+			return true
 		}, retry)
 	}
 }
