@@ -320,16 +320,24 @@ func orderTime(o contract.Order, now time.Time) time.Time {
 	return now
 }
 
-// finalState looks up an order no longer open by its clientOrderId.
+// finalState looks up an order no longer open by its clientOrderId, or
+// by its id where the adapter can (OrderByIDFinder).
 func (m *accountFeeds) finalState(ctx context.Context, cred Credential, last contract.OrderEvent) (contract.OrderEvent, bool) {
-	if last.ClientOrderID == "" {
+	byID, canByID := m.r.adapter.(OrderByIDFinder)
+	if last.ClientOrderID == "" && !canByID {
 		return last, false
 	}
 	mk, err := m.r.markets.resolve(ctx, m.r.adapter, cred, last.Market)
 	if err != nil {
 		return last, false
 	}
-	f, found, err := m.r.adapter.FindOrder(ctx, cred, mk, last.ClientOrderID)
+	var f FoundOrder
+	var found bool
+	if last.ClientOrderID != "" {
+		f, found, err = m.r.adapter.FindOrder(ctx, cred, mk, last.ClientOrderID)
+	} else {
+		f, found, err = byID.FindOrderByID(ctx, cred, mk, last.OrderID)
+	}
 	if err != nil || !found || (f.Status != contract.StatusFilled && f.Status != contract.StatusCancelled && f.Status != contract.StatusRejected) {
 		return last, false
 	}

@@ -22,11 +22,14 @@ import (
 // watched like any pair), replacing it by a larger one on each further
 // fill. Reconciliation (attachLoop) finishes what a dead connector left.
 
-// EntryProtectionAttacher is implemented by adapters of venues that attach
-// a take-profit/stop-loss pair to an entry order themselves, sized to what
-// fills (Bybit order TP/SL, OKX attachAlgoOrds, Hyperliquid normalTpsl):
-// PlaceLimitOrder and PlaceMarketOrder then get OrderRequest.TakeProfit and
-// StopLoss. Adapters without it, or answering false, get the emulated pair.
+// EntryProtectionAttacher is for an adapter whose venue attaches the pair
+// to the entry itself with the semantics above (one pair sized to what has
+// filled, legs cancelling each other, none left by an entry cancelled
+// unfilled): PlaceLimitOrder and PlaceMarketOrder then get
+// OrderRequest.TakeProfit and StopLoss. No adapter implements it: Bybit
+// order TP/SL, OKX attachAlgoOrds and Hyperliquid normalTpsl do not
+// document that (docs/exchanges.md, "Take-profit and stop-loss with the
+// entry"), so every venue gets the emulated pair.
 type EntryProtectionAttacher interface {
 	AttachesEntryProtection() bool
 }
@@ -177,11 +180,39 @@ func (r *Runtime) protectNow(ctx context.Context, cred Credential, o OrderReques
 	if err != nil {
 		r.log.Warn("attached protection not placed yet; reconciliation retries", "err", err, "client_order_id", o.ClientOrderID)
 	}
+	if e.Gen == 0 {
+		// The loop, kicked by the account feed's fill, may have placed the
+		// pair and forgotten the filled entry first: read its legs back.
+		e = r.placedPair(ctx, cred, o, id)
+	}
 	if e.Gen > 0 {
 		size := e.Covered
 		out.Size, out.TPOrderID, out.SLOrderID = &size, e.TPOrderID, e.SLOrderID
 	}
 	return out
+}
+
+// placedPair is entry id's first pair as the venue shows it, by its legs'
+// derived clientOrderIds; Gen stays 0 when a wanted leg is not found.
+func (r *Runtime) placedPair(ctx context.Context, cred Credential, o OrderRequest, id string) AttachedEntry {
+	var e AttachedEntry
+	cid := pairClientID(id, 1)
+	for _, leg := range []struct {
+		want *decimal.Decimal
+		id   *string
+		sfx  string
+	}{{o.TakeProfit, &e.TPOrderID, "-tp"}, {o.StopLoss, &e.SLOrderID, "-sl"}} {
+		if leg.want == nil {
+			continue
+		}
+		f, found, err := r.adapter.FindOrder(ctx, cred, o.Market, cid+leg.sfx)
+		if err != nil || !found || f.Status == contract.StatusRejected {
+			return AttachedEntry{}
+		}
+		*leg.id, e.Covered = f.ID, f.Size
+	}
+	e.Gen = 1
+	return e
 }
 
 // KickAttached asks the attached-protection loop to look at its entries

@@ -331,3 +331,32 @@ func TestAttachedPolledOnlyWhileFeedUnhealthy(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestMarketEntryAnswerAfterLoopPlacedPair: the account feed's fill kicked
+// the loop, which placed the pair and forgot the filled entry before the
+// placement answered; the answer still names the pair, read back from the
+// venue, and places no second one.
+func TestMarketEntryAnswerAfterLoopPlacedPair(t *testing.T) {
+	v := newFillVenue()
+	r := attachingRuntime(v, NewMemoryAttachments())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e := filledEntry(0)
+	_ = r.attached.Put(ctx, e)
+	if _, err := r.syncLocked(ctx, e.ID, 0); err != nil { // the loop
+		t.Fatal(err)
+	}
+	if left, _ := r.attached.List(ctx); len(left) != 0 {
+		t.Fatalf("the loop kept the covered entry: %+v", left)
+	}
+	o := OrderRequest{Market: Market{Canonical: "BTC-USD-PERP"}, Side: contract.Buy, Size: decimal.RequireFromString("0.01"),
+		ClientOrderID: "entry-1", Type: MarketType, TakeProfit: e.TakeProfit, StopLoss: e.StopLoss}
+	p := r.protectNow(ctx, Credential{CredentialInfo: contract.CredentialInfo{ID: "cred-1"}}, o)
+	cid := pairClientID(e.ID, 1)
+	if p == nil || p.Size == nil || !p.Size.Equal(o.Size) || p.TPOrderID != "id-"+cid+"-tp" || p.SLOrderID != "id-"+cid+"-sl" {
+		t.Fatalf("answer's protection %+v, want the pair the loop placed", p)
+	}
+	if v.pairs != 1 {
+		t.Fatalf("placed %d pairs, want 1", v.pairs)
+	}
+}

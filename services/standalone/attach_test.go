@@ -10,6 +10,7 @@ import (
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/testenv"
+	astersim "github.com/perpgate/perpgate/services/connectors/aster/sim"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 	bybitsim "github.com/perpgate/perpgate/services/connectors/bybit/sim"
 	hlsim "github.com/perpgate/perpgate/services/connectors/hyperliquid/sim"
@@ -93,6 +94,21 @@ func newAttachSim(t *testing.T, x contract.Exchange, clock *testenv.Clock) attac
 		return attachSim{x: x, env: contract.Mainnet,
 			secret: `{"accountAddress":"` + pdxAddress + `","starkPrivateKey":"` + pdxKey + `"}`,
 			symbol: "BTC-USD-PERP", point: func(c *Config) { c.Paradex.MainnetURL, c.Paradex.Now = url+"/v1", clock.Now },
+			engine: func(*testGateway) *paper.Engine { return s.Engine() }}
+	case contract.Aster:
+		s := astersim.New(astersim.Config{Agents: map[string]string{asterMainSigner: asterMainUser}, Now: clock.Now})
+		url := serve(s)
+		return attachSim{x: x, env: contract.Mainnet, secret: asterSecret(asterMainUser, asterMainKey),
+			symbol: "BTCUSDT", point: func(c *Config) {
+				// Without Redis the connector's nonces start from its clock
+				// (microseconds): a restart on a standing clock would repeat them.
+				clock.Advance(time.Second)
+				var err error
+				if c.Aster, err = asterLoad(url); err != nil {
+					t.Fatal(err)
+				}
+				c.Aster.Now = clock.Now
+			},
 			engine: func(*testGateway) *paper.Engine { return s.Engine() }}
 	case contract.Hyperliquid:
 		s := hlsim.New(hlsim.Config{Seed: 7, Now: clock.Now})
@@ -209,7 +225,7 @@ func (e *attachEnv) flatten() {
 	e.waitLegs("after flattening", 0, decimal.Zero)
 }
 
-var attachVenues = []contract.Exchange{contract.Paper, contract.Binance, contract.Bybit, contract.OKX, contract.Hyperliquid, contract.Paradex}
+var attachVenues = []contract.Exchange{contract.Paper, contract.Binance, contract.Bybit, contract.OKX, contract.Hyperliquid, contract.Paradex, contract.Aster}
 
 // TestEntryProtection: on every venue, an entry with takeProfit/stopLoss
 // is refused with the wrong side, shows its pair on dryRun (/v1 and MCP

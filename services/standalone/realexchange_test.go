@@ -42,7 +42,13 @@ func TestREADMERealExchange(t *testing.T) {
 		start func(t *testing.T) *testGateway
 		env   []string
 	}{
-		{"binance", func(t *testing.T) *testGateway { return startBinance(t, sim.Config{}).testGateway },
+		{"binance", func(t *testing.T) *testGateway {
+			// Its websockets (the user data stream too) on the simulator's host.
+			return startBinanceAt(t, sim.Config{}, nil, func(c *Config) {
+				c.Binance.MainnetStreamURL = "ws" + strings.TrimPrefix(c.Binance.MainnetURL, "http")
+				c.Binance.TestnetStreamURL = c.Binance.MainnetStreamURL
+			}).testGateway
+		},
 			[]string{"API_KEY=" + simTestKey, "API_SECRET=" + simTestSecret}},
 		{"bybit", func(t *testing.T) *testGateway { return startBybit(t, bybitsim.Config{}, nil).testGateway },
 			[]string{"API_KEY=" + bybitKey, "API_SECRET=" + bybitSecret}},
@@ -78,8 +84,10 @@ func TestREADMERealExchange(t *testing.T) {
 			if err != nil {
 				t.Fatalf("README section on %s: %v\n%s", v.name, err, out)
 			}
+			// The events stream printed the order from the venue's private
+			// stream: open, then cancelled.
 			for _, want := range []string{"true\n", `{"success":true,"leverage":3}`, `"dryRun":true`,
-				`"credentials":[{"credentialId"`, `"exchange":"` + v.name + `"`} {
+				`"credentials":[{"credentialId"`, `"exchange":"` + v.name + `"`, `"type":"order"`, `"status":"OPEN"`, `"status":"CANCELLED"`} {
 				if !strings.Contains(string(out), want) {
 					t.Errorf("the run on %s printed no %s:\n%s", v.name, want, out)
 				}

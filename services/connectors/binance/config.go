@@ -28,6 +28,9 @@ type Config struct {
 	// MainnetStreamURL and TestnetStreamURL are the websocket bases.
 	MainnetStreamURL, TestnetStreamURL string
 	RecvWindow                         time.Duration // PERPGATE_BINANCE_RECV_WINDOW (milliseconds): how long a signed request stays valid
+	// ListenKeyKeepAlive is how often the user data stream's listen key is
+	// extended; 30 min when zero (the key lives 60).
+	ListenKeyKeepAlive time.Duration
 }
 
 // DefaultConfig returns the defaults: Binance's public hosts, a 5 s
@@ -69,4 +72,20 @@ func (c Config) streamURL(env contract.Environment) string {
 		return strings.TrimRight(c.TestnetStreamURL, "/")
 	}
 	return strings.TrimRight(c.MainnetStreamURL, "/")
+}
+
+// privateURL is env's user data socket base, the listen key appended:
+// the /private route since Binance split its websocket URLs
+// (…/usds-margined-futures/user-data-streams/Connect). Whether the
+// testnet host kept the legacy /ws/<listenKey> instead is not documented;
+// PERPGATE_BINANCE_WS_URL moves the base, as for the market streams.
+func (c Config) privateURL(env contract.Environment) string {
+	return c.streamURL(env) + "/private/ws"
+}
+
+func (c Config) listenKeyKeepAlive() time.Duration {
+	if c.ListenKeyKeepAlive > 0 {
+		return c.ListenKeyKeepAlive
+	}
+	return 30 * time.Minute
 }

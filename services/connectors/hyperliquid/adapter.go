@@ -1013,13 +1013,26 @@ func (a *Adapter) SetLeverage(ctx context.Context, c connector.Credential, m con
 // (derived from the clientOrderId as at placement) answers any state; a
 // filled order's price and fee come from its fills.
 func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, _ connector.Market, clientOrderID string) (connector.FoundOrder, bool, error) {
+	return a.findOrder(ctx, c, Cloid(c.ID, clientOrderID), clientOrderID)
+}
+
+// FindOrderByID implements connector.OrderByIDFinder: orderStatus by oid.
+func (a *Adapter) FindOrderByID(ctx context.Context, c connector.Credential, _ connector.Market, orderID string) (connector.FoundOrder, bool, error) {
+	oid, err := strconv.ParseUint(orderID, 10, 64)
+	if err != nil {
+		return connector.FoundOrder{}, false, nil // not an order id of Hyperliquid's
+	}
+	return a.findOrder(ctx, c, oid, "")
+}
+
+// findOrder reads one order by ref (an oid or a cloid) with orderStatus.
+func (a *Adapter) findOrder(ctx context.Context, c connector.Credential, ref any, clientOrderID string) (connector.FoundOrder, bool, error) {
 	acct, err := a.account(c)
 	if err != nil {
 		return connector.FoundOrder{}, false, err
 	}
 	var st OrderStatusResponse
-	cloid := Cloid(c.ID, clientOrderID)
-	if err := a.info(ctx, c, map[string]any{"type": "orderStatus", "user": acct.user, "oid": cloid}, &st); err != nil {
+	if err := a.info(ctx, c, map[string]any{"type": "orderStatus", "user": acct.user, "oid": ref}, &st); err != nil {
 		return connector.FoundOrder{}, false, err
 	}
 	if st.Status != "order" || st.Order == nil {

@@ -514,6 +514,26 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, m conne
 	if err != nil || !found {
 		return connector.FoundOrder{}, false, err
 	}
+	return a.found(ctx, c, m, o), true, nil
+}
+
+// FindOrderByID implements connector.OrderByIDFinder with GET /orders/{id}.
+func (a *Adapter) FindOrderByID(ctx context.Context, c connector.Credential, m connector.Market, orderID string) (connector.FoundOrder, bool, error) {
+	if orderID == "" || url.PathEscape(orderID) != orderID {
+		return connector.FoundOrder{}, false, nil
+	}
+	o, err := a.read(ctx, c, orderID)
+	if ce, ok := contract.AsError(err); ok && ce.Reason == contract.ReasonOrderNotFound {
+		return connector.FoundOrder{}, false, nil
+	}
+	if err != nil {
+		return connector.FoundOrder{}, false, err
+	}
+	return a.found(ctx, c, m, o), true, nil
+}
+
+// found is o with the fee of its fills.
+func (a *Adapter) found(ctx context.Context, c connector.Credential, m connector.Market, o orderResp) connector.FoundOrder {
 	out := connector.FoundOrder{Order: orderFromWire(o), AvgPrice: o.AvgFillPrice.D(), Fee: decimal.Zero}
 	if out.FilledSize.IsPositive() {
 		if fills, err := a.fills(ctx, c, marketQuery(m), 200); err == nil {
@@ -524,5 +544,5 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, m conne
 			}
 		}
 	}
-	return out, true, nil
+	return out
 }

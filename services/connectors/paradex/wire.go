@@ -109,17 +109,18 @@ type orderResp struct {
 
 // fillResp is one row of GET /fills.
 type fillResp struct {
-	ID        string        `json:"id"`
-	OrderID   string        `json:"order_id"`
-	ClientID  string        `json:"client_id"`
-	Market    string        `json:"market"`
-	Side      string        `json:"side"`
-	Size      dec           `json:"size"`
-	Price     dec           `json:"price"`
-	Fee       dec           `json:"fee"`
-	Liquidity string        `json:"liquidity"`
-	FillType  string        `json:"fill_type"`
-	CreatedAt connector.Int `json:"created_at"`
+	ID          string        `json:"id"`
+	OrderID     string        `json:"order_id"`
+	ClientID    string        `json:"client_id"`
+	Market      string        `json:"market"`
+	Side        string        `json:"side"`
+	Size        dec           `json:"size"`
+	Price       dec           `json:"price"`
+	Fee         dec           `json:"fee"`
+	FeeCurrency string        `json:"fee_currency"`
+	Liquidity   string        `json:"liquidity"`
+	FillType    string        `json:"fill_type"`
+	CreatedAt   connector.Int `json:"created_at"`
 	// RealizedPnl is what the fill closed; empty when Paradex leaves it out.
 	RealizedPnl dec `json:"realized_pnl"`
 }

@@ -72,6 +72,8 @@ type Server struct {
 	mu      sync.Mutex
 	algos   map[int64]*algo
 	algoSeq int64
+
+	priv privHub // user data stream (account.go)
 }
 
 // New returns a simulator with cfg's defaults filled in.

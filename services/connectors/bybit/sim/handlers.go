@@ -250,16 +250,23 @@ func (s *Server) wallet(q *req) (any, *apiErr) {
 	if err != nil {
 		return nil, errf(10016, "%v", err)
 	}
+	row := walletRow(b)
+	return map[string]any{"list": []map[string]any{row}}, nil
+}
+
+// walletRow is the unified account's row, as the wallet-balance answer
+// and the wallet topic carry it.
+func walletRow(b paper.Balance) map[string]any {
 	im := b.PositionMargin.Add(b.OrderMargin)
 	coin := map[string]any{"coin": "USDT", "equity": b.Equity.String(), "usdValue": b.Equity.String(), "walletBalance": b.Wallet.String(),
 		"unrealisedPnl": b.UnrealizedPnL.String(), "totalPositionIM": b.PositionMargin.String(), "totalOrderIM": b.OrderMargin.String(),
 		"locked": "0", "bonus": "0", "availableToWithdraw": "", "marginCollateral": true, "collateralSwitch": true}
-	return map[string]any{"list": []map[string]any{{
+	return map[string]any{
 		"accountType": "UNIFIED", "totalEquity": b.Equity.String(), "totalWalletBalance": b.Wallet.String(),
 		"totalMarginBalance": b.Equity.String(), "totalAvailableBalance": b.FreeCollateral.String(), "totalPerpUPL": b.UnrealizedPnL.String(),
 		"totalInitialMargin": im.String(), "totalMaintenanceMargin": "0", "accountIMRate": "0", "accountMMRate": "0", "accountLTV": "0",
 		"coin": []map[string]any{coin},
-	}}}, nil
+	}
 }
 
 // account/account-info
@@ -534,6 +541,9 @@ func (s *Server) place(q *req, b createBody) (*bybitOrder, *apiErr) {
 		s.byPaper[q.key+" "+bo.PaperID] = bo.ID
 	}
 	s.mu.Unlock()
+	if bo.frozen != nil {
+		s.pushFrozen(q.key, bo)
+	}
 	return bo, nil
 }
 

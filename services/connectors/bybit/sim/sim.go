@@ -94,7 +94,8 @@ type Server struct {
 	calls   map[string][]time.Time // apiKey + path → request times in the last second
 	lag     int                    // order reads by id still to answer empty (LagReads)
 
-	hub hub // public websockets (stream.go)
+	hub  hub     // public websockets (stream.go)
+	priv privHub // private websocket (account.go)
 }
 
 // New returns a simulator with cfg's defaults filled in.
@@ -223,6 +224,10 @@ func errf(code int, format string, args ...any) *apiErr {
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && r.URL.Path == "/v5/public/linear" {
 		s.serveStream(rw, r)
+		return
+	}
+	if r.Method == http.MethodGet && r.URL.Path == "/v5/private" {
+		s.servePrivate(rw, r)
 		return
 	}
 	now := s.cfg.Now()

@@ -334,7 +334,9 @@ func (s *Sim) placeOne(user string, o hl.OrderWire, positionTpsl bool) any {
 	// Position TP/SL belong to the position: the venue cancels the sibling
 	// when one fires and both when the position closes
 	// (https://hyperliquid.gitbook.io/hyperliquid-docs/trading/take-profit-and-stop-loss-orders-tp-sl).
-	req := paper.OrderRequest{Market: as.Name, Side: side, Size: size, Price: px, ReduceOnly: o.ReduceOnly, PositionLinked: positionTpsl}
+	// The cloid rides on the paper order, so its events carry it.
+	req := paper.OrderRequest{Market: as.Name, Side: side, Size: size, Price: px, ReduceOnly: o.ReduceOnly, PositionLinked: positionTpsl,
+		ClientOrderID: strings.ToLower(o.Cloid)}
 	ex := orderExtra{limitPx: num(px), cloid: strings.ToLower(o.Cloid), positionTpsl: positionTpsl, asset: o.Asset}
 	ioc := false
 	switch {

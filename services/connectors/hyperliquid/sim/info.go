@@ -43,6 +43,9 @@ func (s *Sim) serveInfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	user := strings.ToLower(req.User)
+	s.mu.Lock()
+	s.infoTypes[req.Type]++
+	s.mu.Unlock()
 	switch req.Type {
 	case "meta":
 		writeJSON(w, s.meta())
@@ -260,17 +263,22 @@ func (s *Sim) fills(user string, byTime bool, start int64, end *int64) []hl.User
 		if byTime && (t < start || (end != nil && t > *end)) {
 			continue
 		}
-		side, dir := "A", "Close Long"
-		if f.Side == paper.Buy {
-			side, dir = "B", "Open Long"
-		}
-		tid, _ := strconv.ParseUint(f.ID, 10, 64)
-		oid, _ := strconv.ParseUint(f.OrderID, 10, 64)
-		out = append(out, hl.UserFill{Coin: f.Market, Px: num(f.Price), Sz: num(f.Size), Side: side, Time: connector.Int(t),
-			StartPosition: "0", Dir: dir, ClosedPnl: num(f.RealizedPnL), Hash: "0x" + strings.Repeat("0", 64),
-			Oid: connector.Int(oid), Crossed: f.Liquidity == paper.Taker, Fee: num(f.Fee), Tid: connector.Int(tid), FeeToken: "USDC"})
+		out = append(out, s.userFill(f))
 	}
 	return out
+}
+
+// userFill is one fill as userFills (info and websocket) answers it.
+func (s *Sim) userFill(f paper.Fill) hl.UserFill {
+	side, dir := "A", "Close Long"
+	if f.Side == paper.Buy {
+		side, dir = "B", "Open Long"
+	}
+	tid, _ := strconv.ParseUint(f.ID, 10, 64)
+	oid, _ := strconv.ParseUint(f.OrderID, 10, 64)
+	return hl.UserFill{Coin: f.Market, Px: num(f.Price), Sz: num(f.Size), Side: side, Time: connector.Int(f.Time.UnixMilli()),
+		StartPosition: "0", Dir: dir, ClosedPnl: num(f.RealizedPnL), Hash: "0x" + strings.Repeat("0", 64),
+		Oid: connector.Int(oid), Crossed: f.Liquidity == paper.Taker, Fee: num(f.Fee), Tid: connector.Int(tid), FeeToken: "USDC"}
 }
 
 var orderStates = map[paper.OrderStatus]string{paper.Open: "open", paper.Pending: "open", paper.Filled: "filled",

@@ -79,23 +79,25 @@ type Sim struct {
 	now    func() time.Time
 	assets []Asset
 	ws     simkit.Sockets[*websocket.Conn] // websockets (stream.go)
+	feed   feed                            // account subscriptions (account.go)
 
-	mu       sync.Mutex
-	users    map[string]bool
-	agents   map[string]agent               // agentKey → master
-	vaults   map[string]string              // vault → leader
-	nonces   map[string][]uint64            // signer → highest nonces, ascending
-	cloids   map[string]map[string]string   // user → cloid → paper order id
-	extra    map[string]orderExtra          // paper order id → wire details
-	received []hl.OrderWire                 // every order wire of accepted actions
-	actions  []Action                       // every accepted action
-	signers  map[string]map[uint64]struct{} // for tests: nonces accepted per signer
-	budgets  map[string]*budget             // per user address and class
-	reqCap   int
-	pageCap  int
-	deadman  map[string]*scheduled // user → scheduleCancel (amend.go)
-	requests atomic.Int64          // requests received on both paths, for tests
-	actionRq atomic.Int64          // requests received on /exchange
+	mu        sync.Mutex
+	users     map[string]bool
+	agents    map[string]agent               // agentKey → master
+	vaults    map[string]string              // vault → leader
+	nonces    map[string][]uint64            // signer → highest nonces, ascending
+	cloids    map[string]map[string]string   // user → cloid → paper order id
+	extra     map[string]orderExtra          // paper order id → wire details
+	received  []hl.OrderWire                 // every order wire of accepted actions
+	actions   []Action                       // every accepted action
+	signers   map[string]map[uint64]struct{} // for tests: nonces accepted per signer
+	budgets   map[string]*budget             // per user address and class
+	reqCap    int
+	pageCap   int
+	deadman   map[string]*scheduled // user → scheduleCancel (amend.go)
+	requests  atomic.Int64          // requests received on both paths, for tests
+	infoTypes map[string]int        // /info requests by type, for tests
+	actionRq  atomic.Int64          // requests received on /exchange
 }
 
 // budget is one address's use of one allowance (actions or cancels).
@@ -155,11 +157,14 @@ func New(cfg Config) *Sim {
 	if cfg.RequestCap <= 0 {
 		cfg.RequestCap = 10000
 	}
-	return &Sim{eng: eng, now: cfg.Now, assets: cfg.Assets,
+	s := &Sim{eng: eng, now: cfg.Now, assets: cfg.Assets,
 		users: map[string]bool{}, agents: map[string]agent{}, vaults: map[string]string{},
 		nonces: map[string][]uint64{}, cloids: map[string]map[string]string{}, extra: map[string]orderExtra{},
 		signers: map[string]map[uint64]struct{}{}, budgets: map[string]*budget{}, reqCap: cfg.RequestCap,
-		pageCap: cfg.PageCap}
+		pageCap: cfg.PageCap, infoTypes: map[string]int{}, feed: feed{wake: make(chan struct{}, 1), clients: map[*wsClient]bool{}}}
+	eng.OnEvent(s.sink)
+	go s.dispatch()
+	return s
 }
 
 // Engine exposes the paper engine, so tests can move prices.
@@ -217,6 +222,17 @@ func (s *Sim) Actions() []Action {
 // Requests counts the HTTP requests the simulator received (both paths,
 // accepted or not).
 func (s *Sim) Requests() int64 { return s.requests.Load() }
+
+// InfoRequests counts the /info requests of these types received so far.
+func (s *Sim) InfoRequests(types ...string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, t := range types {
+		n += s.infoTypes[t]
+	}
+	return n
+}
 
 // ExchangeRequests counts the /exchange requests the simulator received,
 // accepted or not.

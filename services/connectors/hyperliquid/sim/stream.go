@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -23,6 +22,7 @@ const streamEvery = 500 * time.Millisecond
 type subscription struct {
 	Type string `json:"type"`
 	Coin string `json:"coin,omitempty"`
+	User string `json:"user,omitempty"` // account subscriptions (account.go)
 }
 
 type wsRequest struct {
@@ -37,28 +37,20 @@ func (s *Sim) StreamDials() int { return s.ws.Dials() }
 func (s *Sim) DropStreams() { s.ws.Drop() }
 
 func (s *Sim) serveWS(w http.ResponseWriter, r *http.Request) {
-	c, release, err := s.ws.Accept(w, r, func(ws *websocket.Conn) *websocket.Conn { return ws }, nil)
+	ws, release, err := s.ws.Accept(w, r, func(ws *websocket.Conn) *websocket.Conn { return ws }, nil)
 	if err != nil {
 		return
 	}
 	defer release()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	var mu sync.Mutex // subs, and one writer at a time
-	subs := map[subscription]bool{}
-	write := func(channel string, data any) bool {
-		b, err := json.Marshal(map[string]any{"channel": channel, "data": data})
-		if err != nil {
-			return true
-		}
-		wctx, wc := context.WithTimeout(ctx, 5*time.Second)
-		defer wc()
-		return c.Write(wctx, websocket.MessageText, b) == nil
-	}
+	c := &wsClient{ws: ws, ctx: ctx, subs: map[subscription]bool{}}
+	s.feed.join(c)
+	defer s.feed.leave(c)
 	go func() {
 		defer cancel()
 		for {
-			_, data, err := c.Read(ctx)
+			_, data, err := ws.Read(ctx)
 			if err != nil {
 				return
 			}
@@ -66,19 +58,7 @@ func (s *Sim) serveWS(w http.ResponseWriter, r *http.Request) {
 			if json.Unmarshal(data, &req) != nil {
 				continue
 			}
-			mu.Lock()
-			switch req.Method {
-			case "ping":
-				write("pong", nil)
-			case "subscribe", "unsubscribe":
-				if req.Method == "subscribe" {
-					subs[req.Subscription] = true
-				} else {
-					delete(subs, req.Subscription)
-				}
-				write("subscriptionResponse", req)
-			}
-			mu.Unlock()
+			s.request(c, req)
 		}
 	}()
 	t := time.NewTicker(streamEvery)
@@ -90,17 +70,41 @@ func (s *Sim) serveWS(w http.ResponseWriter, r *http.Request) {
 		case <-t.C:
 		case <-s.eng.Changed():
 		}
-		mu.Lock()
-		ok := true
-		for sub := range subs {
+		c.mu.Lock()
+		ok, follows := true, false
+		for sub := range c.subs {
+			follows = follows || sub.User != ""
 			if ok {
-				ok = s.push(sub, write)
+				ok = s.push(sub, c.write)
 			}
 		}
-		mu.Unlock()
+		c.mu.Unlock()
+		if follows { // resting orders fill and funding settles while nobody calls
+			s.eng.Tick()
+		}
 		if !ok {
 			return
 		}
+	}
+}
+
+// request answers one client message: ping, subscribe or unsubscribe.
+func (s *Sim) request(c *wsClient, req wsRequest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch req.Method {
+	case "ping":
+		c.write("pong", nil)
+	case "subscribe":
+		if userChannels[req.Subscription.Type] {
+			s.subscribeUser(c, req)
+			return
+		}
+		c.subs[req.Subscription] = true
+		c.write("subscriptionResponse", req)
+	case "unsubscribe":
+		delete(c.subs, req.Subscription)
+		c.write("subscriptionResponse", req)
 	}
 }
 

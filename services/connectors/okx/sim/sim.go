@@ -105,7 +105,8 @@ type Server struct {
 	deadSeq int64
 	after   map[string]*time.Timer // apiKey → cancel-all-after countdown
 
-	ws simkit.Sockets[*websocket.Conn] // public websockets (stream.go)
+	ws   simkit.Sockets[*websocket.Conn] // public websockets (stream.go)
+	priv privHub                         // private websocket (private.go)
 }
 
 type accountMode struct {
@@ -216,6 +217,10 @@ func (q *req) get(name string) string { return q.query.Get(name) }
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && r.URL.Path == "/ws/v5/public" {
 		s.serveStream(rw, r)
+		return
+	}
+	if r.Method == http.MethodGet && isPrivatePath(r.URL.Path) {
+		s.servePrivate(rw, r)
 		return
 	}
 	rt, ok := s.routes[r.Method+" "+r.URL.Path]

@@ -280,7 +280,9 @@ func (s *Server) killPostOnly(q *req, in Instrument, get fields) map[string]stri
 		"side": get("side"), "posSide": "net", "tdMode": "cross", "accFillSz": "0", "fillPx": "", "avgPx": "",
 		"state": "canceled", "lever": "20", "fee": "0", "feeCcy": "USDT", "reduceOnly": strconv.FormatBool(get("reduceOnly") == "true"),
 		"cancelSource": "31", "cancelSourceReason": "Post only order would take liquidity", "cTime": ms(q.now), "uTime": ms(q.now)}}
+	wire := s.dead[id].wire
 	s.mu.Unlock()
+	s.pushDead(q.key, wire)
 	return map[string]string{"ordId": id, "clOrdId": get("clOrdId"), "tag": "", "ts": ms(q.now), "sCode": "0", "sMsg": "Order placed"}
 }
 

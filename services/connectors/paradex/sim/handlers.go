@@ -319,11 +319,16 @@ func (s *Server) account(q *req) (int, any, *apiErr) {
 	if err != nil {
 		return 0, nil, errf(http.StatusInternalServerError, "INTERNAL_ERROR", "%v", err)
 	}
+	return ok(accountRow(q.account, b, q.now))
+}
+
+// accountRow is AccountSummaryResponse (REST and the account channel).
+func accountRow(account string, b paper.Balance, now time.Time) map[string]any {
 	im := b.PositionMargin.Add(b.OrderMargin)
-	return ok(map[string]any{"account": q.account, "account_value": b.Equity.String(), "free_collateral": b.FreeCollateral.String(),
+	return map[string]any{"account": account, "account_value": b.Equity.String(), "free_collateral": b.FreeCollateral.String(),
 		"total_collateral": b.Wallet.String(), "initial_margin_requirement": im.String(), "maintenance_margin_requirement": im.Div(decimal.NewFromInt(2)).String(),
 		"margin_cushion": b.Equity.Sub(im.Div(decimal.NewFromInt(2))).String(), "status": "ACTIVE", "settlement_asset": "USDC",
-		"updated_at": q.now.UnixMilli(), "seq_no": q.now.UnixMilli()})
+		"updated_at": now.UnixMilli(), "seq_no": now.UnixNano(), "last_seen_notification": 0}
 }
 
 // https://docs.paradex.trade/api/prod/balance/get-balances: token balances (USDC collateral).
@@ -341,21 +346,32 @@ func (s *Server) positions(q *req) (int, any, *apiErr) {
 	for _, sym := range s.eng.MarketSymbols() {
 		ps, _ := s.eng.Positions(q.account, sym)
 		for _, p := range ps {
-			size := p.Size
-			if p.Side == paper.Short {
-				size = size.Neg()
-			}
-			rows = append(rows, map[string]any{"id": q.account + "-" + p.Market, "account": q.account, "market": p.Market,
-				"side": string(p.Side), "size": size.String(), "average_entry_price": p.EntryPrice.String(),
-				"average_entry_price_usd": p.EntryPrice.String(), "unrealized_pnl": p.UnrealizedPnL.String(),
-				"unrealized_funding_pnl": "0", "cost": p.EntryPrice.Mul(size).String(), "leverage": strconv.Itoa(p.Leverage),
-				"liquidation_price": "", "status": "OPEN", "created_at": q.now.UnixMilli(), "last_updated_at": q.now.UnixMilli()})
-			if s.cfg.NoPositionLeverage {
-				delete(rows[len(rows)-1], "leverage")
-			}
+			rows = append(rows, s.positionRow(q.account, p, q.now))
 		}
 	}
 	return ok(results(rows))
+}
+
+// positionRow is PositionResp (REST and the positions channel): size
+// signed; a closed position (paper side FLAT) is status CLOSED, size 0.
+func (s *Server) positionRow(account string, p paper.Position, now time.Time) map[string]any {
+	size, side, status := p.Size, string(p.Side), "OPEN"
+	switch p.Side {
+	case paper.Short:
+		size = size.Neg()
+	case paper.Flat:
+		side, status = "LONG", "CLOSED"
+	}
+	row := map[string]any{"id": account + "-" + p.Market, "account": account, "market": p.Market,
+		"side": side, "size": size.String(), "average_entry_price": p.EntryPrice.String(),
+		"average_entry_price_usd": p.EntryPrice.String(), "unrealized_pnl": p.UnrealizedPnL.String(),
+		"unrealized_funding_pnl": "0", "cost": p.EntryPrice.Mul(size).String(), "leverage": strconv.Itoa(p.Leverage),
+		"liquidation_price": "", "status": status, "created_at": now.UnixMilli(), "last_updated_at": now.UnixMilli(),
+		"seq_no": now.UnixNano()}
+	if s.cfg.NoPositionLeverage {
+		delete(row, "leverage")
+	}
+	return row
 }
 
 // https://docs.paradex.trade/api/prod/fills/list-fills: newest first, page_size at most 5000 (default 100).
@@ -382,13 +398,19 @@ func (s *Server) fills(q *req) (int, any, *apiErr) {
 		if len(rows) == size {
 			break
 		}
-		rows = append(rows, map[string]any{"id": "f" + f.ID, "order_id": s.byPaper[q.account+" "+f.OrderID], "client_id": f.ClientOrderID,
-			"market": f.Market, "side": string(f.Side), "size": f.Size.String(), "price": f.Price.String(), "fee": f.Fee.String(),
-			"fee_currency": "USDC", "liquidity": string(f.Liquidity), "fill_type": "FILL", "created_at": f.Time.UnixMilli(),
-			"realized_pnl": f.RealizedPnL.String(), "remaining_size": "0"})
+		rows = append(rows, s.fillRow(q.account, f))
 	}
 	s.mu.Unlock()
 	return ok(results(rows))
+}
+
+// fillRow is FillResult (REST and the fills channel); s.mu is held.
+func (s *Server) fillRow(account string, f paper.Fill) map[string]any {
+	return map[string]any{"id": "f" + f.ID, "order_id": s.byPaper[account+" "+f.OrderID], "client_id": f.ClientOrderID,
+		"market": f.Market, "side": string(f.Side), "size": f.Size.String(), "price": f.Price.String(), "fee": f.Fee.String(),
+		"fee_currency": "USDC", "liquidity": string(f.Liquidity), "fill_type": "FILL", "created_at": f.Time.UnixMilli(),
+		"realized_pnl": f.RealizedPnL.String(), "remaining_size": "0", "account": account, "realized_funding": "0",
+		"flags": []string{}}
 }
 
 // setMargin: https://docs.paradex.trade/api/prod/account/update-account-margin: leverage for a market,

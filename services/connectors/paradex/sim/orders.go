@@ -140,6 +140,7 @@ func (s *Server) accept(q *req, b stark.OrderRequest) *order {
 	s.orders[o.ID] = o
 	s.intake = append(s.intake, o)
 	s.mu.Unlock()
+	s.feed.push(o.Account, "orders", b.Market, s.row(o, nil)) // NEW
 	return o
 }
 
@@ -198,6 +199,15 @@ func (s *Server) runIntake(now time.Time) {
 }
 
 func (s *Server) process(o *order) {
+	// The engine's events of this placement wait (feed.barrier) until the
+	// Paradex id is mapped, so the private stream can name the order.
+	s.feed.barrier.Lock()
+	defer s.feed.barrier.Unlock()
+	defer func() {
+		if o.frozen { // closed without reaching the engine; after s.mu is released
+			s.feed.push(o.Account, "orders", o.Req.Market, s.row(o, nil))
+		}
+	}()
 	b := o.Req
 	size, _ := decimal.NewFromString(b.Size)
 	r := paper.OrderRequest{Market: b.Market, Side: paper.Side(b.Side), Type: orderTypes[b.Type], Size: size,
@@ -245,6 +255,21 @@ func (s *Server) process(o *order) {
 // view renders an order as OrderResp (orders/get-order).
 func (s *Server) view(o *order) map[string]any {
 	s.mu.Lock()
+	pid := o.PaperID
+	s.mu.Unlock()
+	var po *paper.Order
+	if pid != "" {
+		if p, err := s.eng.Order(o.Account, pid); err == nil {
+			po = &p
+		}
+	}
+	return s.row(o, po)
+}
+
+// row renders an order as OrderResp with po its paper state (nil before
+// the engine took it).
+func (s *Server) row(o *order, po *paper.Order) map[string]any {
+	s.mu.Lock()
 	intake, frozen, reason, pid := o.intake, o.frozen, o.Reason, o.PaperID
 	s.mu.Unlock()
 	b := o.Req
@@ -264,17 +289,14 @@ func (s *Server) view(o *order) map[string]any {
 	case intake:
 	case frozen:
 		row["status"], row["cancel_reason"] = "CLOSED", reason
-	default:
-		po, err := s.eng.Order(o.Account, pid)
-		if err != nil {
-			break
-		}
+	case pid != "" && po != nil:
 		row["remaining_size"] = po.Size.Sub(po.FilledSize).String()
 		row["size"] = po.Size.String()
 		if po.FilledSize.IsPositive() {
 			row["avg_fill_price"] = po.AvgFillPrice.String()
 		}
 		row["last_updated_at"] = po.UpdatedAt.UnixMilli()
+		row["seq_no"] = po.UpdatedAt.UnixNano()
 		switch po.Status {
 		case paper.Open:
 			row["status"] = "OPEN"
@@ -404,6 +426,7 @@ func (s *Server) cancelOne(o *order) bool {
 		}
 		s.intake = kept
 		s.mu.Unlock()
+		s.feed.push(o.Account, "orders", o.Req.Market, s.row(o, nil))
 		return true
 	}
 	frozen, pid := o.frozen, o.PaperID

@@ -13,9 +13,9 @@
 // local stand-in for Paradex.
 //
 // Each handler names the Paradex API reference page its answer follows
-// (https://docs.paradex.trade/api/prod/...). The public websocket (markets_summary and
-// order_book) is served at /v1 (stream.go). Left out: private channels, order
-// modification, isolated margin, price bands and the open-order cap.
+// (https://docs.paradex.trade/api/prod/...). The websocket is served at /v1: public
+// markets_summary and order_book (stream.go), and the private channels after auth with
+// a JWT (account.go). Left out: isolated margin, price bands and the open-order cap.
 package sim
 
 import (
@@ -110,7 +110,8 @@ type Server struct {
 	leverage map[string]int
 	calls    map[string][]time.Time // class + account → request times in the window
 
-	hub hub // public websocket (stream.go)
+	hub  hub  // websocket (stream.go)
+	feed feed // its private channels (account.go)
 }
 
 // engineMarkets are the markets without their minimum notional: Paradex
@@ -155,7 +156,10 @@ func New(cfg Config) *Server {
 		leverage: map[string]int{},
 		calls:    map[string][]time.Time{},
 		hub:      hub{seq: map[string]int64{}},
+		feed:     feed{wake: make(chan struct{}, 1)},
 	}
+	s.eng.OnEvent(s.feed.engineEvent)
+	go s.dispatch()
 	for addr, pub := range cfg.Accounts {
 		if err := s.AddAccount(addr, pub); err != nil {
 			panic(err)
@@ -292,8 +296,16 @@ func (s *Server) jwt(account string, now time.Time) string {
 // bearer checks Authorization: Bearer <jwt> and returns the account.
 func (s *Server) bearer(r *http.Request, now time.Time) (string, *apiErr) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return "", errf(http.StatusUnauthorized, "INVALID_TOKEN", "missing or malformed jwt")
+	}
+	return s.checkJWT(tok, now)
+}
+
+// checkJWT checks one of the simulator's tokens and returns the account.
+func (s *Server) checkJWT(tok string, now time.Time) (string, *apiErr) {
 	parts := strings.Split(tok, ".")
-	if !ok || len(parts) != 3 {
+	if len(parts) != 3 {
 		return "", errf(http.StatusUnauthorized, "INVALID_TOKEN", "missing or malformed jwt")
 	}
 	m := hmac.New(sha256.New, s.secret)

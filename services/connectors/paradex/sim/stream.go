@@ -44,13 +44,16 @@ type hub struct {
 	mu      sync.Mutex
 	seq     map[string]int64 // market → seq_no of the last book frame
 	pongs   int
+	dials   int  // sockets that took a public channel (StreamDials)
 	muted   bool // MuteStreams: sockets stay open, nothing is sent
 }
 
 type wsConn struct {
 	*simkit.Outbox
-	mu   sync.Mutex
-	subs map[string]bool
+	mu      sync.Mutex
+	subs    map[string]bool
+	account string // set by the auth method (account.go)
+	public  bool   // took a public channel: a market-data socket
 }
 
 func (c *wsConn) subscribed(ch string) bool {
@@ -64,6 +67,7 @@ type rpcReq struct {
 	Method  string `json:"method"`
 	Params  struct {
 		Channel string `json:"channel"`
+		Bearer  string `json:"bearer"` // auth
 	} `json:"params"`
 	ID json.RawMessage `json:"id"`
 }
@@ -134,17 +138,29 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		ch := q.Params.Channel
+		if q.Method == "auth" {
+			s.streamAuth(conn, q, in)
+			continue
+		}
 		var fail string
 		conn.mu.Lock()
 		switch q.Method {
 		case "subscribe":
 			switch {
-			case !s.known(ch):
+			case private(ch) && conn.account == "":
+				fail = "authenticate (method auth) before subscribing to " + ch
+			case !s.known(ch) && !(private(ch) && s.knownPrivate(ch)):
 				fail = "unknown channel " + ch
 			case conn.subs[ch]:
 				fail = "already subscribed to " + ch
 			default:
 				conn.subs[ch] = true
+				if !private(ch) && !conn.public {
+					conn.public = true
+					s.hub.mu.Lock()
+					s.hub.dials++
+					s.hub.mu.Unlock()
+				}
 			}
 		case "unsubscribe":
 			if !conn.subs[ch] {
@@ -164,8 +180,14 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// StreamDials counts websocket connections accepted so far.
-func (s *Server) StreamDials() int { return s.hub.sockets.Dials() }
+// StreamDials counts the market-data sockets so far: those that
+// subscribed to a public channel (an account feed's socket takes only
+// private ones).
+func (s *Server) StreamDials() int {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	return s.hub.dials
+}
 
 // StreamPongs counts protocol pings clients answered.
 func (s *Server) StreamPongs() int {
@@ -174,15 +196,17 @@ func (s *Server) StreamPongs() int {
 	return s.hub.pongs
 }
 
-// StreamChannels lists the channels open sockets are subscribed to, each
-// once per socket, sorted.
+// StreamChannels lists the public channels open sockets are subscribed
+// to, each once per socket, sorted.
 func (s *Server) StreamChannels() []string {
 	conns := s.hub.sockets.Open()
 	var out []string
 	for _, c := range conns {
 		c.mu.Lock()
 		for ch := range c.subs {
-			out = append(out, ch)
+			if !private(ch) {
+				out = append(out, ch)
+			}
 		}
 		c.mu.Unlock()
 	}
@@ -220,6 +244,10 @@ func (s *Server) pump() {
 		s.hub.mu.Unlock()
 		if muted {
 			continue
+		}
+		if following(conns) { // orders pass intake and rest fills while nobody calls REST
+			s.runIntake(s.cfg.Now())
+			s.eng.Tick()
 		}
 		now := s.cfg.Now()
 		for _, m := range s.eng.Markets() {

@@ -1,0 +1,295 @@
+package okx
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/shopspring/decimal"
+)
+
+var _ connector.AccountFeeder = (*Adapter)(nil)
+
+// Private websockets (fact sheet §1): live, and demo trading's own host
+// for testnet credentials.
+const (
+	LivePrivateURL = "wss://ws.okx.com:8443/ws/v5/private"
+	DemoPrivateURL = "wss://wspap.okx.com:8443/ws/v5/private"
+)
+
+// privateArgs are the channels followed: orders
+// (https://www.okx.com/docs-v5/en/#order-book-trading-trade-ws-order-channel;
+// its fills carry tradeId and fillSz, so the restricted fills channel is
+// not needed), positions
+// (#trading-account-websocket-positions-channel) and balance_and_position
+// (#trading-account-websocket-balance-and-position-channel).
+var privateArgs = []map[string]string{
+	{"channel": "orders", "instType": "SWAP"},
+	{"channel": "positions", "instType": "SWAP"},
+	{"channel": "balance_and_position"},
+}
+
+// privateURL is env's private socket; a REST base that is not OKX's (a
+// simulator) serves it on the same host.
+func (c Config) privateURL(env contract.Environment) string {
+	base := c.BaseURL(env)
+	switch {
+	case base != DefaultURL:
+		return "ws" + strings.TrimPrefix(base, "http") + "/ws/v5/private"
+	case env == contract.Testnet:
+		return DemoPrivateURL
+	}
+	return LivePrivateURL
+}
+
+// FollowAccount implements connector.AccountFeeder: login
+// (https://www.okx.com/docs-v5/en/#overview-websocket-login: timestamp in
+// seconds, sign = base64 HMAC-SHA256 of timestamp+"GET/users/self/verify"),
+// subscribe the three channels, then read; "ping" every 20 s inside OKX's
+// 30 s idle limit. Sizes come in contracts and leave in base units, as in
+// REST.
+func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, ready func(), emit func(connector.AccountEvent)) error {
+	k, err := credKeys(c)
+	if err != nil {
+		return err
+	}
+	ws, err := venuekit.Dial(ctx, "OKX private", a.cfg.privateURL(c.Environment))
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	ts := strconv.FormatInt(a.c.host(a.base(c)).clock.Now().Unix(), 10)
+	login := map[string]any{"op": "login", "args": []map[string]string{{"apiKey": k.apiKey, "passphrase": k.passphrase,
+		"timestamp": ts, "sign": sign(k.secret, ts, "GET", "/users/self/verify", "")}}}
+	if err := ws.WriteJSON(ctx, login); err != nil {
+		return fmt.Errorf("okx private stream: %w", err)
+	}
+	f := &privateFeed{a: a, c: c, ready: ready, emit: emit, ws: ws, trades: map[string]bool{}}
+	ws.Keepalive(pingEvery, func(ctx context.Context) error { return ws.WriteText(ctx, []byte("ping")) })
+	for {
+		data, err := ws.ReadWithin(ctx, privateSilence)
+		if err != nil {
+			return fmt.Errorf("okx private stream: %w", err)
+		}
+		if err := f.frame(ctx, data); err != nil {
+			return err
+		}
+	}
+}
+
+// privateSilence is how long the socket may send nothing, pongs included,
+// before the feed counts it dead: three missed pings.
+const privateSilence = 3 * pingEvery
+
+// privateFeed is one socket's state.
+type privateFeed struct {
+	a          *Adapter
+	c          connector.Credential
+	ready      func()
+	emit       func(connector.AccountEvent)
+	ws         *venuekit.Socket
+	subscribed int
+	trades     map[string]bool // tradeIds told on this socket
+}
+
+// privateMsg is an event answer or a push.
+type privateMsg struct {
+	Event string            `json:"event"`
+	Code  string            `json:"code"`
+	Msg   string            `json:"msg"`
+	Arg   map[string]string `json:"arg"`
+	Data  json.RawMessage   `json:"data"`
+}
+
+func (f *privateFeed) frame(ctx context.Context, data []byte) error {
+	if string(data) == "pong" {
+		return nil
+	}
+	var m privateMsg
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("okx private stream: unreadable frame: %w", err)
+	}
+	switch m.Event {
+	case "login":
+		if err := f.ws.WriteJSON(ctx, map[string]any{"op": "subscribe", "args": privateArgs}); err != nil {
+			return fmt.Errorf("okx private stream: %w", err)
+		}
+		return nil
+	case "error":
+		if f.subscribed == 0 && loginCode(m.Code) {
+			return contract.Upstream(contract.ReasonAuthenticationFailed, m.Code, m.Msg,
+				"OKX refused the private stream's login: %s (code %s); check the credential's apiKey, apiSecret and passphrase, and that a demo-trading key is stored as testnet", m.Msg, m.Code)
+		}
+		return fmt.Errorf("okx private stream: error %s: %s", m.Code, m.Msg)
+	case "subscribe":
+		if f.subscribed++; f.subscribed == len(privateArgs) {
+			f.ready()
+		}
+		return nil
+	case "":
+	default:
+		return nil // channel-conn-count, notice: informational
+	}
+	events, err := f.events(ctx, m.Arg["channel"], m.Data)
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		f.emit(e)
+	}
+	return nil
+}
+
+// loginCode reports the login refusals of OKX's websocket error codes
+// (#error-code-websocket-public): 60004-60007 timestamp, key and sign,
+// 60009 login failed, 60024 wrong passphrase, 60032 key in use elsewhere.
+func loginCode(code string) bool {
+	switch code {
+	case "60004", "60005", "60006", "60007", "60009", "60024", "60032":
+		return true
+	}
+	return false
+}
+
+// orderPush is an orders channel row.
+type orderPush struct {
+	order
+	TradeID    string `json:"tradeId"`
+	FillSz     dec    `json:"fillSz"`
+	FillPx     dec    `json:"fillPx"`
+	FillFee    dec    `json:"fillFee"`
+	FillFeeCcy string `json:"fillFeeCcy"`
+	FillPnl    dec    `json:"fillPnl"`
+	FillTime   ms     `json:"fillTime"`
+	ExecType   string `json:"execType"`
+	UTime      ms     `json:"uTime"`
+}
+
+// positionPush is a positions channel row.
+type positionPush struct {
+	position
+	LiqPx dec `json:"liqPx"`
+	UTime ms  `json:"uTime"`
+}
+
+// balancePush is a balance_and_position row; its posData repeats what the
+// positions channel says with more fields, so only balData is read.
+type balancePush struct {
+	PTime   ms `json:"pTime"`
+	BalData []struct {
+		Ccy     string `json:"ccy"`
+		CashBal dec    `json:"cashBal"`
+	} `json:"balData"`
+}
+
+func (f *privateFeed) events(ctx context.Context, channel string, data json.RawMessage) ([]connector.AccountEvent, error) {
+	var out []connector.AccountEvent
+	switch channel {
+	case "orders":
+		var rows []orderPush
+		if err := json.Unmarshal(data, &rows); err != nil {
+			return nil, fmt.Errorf("okx orders push: %w", err)
+		}
+		for _, r := range rows {
+			im, err := f.a.inst(ctx, f.c, r.InstID)
+			if err != nil {
+				continue // not a USDT swap of ours
+			}
+			at := time.UnixMilli(int64(r.UTime))
+			out = append(out, connector.AccountEvent{Time: at, Data: orderEvent(r, im)})
+			if r.TradeID != "" && r.FillSz.IsPositive() && !f.trades[r.TradeID] {
+				f.trades[r.TradeID] = true
+				out = append(out, connector.AccountEvent{Time: at, Data: fillEvent(r, im)})
+			}
+		}
+	case "positions":
+		var rows []positionPush
+		if err := json.Unmarshal(data, &rows); err != nil {
+			return nil, fmt.Errorf("okx positions push: %w", err)
+		}
+		for _, r := range rows {
+			if im, err := f.a.inst(ctx, f.c, r.InstID); err == nil {
+				out = append(out, connector.AccountEvent{Time: time.UnixMilli(int64(r.UTime)), Data: positionEvent(r, im)})
+			}
+		}
+	case "balance_and_position":
+		var rows []balancePush
+		if err := json.Unmarshal(data, &rows); err != nil {
+			return nil, fmt.Errorf("okx balance_and_position push: %w", err)
+		}
+		for _, r := range rows {
+			for _, b := range r.BalData {
+				wb := b.CashBal.D()
+				out = append(out, connector.AccountEvent{Time: time.UnixMilli(int64(r.PTime)),
+					Data: contract.BalanceEvent{Asset: b.Ccy, WalletBalance: &wb}})
+			}
+		}
+	}
+	return out, nil
+}
+
+// orderEvent: sizes from contracts to base units, as getOrders.
+func orderEvent(r orderPush, im instMeta) contract.OrderEvent {
+	o := orderFromWire(r.order, im)
+	e := contract.OrderEvent{OrderID: o.ID, ClientOrderID: o.ClientOrderID, Market: o.Market, Side: o.Side, Type: o.Type,
+		Size: o.Size, FilledSize: o.FilledSize, Status: o.Status, ReduceOnly: o.ReduceOnly}
+	if o.Price.IsPositive() {
+		p := o.Price
+		e.Price = &p
+	}
+	if ap := r.AvgPx.D(); o.FilledSize.IsPositive() && ap.IsPositive() {
+		e.AvgPrice = &ap
+	}
+	if e.Status == contract.StatusRejected {
+		e.Reason = "cancel_source_" + r.CancelSource
+		if r.CancelSource == cancelPostOnly {
+			e.Reason = "post_only_would_take"
+		}
+	}
+	return e
+}
+
+// fillEvent: a fill derived from the order push's last fill; OKX's fee is
+// negative when charged, the contract's is the cost.
+func fillEvent(r orderPush, im instMeta) contract.FillEvent {
+	liq := "TAKER"
+	if r.ExecType == "M" {
+		liq = "MAKER"
+	}
+	f := contract.FillEvent{FillID: r.TradeID, OrderID: r.OrdID, ClientOrderID: r.ClOrdID, Market: r.InstID,
+		Side: sideFromWire(r.Side), Size: im.base(r.FillSz.D()), Price: r.FillPx.D(), Fee: r.FillFee.D().Neg(),
+		FeeAsset: r.FillFeeCcy, Liquidity: liq, Timestamp: int64(r.FillTime) / 1000}
+	if r.FillPnl.Given {
+		pnl := r.FillPnl.D()
+		f.RealizedPnl = &pnl
+	}
+	return f
+}
+
+func positionEvent(r positionPush, im instMeta) contract.PositionEvent {
+	p := positionFromWire(r.position, im)
+	e := contract.PositionEvent{Market: p.Market, Side: p.Side, Size: p.Size, EntryPrice: p.EntryPrice}
+	if p.Size.IsZero() {
+		e.Side = contract.PositionFlat
+	}
+	e.UnrealizedPnl, e.Leverage = given(r.Upl), given(r.Lever)
+	if r.LiqPx.D().IsPositive() { // "" when there is none
+		e.LiquidationPrice = given(r.LiqPx)
+	}
+	return e
+}
+
+// given is d, or nil when OKX sent no value.
+func given(d dec) *decimal.Decimal {
+	if !d.Given {
+		return nil
+	}
+	v := d.D()
+	return &v
+}
