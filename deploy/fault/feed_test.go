@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,5 +173,54 @@ func TestProtectionPairOnFeedEvents(t *testing.T) {
 	}
 	if byEvent != 1 {
 		t.Errorf("stop-loss cancelled by the event watcher %d times, want 1", byEvent)
+	}
+}
+
+// TestAttachedPairOnFeedEvents: a resting entry with takeProfit and
+// stopLoss gets its pair from the fill event, and the attached loop polls
+// no entry while the feed is healthy.
+func TestAttachedPairOnFeedEvents(t *testing.T) {
+	c := newCluster(t, clusterOptions{Env: map[string]string{"PERPGATE_LOG_LEVEL": "debug"}})
+	cred := c.richCredential()
+	call := c.mustCall(cred)
+	mark := decimal.NewFromInt(50000)
+	c.setMark("BTC-USD-PERP", mark)
+	s := c.events(c.APIKey, "types=order&credentialId="+cred, nil)
+	entry := call(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": "49000",
+		"clientOrderId": "att-entry-1", "takeProfit": map[string]any{"triggerPrice": "55000"},
+		"stopLoss": map[string]any{"triggerPrice": "45000"}}).Body
+	id, _ := entry["orderId"].(string)
+	time.Sleep(5 * time.Second) // two rounds of the loop's 2 s ticks
+	c.setMark("BTC-USD-PERP", decimal.NewFromInt(48900))
+	var filled, legs time.Time
+	for deadline := time.After(15 * time.Second); legs.IsZero(); {
+		select {
+		case ev := <-s.ch:
+			var o contract.OrderEvent
+			_ = json.Unmarshal(ev.Data, &o)
+			switch {
+			case o.OrderID == id && o.Status == contract.StatusFilled && filled.IsZero():
+				filled = time.Now()
+			case strings.HasSuffix(o.ClientOrderID, "-tp") && o.OrderID != id:
+				legs = time.Now()
+			}
+		case <-deadline:
+			t.Fatalf("entry %s filled at %v; no take-profit leg within 15 s", id, filled)
+		}
+	}
+	if filled.IsZero() {
+		t.Fatal("a take-profit leg before the entry filled")
+	}
+	if d := legs.Sub(filled); d > time.Second {
+		t.Errorf("take-profit leg %s after the entry's fill event, want within 1 s", d)
+	}
+	polls := 0
+	for _, rec := range c.Connector.Records() {
+		if rec["msg"] == "attached entry polled" {
+			polls++
+		}
+	}
+	if polls != 0 {
+		t.Errorf("the attached loop polled %d times while the feed was healthy, want 0", polls)
 	}
 }

@@ -307,6 +307,17 @@ func (m *accountFeeds) eventDriven(cred string) bool {
 	if m == nil {
 		return false
 	}
+	_, local := m.r.protections.(*MemoryProtections)
+	return m.driven(cred, !local)
+}
+
+// driven reports whether what the runtime keeps of cred in a store (shared
+// by the replicas, or local) follows cred's feed now: its holder beat
+// healthy within three beats, and, for a local store, this replica holds it.
+func (m *accountFeeds) driven(cred string, shared bool) bool {
+	if m == nil {
+		return false
+	}
 	m.mu.Lock()
 	at, ok := m.healthy[cred]
 	cf := m.creds[cred]
@@ -314,7 +325,7 @@ func (m *accountFeeds) eventDriven(cred string) bool {
 	if !ok || m.r.cfg.Now().Sub(at) > 3*m.cfg.Beat {
 		return false
 	}
-	if _, local := m.r.protections.(*MemoryProtections); !local {
+	if shared {
 		return true
 	}
 	if cf == nil {

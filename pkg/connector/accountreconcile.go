@@ -200,8 +200,9 @@ func (m *accountFeeds) publish(cf *credFeed, cred, source string, t time.Time, d
 	}
 	cf.state.apply(t, data)
 	m.pub.Publish(events.New(m.r.adapter.Exchange(), cred, source, t, data))
-	m.r.attachOnEvent(data) // an entry's attached pair follows its fills
-	if cf.prot != nil {     // the watcher learns what reconciles find too
+	m.r.attachOnEvent(cred, data) // an entry's attached pair follows its fills
+	m.r.unsettled.onEvent(cred, data)
+	if cf.prot != nil { // the watcher learns what reconciles find too
 		cf.prot.handle(data)
 	}
 }

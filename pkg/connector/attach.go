@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -223,24 +224,44 @@ func (r *Runtime) KickAttached() {
 	}
 }
 
-// attachOnEvent is the account feeds' hook: a fill, or an order event
-// showing a fill, makes the loop look at the entries now rather than at
-// its next tick.
-func (r *Runtime) attachOnEvent(data any) {
+// attachOnEvent is the account feeds' hook: a fill, an order event
+// showing a fill, or an order ending makes the loop look at cred's entries
+// now rather than at its next tick.
+func (r *Runtime) attachOnEvent(cred string, data any) {
 	switch d := data.(type) {
 	case contract.FillEvent:
-		r.KickAttached()
 	case contract.OrderEvent:
-		if d.FilledSize.IsPositive() {
-			r.KickAttached()
+		if !d.FilledSize.IsPositive() && !d.Final() {
+			return
 		}
+	default:
+		return
 	}
+	r.attachMu.Lock()
+	if r.attachDirty == nil {
+		r.attachDirty = map[string]bool{}
+	}
+	r.attachDirty[cred] = true
+	r.attachMu.Unlock()
+	r.KickAttached()
 }
 
-// attachLoop syncs every attached entry on each tick or kick until ctx ends.
+// attachEventDriven reports whether cred's entries follow its feed's
+// events now, so the loop does not poll them.
+func (r *Runtime) attachEventDriven(cred string) bool {
+	_, local := r.attached.(*MemoryAttachments)
+	return r.feeds.driven(cred, !local)
+}
+
+// attachLoop syncs the attached entries once at start (a restart finishes
+// what the last run began), then on each tick those whose credential's
+// feed is not healthy, and on each kick those an event concerns. An entry
+// whose sync failed is tried again at the next tick.
 func (r *Runtime) attachLoop(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	retry := map[string]bool{}
+	r.attachPass(ctx, nil, retry)
 	for {
 		select {
 		case <-ctx.Done():
@@ -248,22 +269,46 @@ func (r *Runtime) attachLoop(ctx context.Context, interval time.Duration) {
 		case <-t.C:
 		case <-r.attachKick:
 		}
-		entries, err := r.attached.List(ctx)
-		if err != nil {
-			r.log.Warn("attached entries not listed", "err", err)
+		r.attachMu.Lock()
+		dirty := r.attachDirty
+		r.attachDirty = nil
+		r.attachMu.Unlock()
+		r.attachPass(ctx, func(e AttachedEntry) bool {
+			if dirty[e.CredentialID] || retry[e.ID] || e.Pending > 0 || len(e.Cancel) > 0 {
+				return true
+			}
+			if r.attachEventDriven(e.CredentialID) {
+				return false
+			}
+			r.log.Debug("attached entry polled", "credential_id", e.CredentialID, "entry", e.EntryClientID)
+			return true
+		}, retry)
+	}
+}
+
+// attachPass syncs the entries due (every one when due is nil) and
+// records in retry those whose sync failed.
+func (r *Runtime) attachPass(ctx context.Context, due func(AttachedEntry) bool, retry map[string]bool) {
+	entries, err := r.attached.List(ctx)
+	if err != nil {
+		r.log.Warn("attached entries not listed", "err", err)
+		return
+	}
+	if due != nil {
+		entries = slices.DeleteFunc(entries, func(e AttachedEntry) bool { return !due(e) })
+	}
+	quiet := r.quietEntries(ctx, entries)
+	clear(retry)
+	for _, e := range entries {
+		if quiet[e.ID] {
 			continue
 		}
-		quiet := r.quietEntries(ctx, entries)
-		for _, e := range entries {
-			if quiet[e.ID] {
-				continue
-			}
-			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			if _, err := r.syncLocked(cctx, e.ID, 0); err != nil {
-				r.log.Warn("attached protection not synced", "err", err, "credential_id", e.CredentialID, "entry", e.EntryClientID)
-			}
-			cancel()
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if _, err := r.syncLocked(cctx, e.ID, 0); err != nil {
+			retry[e.ID] = true
+			r.log.Warn("attached protection not synced", "err", err, "credential_id", e.CredentialID, "entry", e.EntryClientID)
 		}
+		cancel()
 	}
 }
 

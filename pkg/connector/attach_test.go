@@ -255,22 +255,76 @@ func TestAttachedKickedByFillEvents(t *testing.T) {
 	r := attachingRuntime(v, NewMemoryAttachments())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_ = r.attached.Put(ctx, filledEntry(0))
 	done := make(chan struct{})
 	go func() { defer close(done); r.attachLoop(ctx, time.Hour) }()
-	r.attachOnEvent(contract.OrderEvent{FilledSize: decimal.Zero}) // nothing filled: no kick
+	time.Sleep(100 * time.Millisecond) // the loop's pass at start is over
+	_ = r.attached.Put(ctx, filledEntry(0))
+	r.attachOnEvent("cred-1", contract.OrderEvent{FilledSize: decimal.Zero, Status: contract.StatusOpen}) // nothing filled: no kick
 	time.Sleep(100 * time.Millisecond)
 	v.mu.Lock()
 	if v.pairs != 0 {
 		t.Fatalf("an order event without a fill placed %d pairs", v.pairs)
 	}
 	v.mu.Unlock()
-	r.attachOnEvent(contract.FillEvent{})
+	r.attachOnEvent("cred-1", contract.FillEvent{})
 	testenv.Poll(t, "the pair after the fill event", 2*time.Second, func() error {
 		v.mu.Lock()
 		defer v.mu.Unlock()
 		if v.pairs != 1 {
 			return errorf("%d pairs", v.pairs)
+		}
+		return nil
+	})
+	cancel()
+	<-done
+}
+
+// TestAttachedPolledOnlyWhileFeedUnhealthy: the loop looks its entries up
+// once at start; while the credential's feed is healthy only its events
+// make it look again, and without a healthy feed it looks every tick.
+func TestAttachedPolledOnlyWhileFeedUnhealthy(t *testing.T) {
+	v := &restingVenue{fillVenue: *newFillVenue()}
+	v.orders["entry-1"] = FoundOrder{Order: contract.Order{ID: "id-entry-1", Side: contract.Buy, Size: decimal.RequireFromString("0.01"),
+		Status: contract.StatusOpen, ClientOrderID: "entry-1"}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store := NewMemoryAttachments()
+	_ = store.Put(ctx, filledEntry(0))
+	r := attachingRuntime(v, store)
+	stubFeeds(r, "cred-1", true)
+	lookups := func() int {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		return v.lookups
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); r.attachLoop(ctx, 10*time.Millisecond) }()
+	testenv.Poll(t, "the look-up at start", 2*time.Second, func() error {
+		if n := lookups(); n != 1 {
+			return errorf("%d look-ups", n)
+		}
+		return nil
+	})
+	time.Sleep(200 * time.Millisecond) // 20 ticks
+	if n := lookups(); n != 1 {
+		t.Fatalf("%d look-ups while the feed was healthy, want the one at start", n)
+	}
+	r.attachOnEvent("cred-2", contract.FillEvent{}) // another credential's fill
+	r.attachOnEvent("cred-1", contract.FillEvent{})
+	testenv.Poll(t, "the look-up on the fill event", 2*time.Second, func() error {
+		if n := lookups(); n != 2 {
+			return errorf("%d look-ups", n)
+		}
+		return nil
+	})
+	time.Sleep(100 * time.Millisecond)
+	if n := lookups(); n != 2 {
+		t.Fatalf("%d look-ups after one fill event, want 2", n)
+	}
+	stubFeeds(r, "cred-1", false)
+	testenv.Poll(t, "look-ups every tick without a healthy feed", 2*time.Second, func() error {
+		if n := lookups(); n < 5 {
+			return errorf("%d look-ups", n)
 		}
 		return nil
 	})

@@ -284,7 +284,7 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, d
 		}
 		return withProtection(res, d.r.attachedResult(o)), true, nil
 	}
-	return d.once(ctx, o.ClientOrderID, orderFingerprint(o), d.withCaps(p, place), find)
+	return d.once(ctx, o.ClientOrderID, orderFingerprint(o), d.withCaps(p, place), find, eventResult(o, d.r.attachedResult(o)))
 }
 
 // once places at most once per (credential, clientOrderId) within
@@ -292,11 +292,17 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, d
 // a repeat with other parameters IDEMPOTENCY_CONFLICT. A placement whose
 // outcome is unknown (timeout, upstream 5xx, a connector that died) is
 // looked up at the venue with find before the client is told or anything
-// is placed again.
+// is placed again, and settled in the background (fromEvent: from an
+// order event; nil: it is not).
 func (d dispatch) once(ctx context.Context, clientID string, fp map[string]string,
-	place func(context.Context) (any, error), find func(context.Context) (any, bool, error)) (any, error) {
+	place func(context.Context) (any, error), find func(context.Context) (any, bool, error),
+	fromEvent func(contract.OrderEvent) (any, bool, error)) (any, error) {
 	key := d.cred.ID + ":" + clientID
-	rec, err := d.claim(ctx, key, clientID, fp, find)
+	pending := func(errs ...error) {
+		d.r.unsettled.add(&pendingPlacement{key: key, credID: d.cred.ID, clientID: clientID, orderID: unsettledOrderID(errs...),
+			fp: fp, fromEvent: fromEvent, find: find, since: d.r.cfg.Now()})
+	}
+	rec, err := d.claim(ctx, key, clientID, fp, find, pending)
 	if err != nil || rec.Result != nil {
 		return rec.Result, err
 	}
@@ -326,6 +332,7 @@ func (d dispatch) once(ctx context.Context, clientID string, fp map[string]strin
 			// Not found yet, or the look-up failed: the claim stays, and once
 			// its deadline passes a retry looks the order up instead of
 			// placing a second one.
+			pending(ferr, err)
 			if u, ok := unsettledOutcome(clientID, ferr, err); ok {
 				return nil, u
 			}
@@ -346,6 +353,7 @@ func (d dispatch) complete(ctx context.Context, key, clientID string, fp map[str
 	if err != nil {
 		return nil, err
 	}
+	d.r.unsettled.drop(key)
 	err = d.r.idem.Complete(context.WithoutCancel(ctx), key, Record{Result: body, Fingerprint: fp})
 	if berr := appendlog.BarrierFrom(ctx).Wait(); berr != nil {
 		d.r.log.Error("the venue could not make a placement durable", "err", berr, "client_order_id", clientID)
@@ -383,7 +391,7 @@ func deadlineOf(ctx context.Context) time.Time {
 // of a stale claim resolved at the venue. It waits while another request
 // places the same clientOrderId within its deadline.
 func (d dispatch) claim(ctx context.Context, key, clientID string, fp map[string]string,
-	find func(context.Context) (any, bool, error)) (Record, error) {
+	find func(context.Context) (any, bool, error), pending func(...error)) (Record, error) {
 	mine := Record{Fingerprint: fp, Deadline: deadlineOf(ctx)}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -409,6 +417,7 @@ func (d dispatch) claim(ctx context.Context, key, clientID string, fp map[string
 			case err != nil && !Ambiguous(err):
 				return Record{}, err
 			case err != nil:
+				pending(err)
 				if u, ok := unsettledOutcome(clientID, err); ok {
 					return Record{}, u
 				}
@@ -423,6 +432,7 @@ func (d dispatch) claim(ctx context.Context, key, clientID string, fp map[string
 			}
 			// The venue does not know it: the earlier request placed nothing.
 			if err := d.r.idem.TakeOver(ctx, key, existing, mine); err == nil {
+				d.r.unsettled.drop(key)
 				return Record{}, nil
 			} else if !errors.Is(err, ErrClaimLost) {
 				return Record{}, d.storeDown(err)
@@ -507,7 +517,7 @@ func (d dispatch) placeBatch(ctx context.Context, p *contract.BatchOrderParams) 
 		}
 		seen[o.ClientOrderID] = true
 		key := d.cred.ID + ":" + o.ClientOrderID
-		rec, err := d.claim(ctx, key, o.ClientOrderID, orderFingerprint(o), d.findBatchOrder(o))
+		rec, err := d.claim(ctx, key, o.ClientOrderID, orderFingerprint(o), d.findBatchOrder(o), func(...error) {})
 		if ce, ok := contract.AsError(err); err != nil && ok && ce.Code == contract.CodeIdempotencyConflict {
 			results[i] = contract.BatchOrderResult{Status: contract.StatusRejected, ClientOrderID: o.ClientOrderID, Error: ce}
 			continue
@@ -717,5 +727,5 @@ func (d dispatch) placeProtection(ctx context.Context, p *contract.ProtectionPar
 		return res, err
 	}
 	find := func(ctx context.Context) (any, bool, error) { return d.r.findPair(ctx, d.cred, m, req) }
-	return d.once(ctx, req.ClientOrderID, protectionFingerprint(req), place, find)
+	return d.once(ctx, req.ClientOrderID, protectionFingerprint(req), place, find, nil)
 }

@@ -131,6 +131,9 @@ type Runtime struct {
 	protections ProtectionStore
 	attached    AttachStore
 	attachKick  chan struct{}
+	attachMu    sync.Mutex
+	attachDirty map[string]bool // credentials whose events kicked the attached loop
+	unsettled   *unsettledSet
 	leverage    *leverageCache // for maxLeverage on placements
 	deadman     *deadMen       // emulated dead man's switches
 	stopWatch   context.CancelFunc
@@ -168,6 +171,7 @@ func New(cfg Config, adapter Adapter, nc *nats.Conn, idem IdempotencyStore, log 
 		protections: cfg.Protections,
 		attached:    cfg.Attached,
 		attachKick:  make(chan struct{}, 1),
+		unsettled:   newUnsettledSet(),
 		leverage:    newLeverageCache(cfg.Now),
 	}
 	r.deadman = newDeadMen(r)
@@ -234,6 +238,8 @@ func (r *Runtime) Start() error {
 	go func() { defer r.watching.Done(); r.deadman.watch(watchCtx) }()
 	r.watching.Add(1)
 	go func() { defer r.watching.Done(); r.attachLoop(watchCtx, r.cfg.ProtectionCheck) }()
+	r.watching.Add(1)
+	go func() { defer r.watching.Done(); r.settleLoop(watchCtx, r.cfg.ProtectionCheck) }()
 	if !r.linksProtection() {
 		r.watching.Add(1)
 		go func() { defer r.watching.Done(); r.watchLoop(watchCtx, r.cfg.ProtectionCheck) }()
