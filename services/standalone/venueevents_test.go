@@ -64,7 +64,7 @@ func (v *eventsVenue) btcCanon() string {
 	return "BTC-USDT-PERP"
 }
 
-// eventsRows are the venues. Hyperliquid and Paradex add their rows here.
+// eventsRows are the venues.
 var eventsRows = []struct {
 	name  string
 	start func(t *testing.T) *eventsVenue
@@ -74,6 +74,7 @@ var eventsRows = []struct {
 	{"okx", startOKXEvents},
 	{"hyperliquid", startHyperliquidEvents},
 	{"paradex", startParadexEvents},
+	{"aster", startAsterEvents},
 }
 
 // TestVenueAccountEvents runs the account-events scenarios on every

@@ -75,6 +75,7 @@ var killRows = []struct {
 	}},
 	{"hyperliquid", startHyperliquidKill},
 	{"paradex", startParadexKill},
+	{"aster", startAsterKill},
 }
 
 // feedReplica is one connector replica of the test's: a runtime on its own

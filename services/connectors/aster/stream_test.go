@@ -135,3 +135,32 @@ func TestFollowAccount(t *testing.T) {
 		t.Errorf("refused signer: code %s", ce.ExchangeCode)
 	}
 }
+
+// TestFollowAccountEndsWhenDropped: the venue closing the user data
+// socket (sim DropPrivate, the 24 h limit) ends the feed with an error,
+// so the runtime reconnects and reconciles.
+func TestFollowAccountEndsWhenDropped(t *testing.T) {
+	f := newFixture(t, sim.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got events
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- f.a.FollowAccount(ctx, f.cred, func() { close(ready) }, got.emit) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("feed ended before ready: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("not ready")
+	}
+	f.sim.DropPrivate()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("the feed ended without an error when the venue dropped its socket")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the feed did not end when the venue dropped its socket")
+	}
+}

@@ -116,6 +116,12 @@ func (s *Server) ExpireListenKeys() {
 	s.users.sockets.Drop()
 }
 
+// DropPrivate closes every user data socket, as Aster does when a
+// connection reaches 24 hours ("User Data Streams" of
+// https://github.com/asterdex/api-docs/blob/master/V3(Recommended)/EN/aster-finance-futures-api-v3.md:
+// a connection is valid for 24 hours). The listen keys stay live.
+func (s *Server) DropPrivate() { s.users.sockets.Drop() }
+
 func (s *Server) serveUserStream(w http.ResponseWriter, r *http.Request) {
 	user, ok := s.userOf(strings.TrimPrefix(r.URL.Path, "/ws/"))
 	if !ok {
