@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/perpgate/perpgate/pkg/paper"
 )
 
 // bills serves GET /api/v5/account/bills (the last 7 days) and
@@ -52,9 +55,13 @@ func (s *Server) bills(reach time.Duration) func(q *req) (any, *apiErr) {
 			return nil, errf("50026", "%v", err)
 		}
 		syms := s.eng.MarketSymbols()
+		billID := func(p paper.FundingPayment) int64 { return p.Time.Unix()*100 + int64(slices.Index(syms, p.Market)) }
+		// OKX answers newest bill first; payments of one instant come in
+		// the engine's market order, so order them by bill id for paging.
+		slices.SortStableFunc(all, func(x, y paper.FundingPayment) int { return cmp.Compare(billID(y), billID(x)) })
 		out := []map[string]string{}
 		for _, p := range all {
-			id := p.Time.Unix()*100 + int64(slices.Index(syms, p.Market))
+			id := billID(p)
 			if (after > 0 && id >= after) || (end > 0 && p.Time.UnixMilli() > end) || len(out) == limit {
 				continue
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/simkit"
+	"github.com/shopspring/decimal"
 )
 
 // The private websocket at /ws/v5/private
@@ -261,6 +262,18 @@ func (s *Server) pushTo(apiKey, channel string, msg any) {
 	}
 }
 
+// unseenOrder is the order a fill belongs to when the hub started after
+// the order was placed: the engine's order as it was before this fill.
+func (s *Server) unseenOrder(account string, f paper.Fill) paper.Order {
+	o, err := s.eng.Order(account, f.OrderID)
+	if err != nil {
+		o = paper.Order{ID: f.OrderID, ClientOrderID: f.ClientOrderID, Market: f.Market, Side: f.Side, Size: f.Size}
+	}
+	o.FilledSize = decimal.Max(o.FilledSize.Sub(f.Size), decimal.Zero)
+	o.Status = paper.Open
+	return o
+}
+
 func isStop(o paper.Order) bool {
 	return o.Type == paper.StopMarket || o.Type == paper.TakeProfitMarket
 }
@@ -284,6 +297,9 @@ func (s *Server) privatePush(ev paper.Event) (string, any) {
 		return "orders", s.ordersPush(o, nil)
 	case paper.EventFill:
 		f := *ev.Fill
+		if _, seen := h.orders[f.OrderID]; !seen {
+			h.orders[f.OrderID] = s.unseenOrder(ev.Account, f)
+		}
 		o := h.orders[f.OrderID]
 		o.FilledSize = o.FilledSize.Add(f.Size)
 		o.AvgFillPrice = f.Price
