@@ -19,6 +19,7 @@ import (
 // symbol rules, position modes and funding intervals.
 type Adapter struct {
 	*fapi.MarketData // depth, mark price, funding rate, candles
+	*fapi.Placer     // limit and market orders
 
 	cfg Config
 	c   *client
@@ -42,6 +43,11 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	}
 	a := &Adapter{cfg: cfg, c: newClient(cfg, hc)}
 	a.MarketData = &fapi.MarketData{Venue: "Aster", Prefix: "/fapi/v3", Call: a.public, Base: a.base, Now: a.c.now}
+	// userTrades has no orderId filter (fact sheet §0 #8); the RESULT
+	// answer's avgPrice is the fill price, but no answer has the fee (§4).
+	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.signed, Order: "/fapi/v3/order", Trades: "/fapi/v3/userTrades",
+		Weight: 1, AnswerPrice: true, CheckID: checkClientID, OneWay: a.oneWay, ForgetMode: a.forgetMode, Meta: a.symbolMeta,
+		Wait: func(ctx context.Context, d time.Duration) error { return a.c.wait(ctx, d) }}
 	return a
 }
 

@@ -20,6 +20,7 @@ import (
 // symbol rules, position modes and open interest.
 type Adapter struct {
 	*fapi.MarketData // depth, mark price, funding rate, candles
+	*fapi.Placer     // limit and market orders
 
 	cfg Config
 	c   *client
@@ -58,6 +59,11 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		oi:  map[string]oiEntry{},
 	}
 	a.MarketData = &fapi.MarketData{Venue: "Binance", Prefix: "/fapi/v1", Call: a.public, Base: a.base, Now: a.c.now}
+	// No order answer has the fee (fact sheet §0 #3) nor, since 2026-07,
+	// the average price: Query Order has it.
+	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.signed, Order: "/fapi/v1/order", Trades: "/fapi/v1/userTrades",
+		ByOrderID: true, CheckID: checkClientID, OneWay: a.oneWay, ForgetMode: a.forgetMode, Meta: a.symbolMeta,
+		Wait: func(ctx context.Context, d time.Duration) error { return a.c.wait(ctx, d) }}
 	return a
 }
 
