@@ -3,7 +3,6 @@ package aster
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 type Adapter struct {
 	*fapi.MarketData // depth, mark price, funding rate, candles
 	*fapi.Placer     // limit and market orders
+	*fapi.Reads      // fees, balance, fills
 
 	cfg Config
 	c   *client
@@ -45,6 +45,8 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	a.MarketData = &fapi.MarketData{Venue: "Aster", Prefix: "/fapi/v3", Call: a.public, Base: a.base, Now: a.c.now}
 	// userTrades has no orderId filter (fact sheet §0 #8); the RESULT
 	// answer's avgPrice is the fill price, but no answer has the fee (§4).
+	// Account Information v3 is accountWithJoinMargin (fact sheet §0 #7).
+	a.Reads = &fapi.Reads{Signed: a.signed, Fees: "/fapi/v3/commissionRate", Balance: "/fapi/v3/accountWithJoinMargin", Trades: "/fapi/v3/userTrades", Fill: fillFromWire}
 	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.signed, Order: "/fapi/v3/order", Trades: "/fapi/v3/userTrades",
 		Weight: 1, AnswerPrice: true, CheckID: checkClientID, OneWay: a.oneWay, ForgetMode: a.forgetMode, Meta: a.symbolMeta,
 		Wait: func(ctx context.Context, d time.Duration) error { return a.c.wait(ctx, d) }}
@@ -143,28 +145,6 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 	return contract.MarketsResult{Markets: out}, nil
 }
 
-// GetFeeInfo implements connector.Adapter: the account's commission rates
-// in basis points.
-func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m connector.Market) (contract.FeeInfoResult, error) {
-	var r commissionRate
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/commissionRate", symbolParam(m), 20, &r); err != nil {
-		return contract.FeeInfoResult{}, err
-	}
-	return contract.FeeInfoResult{MakerFee: venuekit.Bps(r.MakerCommissionRate), TakerFee: venuekit.Bps(r.TakerCommissionRate)}, nil
-}
-
-// GetBalance implements connector.Adapter with Account Information v3
-// (GET /fapi/v3/accountWithJoinMargin, fact sheet §0 #7): equity is the
-// margin balance (wallet plus unrealized PnL), accountValue the wallet
-// balance.
-func (a *Adapter) GetBalance(ctx context.Context, c connector.Credential) (contract.BalanceResult, error) {
-	var acct account
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/accountWithJoinMargin", nil, 5, &acct); err != nil {
-		return contract.BalanceResult{}, err
-	}
-	return contract.BalanceResult{Equity: acct.TotalMarginBalance, FreeCollateral: acct.AvailableBalance, AccountValue: acct.TotalWalletBalance}, nil
-}
-
 // GetPositions implements connector.Adapter: positionRisk carries the
 // leverage, as a string (fact sheet §4 getPositions).
 func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *connector.Market) (contract.PositionsResult, error) {
@@ -229,20 +209,6 @@ func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *con
 	var open []order
 	err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/openOrders", p, weight, &open)
 	return open, err
-}
-
-// GetFills implements connector.Adapter, newest first (Aster answers
-// oldest first).
-func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connector.Market, limit int) (contract.FillsResult, error) {
-	var trades []userTrade
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/userTrades", symbolParam(m).Add("limit", strconv.Itoa(limit)), 5, &trades); err != nil {
-		return contract.FillsResult{}, err
-	}
-	out := make([]contract.Fill, 0, len(trades))
-	for i := len(trades) - 1; i >= 0; i-- {
-		out = append(out, fillFromWire(trades[i]))
-	}
-	return contract.FillsResult{Fills: out}, nil
 }
 
 // TestCredentials implements connector.Adapter with GET

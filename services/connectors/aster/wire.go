@@ -10,18 +10,16 @@ import (
 // lenient decoder: Aster sends them as strings in some answers and
 // numbers in others (fact sheet §0 #9).
 type (
-	exchangeInfo   = fapi.ExchangeInfo
-	depth          = fapi.Depth
-	premiumIndex   = fapi.PremiumIndex
-	kline          = fapi.Kline
-	commissionRate = fapi.CommissionRate
-	account        = fapi.Account
-	positionRisk   = fapi.PositionRisk
-	order          = fapi.Order
-	userTrade      = fapi.UserTrade
-	batchItem      = fapi.BatchItem
-	fundingInfo    = fapi.FundingInfo
-	symbolMeta     = fapi.SymbolMeta
+	exchangeInfo = fapi.ExchangeInfo
+	depth        = fapi.Depth
+	premiumIndex = fapi.PremiumIndex
+	kline        = fapi.Kline
+	positionRisk = fapi.PositionRisk
+	order        = fapi.Order
+	userTrade    = fapi.UserTrade
+	batchItem    = fapi.BatchItem
+	fundingInfo  = fapi.FundingInfo
+	symbolMeta   = fapi.SymbolMeta
 )
 
 type leverageAnswer struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 type Adapter struct {
 	*fapi.MarketData // depth, mark price, funding rate, candles
 	*fapi.Placer     // limit and market orders
+	*fapi.Reads      // fees, balance, fills
 
 	cfg Config
 	c   *client
@@ -61,6 +61,7 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	a.MarketData = &fapi.MarketData{Venue: "Binance", Prefix: "/fapi/v1", Call: a.public, Base: a.base, Now: a.c.now}
 	// No order answer has the fee (fact sheet §0 #3) nor, since 2026-07,
 	// the average price: Query Order has it.
+	a.Reads = &fapi.Reads{Signed: a.signed, Fees: "/fapi/v1/commissionRate", Balance: "/fapi/v3/account", Trades: "/fapi/v1/userTrades", Fill: fillFromWire}
 	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.signed, Order: "/fapi/v1/order", Trades: "/fapi/v1/userTrades",
 		ByOrderID: true, CheckID: checkClientID, OneWay: a.oneWay, ForgetMode: a.forgetMode, Meta: a.symbolMeta,
 		Wait: func(ctx context.Context, d time.Duration) error { return a.c.wait(ctx, d) }}
@@ -197,26 +198,6 @@ func (a *Adapter) fillOpenInterest(ctx context.Context, c connector.Credential, 
 	return nil
 }
 
-// GetFeeInfo implements connector.Adapter: the account's commission rates
-// in basis points.
-func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m connector.Market) (contract.FeeInfoResult, error) {
-	var r commissionRate
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/commissionRate", symbolParam(m), 20, &r); err != nil {
-		return contract.FeeInfoResult{}, err
-	}
-	return contract.FeeInfoResult{MakerFee: bps(r.MakerCommissionRate), TakerFee: bps(r.TakerCommissionRate)}, nil
-}
-
-// GetBalance implements connector.Adapter: equity is the margin balance
-// (wallet plus unrealized PnL), accountValue the wallet balance.
-func (a *Adapter) GetBalance(ctx context.Context, c connector.Credential) (contract.BalanceResult, error) {
-	var acct account
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/account", nil, 5, &acct); err != nil {
-		return contract.BalanceResult{}, err
-	}
-	return contract.BalanceResult{Equity: acct.TotalMarginBalance, FreeCollateral: acct.AvailableBalance, AccountValue: acct.TotalWalletBalance}, nil
-}
-
 // GetPositions implements connector.Adapter. /fapi/v3/positionRisk has no
 // leverage (fact sheet §0 #5): it comes from /fapi/v1/symbolConfig.
 func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *connector.Market) (contract.PositionsResult, error) {
@@ -295,20 +276,6 @@ func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *con
 		return nil, nil, err
 	}
 	return regular, algos, nil
-}
-
-// GetFills implements connector.Adapter, newest first (Binance answers
-// oldest first).
-func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connector.Market, limit int) (contract.FillsResult, error) {
-	var trades []userTrade
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/userTrades", symbolParam(m).Add("limit", strconv.Itoa(limit)), 5, &trades); err != nil {
-		return contract.FillsResult{}, err
-	}
-	out := make([]contract.Fill, 0, len(trades))
-	for i := len(trades) - 1; i >= 0; i-- {
-		out = append(out, fillFromWire(trades[i]))
-	}
-	return contract.FillsResult{Fills: out}, nil
 }
 
 // TestCredentials implements connector.Adapter with GET

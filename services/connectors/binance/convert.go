@@ -129,7 +129,6 @@ var (
 	depthWeight    = fapi.DepthWeight
 	levels         = fapi.Levels
 	fmtDec         = fapi.FmtDec
-	bps            = venuekit.Bps
 	weightLimit    = fapi.WeightLimit
 )
 
