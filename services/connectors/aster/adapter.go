@@ -25,16 +25,13 @@ type Adapter struct {
 	c   *client
 
 	lists venuekit.Catalog[symbolMeta] // by REST base: markets and their market-order rules
-	modes venuekit.Memo[bool]          // hedge mode, by REST base + user + signer
+	modes fapi.Modes                   // hedge mode, by REST base + user + signer
 }
 
 var (
 	_ connector.Adapter        = (*Adapter)(nil)
 	_ connector.LeverageReader = (*Adapter)(nil)
 )
-
-// modeTTL is how long a credential's position mode is trusted.
-const modeTTL = 5 * time.Minute
 
 // NewAdapter returns an adapter for cfg; hc nil means connector.NewHTTPClient.
 func NewAdapter(cfg Config, hc *http.Client) *Adapter {
@@ -43,12 +40,13 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	}
 	a := &Adapter{cfg: cfg, c: newClient(cfg, hc)}
 	a.MarketData = &fapi.MarketData{Venue: "Aster", Prefix: "/fapi/v3", Call: a.public, Base: a.base, Now: a.c.now}
+	a.Reads = &fapi.Reads{Signed: a.signed, Fees: "/fapi/v3/commissionRate", Balance: "/fapi/v3/accountWithJoinMargin", Trades: "/fapi/v3/userTrades", Fill: fillFromWire}
+	a.modes = fapi.Modes{Venue: "Aster", Now: a.c.now, Key: a.credModeKey, Read: a.readMode}
 	// userTrades has no orderId filter (fact sheet §0 #8); the RESULT
 	// answer's avgPrice is the fill price, but no answer has the fee (§4).
 	// Account Information v3 is accountWithJoinMargin (fact sheet §0 #7).
-	a.Reads = &fapi.Reads{Signed: a.signed, Fees: "/fapi/v3/commissionRate", Balance: "/fapi/v3/accountWithJoinMargin", Trades: "/fapi/v3/userTrades", Fill: fillFromWire}
 	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.signed, Order: "/fapi/v3/order", Trades: "/fapi/v3/userTrades",
-		Weight: 1, AnswerPrice: true, CheckID: checkClientID, OneWay: a.oneWay, ForgetMode: a.forgetMode, Meta: a.symbolMeta,
+		Weight: 1, AnswerPrice: true, CheckID: checkClientID, OneWay: a.modes.OneWay, ForgetMode: a.modes.Forget, Meta: a.symbolMeta,
 		Wait: func(ctx context.Context, d time.Duration) error { return a.c.wait(ctx, d) }}
 	return a
 }
@@ -231,6 +229,23 @@ func modeKey(base string, k *keys) string {
 	return base + " " + strings.ToLower(k.user) + " " + k.signer
 }
 
+// credModeKey is the key a credential's position mode is cached under.
+func (a *Adapter) credModeKey(c connector.Credential) (string, error) {
+	k, err := credKeys(c)
+	if err != nil {
+		return "", err
+	}
+	return modeKey(a.base(c), k), nil
+}
+
+func (a *Adapter) readMode(ctx context.Context, c connector.Credential) (bool, error) {
+	k, err := credKeys(c)
+	if err != nil {
+		return false, err
+	}
+	return a.positionMode(ctx, c, k)
+}
+
 // positionMode reads dualSidePosition (weight 30) and caches it.
 func (a *Adapter) positionMode(ctx context.Context, c connector.Credential, k *keys) (bool, error) {
 	var res struct {
@@ -240,42 +255,6 @@ func (a *Adapter) positionMode(ctx context.Context, c connector.Credential, k *k
 	if err := a.c.do(ctx, base, k, request{method: http.MethodGet, path: "/fapi/v3/positionSide/dual", signed: true, weight: 30}, &res); err != nil {
 		return false, err
 	}
-	a.modes.Put(modeKey(base, k), res.DualSidePosition, a.c.now())
+	a.modes.Put(modeKey(base, k), res.DualSidePosition)
 	return res.DualSidePosition, nil
-}
-
-// oneWay refuses to trade for an account in hedge position mode: its
-// orders need positionSide and may not be reduce-only (fact sheet §8), and
-// the contract speaks of one position per market. The mode is cached per
-// credential for modeTTL.
-func (a *Adapter) oneWay(ctx context.Context, c connector.Credential) error {
-	k, err := credKeys(c)
-	if err != nil {
-		return err
-	}
-	hedge, ok := a.modes.Get(modeKey(a.base(c), k), a.c.now(), modeTTL)
-	if !ok {
-		if hedge, err = a.positionMode(ctx, c, k); err != nil {
-			return err
-		}
-	}
-	if hedge {
-		return errHedgeMode()
-	}
-	return nil
-}
-
-func errHedgeMode() error {
-	return contract.Errorf(contract.CodeInvalidRequest,
-		"the Aster account is in hedge position mode (dualSidePosition=true); perpgate trades one-way mode only: "+
-			"switch Position Mode to One-way in Aster's futures preferences (no open orders or positions) and retry")
-}
-
-// forgetMode drops a cached position mode after Aster said it differs (-4061).
-func (a *Adapter) forgetMode(c connector.Credential) {
-	k, err := credKeys(c)
-	if err != nil {
-		return
-	}
-	a.modes.Forget(modeKey(a.base(c), k))
 }

@@ -31,7 +31,7 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 	if err := checkClientID(o.ClientOrderID); err != nil {
 		return contract.StopOrderResult{}, err
 	}
-	if err := a.oneWay(ctx, c); err != nil {
+	if err := a.modes.OneWay(ctx, c); err != nil {
 		return contract.StopOrderResult{}, err
 	}
 	typ := "TAKE_PROFIT_MARKET"
@@ -54,7 +54,7 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, orders []connector.OrderRequest) ([]contract.BatchOrderResult, error) {
 	return venueErrors.PlaceBatch(ctx, a.signed, "/fapi/v3/batchOrders", c, orders,
 		func(o connector.OrderRequest) error { return checkClientID(o.ClientOrderID) },
-		func() error { return a.oneWay(ctx, c) })
+		func() error { return a.modes.OneWay(ctx, c) })
 }
 
 // PlaceProtectionOrders implements connector.Adapter with two reduce-only
@@ -68,7 +68,7 @@ func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credent
 			return contract.ProtectionResult{}, err
 		}
 	}
-	if err := a.oneWay(ctx, c); err != nil {
+	if err := a.modes.OneWay(ctx, c); err != nil {
 		return contract.ProtectionResult{}, err
 	}
 	side := contract.Sell
@@ -146,7 +146,7 @@ func (a *Adapter) CancelAllOrders(ctx context.Context, c connector.Credential, m
 // weighted over every trade of every piece.
 func (a *Adapter) CloseAllPositions(ctx context.Context, c connector.Credential, m connector.Market) (contract.CloseAllResult, error) {
 	res := contract.CloseAllResult{ClosedSize: decimal.Zero, AvgClosePrice: decimal.Zero}
-	if err := a.oneWay(ctx, c); err != nil {
+	if err := a.modes.OneWay(ctx, c); err != nil {
 		return res, err
 	}
 	var rows []positionRisk

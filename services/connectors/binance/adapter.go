@@ -27,7 +27,7 @@ type Adapter struct {
 
 	mu    sync.Mutex
 	lists venuekit.Catalog[symbolMeta] // by REST base: markets and their market-order rules
-	modes venuekit.Memo[bool]          // hedge mode, by REST base + apiKey
+	modes fapi.Modes                   // hedge mode, by REST base + apiKey
 	oi    map[string]oiEntry           // by REST base + symbol
 }
 
@@ -35,9 +35,6 @@ var (
 	_ connector.Adapter        = (*Adapter)(nil)
 	_ connector.LeverageReader = (*Adapter)(nil)
 )
-
-// modeTTL is how long a credential's position mode is trusted.
-const modeTTL = 5 * time.Minute
 
 // oiTTL is how long an open-interest reading is reused: Binance has no bulk
 // open-interest endpoint (fact sheet §0 #6), so each symbol costs a call.
@@ -59,11 +56,12 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		oi:  map[string]oiEntry{},
 	}
 	a.MarketData = &fapi.MarketData{Venue: "Binance", Prefix: "/fapi/v1", Call: a.public, Base: a.base, Now: a.c.now}
+	a.Reads = &fapi.Reads{Signed: a.signed, Fees: "/fapi/v1/commissionRate", Balance: "/fapi/v3/account", Trades: "/fapi/v1/userTrades", Fill: fillFromWire}
+	a.modes = fapi.Modes{Venue: "Binance", Now: a.c.now, Key: a.modeKey, Read: a.readMode}
 	// No order answer has the fee (fact sheet §0 #3) nor, since 2026-07,
 	// the average price: Query Order has it.
-	a.Reads = &fapi.Reads{Signed: a.signed, Fees: "/fapi/v1/commissionRate", Balance: "/fapi/v3/account", Trades: "/fapi/v1/userTrades", Fill: fillFromWire}
 	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.signed, Order: "/fapi/v1/order", Trades: "/fapi/v1/userTrades",
-		ByOrderID: true, CheckID: checkClientID, OneWay: a.oneWay, ForgetMode: a.forgetMode, Meta: a.symbolMeta,
+		ByOrderID: true, CheckID: checkClientID, OneWay: a.modes.OneWay, ForgetMode: a.modes.Forget, Meta: a.symbolMeta,
 		Wait: func(ctx context.Context, d time.Duration) error { return a.c.wait(ctx, d) }}
 	return a
 }
@@ -292,42 +290,24 @@ func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *
 	if err := a.c.do(ctx, base, k, request{method: http.MethodGet, path: "/fapi/v1/accountConfig", signed: true, weight: 5}, &cfg); err != nil {
 		return cfg, err
 	}
-	a.modes.Put(base+" "+k.apiKey, cfg.DualSidePosition, a.c.now())
+	a.modes.Put(base+" "+k.apiKey, cfg.DualSidePosition)
 	return cfg, nil
 }
 
-// oneWay refuses to trade for an account in hedge position mode: its
-// orders need positionSide and may not be reduce-only (fact sheet §8), and
-// the contract speaks of one position per market. The mode is cached per
-// credential for modeTTL.
-func (a *Adapter) oneWay(ctx context.Context, c connector.Credential) error {
+// modeKey is the REST base and API key a position mode is cached under.
+func (a *Adapter) modeKey(c connector.Credential) (string, error) {
 	k, err := credKeys(c)
 	if err != nil {
-		return err
+		return "", err
 	}
-	hedge, ok := a.modes.Get(a.base(c)+" "+k.apiKey, a.c.now(), modeTTL)
-	if !ok {
-		cfg, err := a.accountConfig(ctx, c, k)
-		if err != nil {
-			return err
-		}
-		hedge = cfg.DualSidePosition
-	}
-	if hedge {
-		return errHedgeMode()
-	}
-	return nil
+	return a.base(c) + " " + k.apiKey, nil
 }
 
-func errHedgeMode() error {
-	return contract.Errorf(contract.CodeInvalidRequest,
-		"the Binance account is in hedge position mode (dualSidePosition=true); perpgate trades one-way mode only: "+
-			"switch Position Mode to One-way in Binance's futures preferences (no open orders or positions) and retry")
-}
-
-// forgetMode drops a cached position mode after Binance said it differs (-4061).
-func (a *Adapter) forgetMode(c connector.Credential) {
-	if k, err := credKeys(c); err == nil {
-		a.modes.Forget(a.base(c) + " " + k.apiKey)
+func (a *Adapter) readMode(ctx context.Context, c connector.Credential) (bool, error) {
+	k, err := credKeys(c)
+	if err != nil {
+		return false, err
 	}
+	cfg, err := a.accountConfig(ctx, c, k)
+	return cfg.DualSidePosition, err
 }
