@@ -15,7 +15,7 @@ const ModeTTL = 5 * time.Minute
 // Modes caches each credential's position mode (dualSidePosition).
 type Modes struct {
 	Venue string
-	Key   func(c connector.Credential) (string, error)                   // REST base and the credential's identity
+	Key   func(c connector.Credential) (string, error)                    // REST base and the credential's identity
 	Read  func(ctx context.Context, c connector.Credential) (bool, error) // reads the mode (and Puts it)
 	Now   func() time.Time
 	memo  venuekit.Memo[bool]

@@ -40,11 +40,11 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	}
 	a := &Adapter{cfg: cfg, c: newClient(cfg, hc)}
 	a.MarketData = &fapi.MarketData{Venue: "Aster", Prefix: "/fapi/v3", Call: a.public, Base: a.base, Now: a.c.now}
+	// Account Information v3 is accountWithJoinMargin (fact sheet §0 #7).
 	a.Reads = &fapi.Reads{Signed: a.signed, Fees: "/fapi/v3/commissionRate", Balance: "/fapi/v3/accountWithJoinMargin", Trades: "/fapi/v3/userTrades", Fill: fillFromWire}
 	a.modes = fapi.Modes{Venue: "Aster", Now: a.c.now, Key: a.credModeKey, Read: a.readMode}
 	// userTrades has no orderId filter (fact sheet §0 #8); the RESULT
 	// answer's avgPrice is the fill price, but no answer has the fee (§4).
-	// Account Information v3 is accountWithJoinMargin (fact sheet §0 #7).
 	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.signed, Order: "/fapi/v3/order", Trades: "/fapi/v3/userTrades",
 		Weight: 1, AnswerPrice: true, CheckID: checkClientID, OneWay: a.modes.OneWay, ForgetMode: a.modes.Forget, Meta: a.symbolMeta,
 		Wait: func(ctx context.Context, d time.Duration) error { return a.c.wait(ctx, d) }}
