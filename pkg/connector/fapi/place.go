@@ -16,8 +16,7 @@ import (
 type Placer struct {
 	Errors      Errors
 	Signed      Signed
-	Order       string // New Order's path
-	Trades      string // Account Trade List's path
+	Prefix      string // the REST paths' version, /fapi/v1 or /fapi/v3
 	Weight      int    // New Order's weight
 	ByOrderID   bool   // Account Trade List filters by orderId (Binance); else by symbol only
 	AnswerPrice bool   // the RESULT answer's avgPrice is the fill price (Aster); else Query Order's
@@ -33,7 +32,7 @@ type Placer struct {
 // under us: the cache is dropped so the next order asks again.
 func (p *Placer) Place(ctx context.Context, c connector.Credential, q connector.Query) (Order, error) {
 	var res Order
-	err := p.Signed(ctx, c, http.MethodPost, p.Order, q.Add("newOrderRespType", "RESULT"), p.Weight, &res)
+	err := p.Signed(ctx, c, http.MethodPost, p.Prefix+"/order", q.Add("newOrderRespType", "RESULT"), p.Weight, &res)
 	if IsCode(err, -4061) {
 		p.ForgetMode(c)
 		if ce, ok := contract.AsError(err); ok {
@@ -120,7 +119,7 @@ func (p *Placer) FillOf(ctx context.Context, c connector.Credential, m connector
 			}
 		}
 		var trades []UserTrade
-		if err := p.Signed(ctx, c, http.MethodGet, p.Trades, q.Add("limit", "1000"), 5, &trades); err != nil {
+		if err := p.Signed(ctx, c, http.MethodGet, p.Prefix+"/userTrades", q.Add("limit", "1000"), 5, &trades); err != nil {
 			return f, err
 		}
 		f = connector.NewExecution()
@@ -150,6 +149,6 @@ func (p *Placer) avgOf(ctx context.Context, c connector.Credential, m connector.
 		return res.AvgPrice, nil
 	}
 	var q Order
-	err := p.Signed(ctx, c, http.MethodGet, p.Order, symbolParam(m).Add("orderId", id), 1, &q)
+	err := p.Signed(ctx, c, http.MethodGet, p.Prefix+"/order", symbolParam(m).Add("orderId", id), 1, &q)
 	return q.AvgPrice, err
 }

@@ -45,7 +45,7 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	a.modes = fapi.Modes{Venue: "Aster", Now: a.c.now, Key: a.credModeKey, Read: a.readMode}
 	// userTrades has no orderId filter (fact sheet §0 #8); the RESULT
 	// answer's avgPrice is the fill price, but no answer has the fee (§4).
-	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.signed, Order: "/fapi/v3/order", Trades: "/fapi/v3/userTrades",
+	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.signed, Prefix: "/fapi/v3",
 		Weight: 1, AnswerPrice: true, CheckID: checkClientID, OneWay: a.modes.OneWay, ForgetMode: a.modes.Forget, Meta: a.symbolMeta,
 		Wait: func(ctx context.Context, d time.Duration) error { return a.c.wait(ctx, d) }}
 	return a

@@ -1,9 +1,6 @@
 package aster
 
-import (
-	"github.com/perpgate/perpgate/pkg/connector"
-	"github.com/perpgate/perpgate/pkg/connector/fapi"
-)
+import "github.com/perpgate/perpgate/pkg/connector/fapi"
 
 // Aster's JSON, as fapi/v3 sends it (fact sheet §3, §4): Binance USDⓈ-M's
 // shapes (package fapi). Ids, times and codes go through the shared
@@ -21,8 +18,3 @@ type (
 	fundingInfo  = fapi.FundingInfo
 	symbolMeta   = fapi.SymbolMeta
 )
-
-type leverageAnswer struct {
-	Symbol   string        `json:"symbol"`
-	Leverage connector.Int `json:"leverage"`
-}

@@ -60,7 +60,7 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	a.modes = fapi.Modes{Venue: "Binance", Now: a.c.now, Key: a.modeKey, Read: a.readMode}
 	// No order answer has the fee (fact sheet §0 #3) nor, since 2026-07,
 	// the average price: Query Order has it.
-	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.signed, Order: "/fapi/v1/order", Trades: "/fapi/v1/userTrades",
+	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.signed, Prefix: "/fapi/v1",
 		ByOrderID: true, CheckID: checkClientID, OneWay: a.modes.OneWay, ForgetMode: a.modes.Forget, Meta: a.symbolMeta,
 		Wait: func(ctx context.Context, d time.Duration) error { return a.c.wait(ctx, d) }}
 	return a

@@ -59,8 +59,3 @@ type algoOrder struct {
 	ReduceOnly   bool            `json:"reduceOnly"`
 	CreateTime   connector.Int   `json:"createTime"`
 }
-
-type leverageAnswer struct {
-	Symbol   string `json:"symbol"`
-	Leverage int    `json:"leverage"`
-}
