@@ -8,7 +8,6 @@ import "github.com/perpgate/perpgate/pkg/connector/fapi"
 // numbers in others (fact sheet §0 #9).
 type (
 	exchangeInfo = fapi.ExchangeInfo
-	depth        = fapi.Depth
 	premiumIndex = fapi.PremiumIndex
 	kline        = fapi.Kline
 	positionRisk = fapi.PositionRisk

@@ -127,7 +127,6 @@ var (
 	intervals      = fapi.Intervals
 	depthLimit     = fapi.DepthLimit
 	depthWeight    = fapi.DepthWeight
-	levels         = fapi.Levels
 	fmtDec         = fapi.FmtDec
 	weightLimit    = fapi.WeightLimit
 )

@@ -9,7 +9,6 @@ import (
 // Binance's JSON (fact sheet §3, §4) is fapi's, which Aster shares.
 type (
 	exchangeInfo = fapi.ExchangeInfo
-	depth        = fapi.Depth
 	premiumIndex = fapi.PremiumIndex
 	kline        = fapi.Kline
 	positionRisk = fapi.PositionRisk
