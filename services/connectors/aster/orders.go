@@ -63,37 +63,10 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, o
 // strategy answers no sub-order ids, fact sheet §4): the runtime watches
 // the pair. When the second leg fails the first is cancelled again.
 func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credential, p connector.ProtectionRequest) (contract.ProtectionResult, error) {
-	for _, leg := range []string{"-tp", "-sl"} {
-		if err := checkClientID(p.ClientOrderID + leg); err != nil {
-			return contract.ProtectionResult{}, err
-		}
-	}
-	if err := a.modes.OneWay(ctx, c); err != nil {
-		return contract.ProtectionResult{}, err
-	}
-	side := contract.Sell
-	if p.PositionSide == contract.Short {
-		side = contract.Buy
-	}
-	var res contract.ProtectionResult
-	if p.TakeProfit != nil {
-		tp, err := a.placeStop(ctx, c, p.Market, side, "TAKE_PROFIT_MARKET", p.Size, *p.TakeProfit, true, p.ClientOrderID+"-tp")
-		if err != nil {
-			return res, err
-		}
-		res.TPOrderID = strconv.FormatInt(int64(tp.OrderID), 10)
-	}
-	if p.StopLoss != nil {
-		sl, err := a.placeStop(ctx, c, p.Market, side, "STOP_MARKET", p.Size, *p.StopLoss, true, p.ClientOrderID+"-sl")
-		if err != nil {
-			if res.TPOrderID != "" {
-				_ = a.CancelOrder(context.WithoutCancel(ctx), c, res.TPOrderID, &p.Market)
-			}
-			return contract.ProtectionResult{}, err
-		}
-		res.SLOrderID = strconv.FormatInt(int64(sl.OrderID), 10)
-	}
-	return res, nil
+	return a.Protect(ctx, c, p, func(ctx context.Context, side contract.Side, typ string, trigger decimal.Decimal, id string) (string, error) {
+		o, err := a.placeStop(ctx, c, p.Market, side, typ, p.Size, trigger, true, id)
+		return strconv.FormatInt(int64(o.OrderID), 10), err
+	}, func(ctx context.Context, id string) error { return a.CancelOrder(ctx, c, id, &p.Market) })
 }
 
 // CancelOrder implements connector.Adapter, for regular and conditional

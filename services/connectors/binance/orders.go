@@ -64,37 +64,10 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, o
 // side that closes the position. Binance does not link them (fact sheet
 // §4). When the second leg fails the first is cancelled again.
 func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credential, p connector.ProtectionRequest) (contract.ProtectionResult, error) {
-	for _, leg := range []string{"-tp", "-sl"} {
-		if err := checkClientID(p.ClientOrderID + leg); err != nil {
-			return contract.ProtectionResult{}, err
-		}
-	}
-	if err := a.modes.OneWay(ctx, c); err != nil {
-		return contract.ProtectionResult{}, err
-	}
-	side := contract.Sell
-	if p.PositionSide == contract.Short {
-		side = contract.Buy
-	}
-	var res contract.ProtectionResult
-	if p.TakeProfit != nil {
-		tp, err := a.placeAlgo(ctx, c, p.Market, side, "TAKE_PROFIT_MARKET", p.Size, *p.TakeProfit, true, p.ClientOrderID+"-tp")
-		if err != nil {
-			return res, err
-		}
-		res.TPOrderID = algoOrderID(int64(tp.AlgoID))
-	}
-	if p.StopLoss != nil {
-		sl, err := a.placeAlgo(ctx, c, p.Market, side, "STOP_MARKET", p.Size, *p.StopLoss, true, p.ClientOrderID+"-sl")
-		if err != nil {
-			if res.TPOrderID != "" {
-				_ = a.cancelAlgo(context.WithoutCancel(ctx), c, res.TPOrderID)
-			}
-			return contract.ProtectionResult{}, err
-		}
-		res.SLOrderID = algoOrderID(int64(sl.AlgoID))
-	}
-	return res, nil
+	return a.Protect(ctx, c, p, func(ctx context.Context, side contract.Side, typ string, trigger decimal.Decimal, id string) (string, error) {
+		o, err := a.placeAlgo(ctx, c, p.Market, side, typ, p.Size, trigger, true, id)
+		return algoOrderID(int64(o.AlgoID)), err
+	}, func(ctx context.Context, id string) error { return a.cancelAlgo(ctx, c, id) })
 }
 
 func (a *Adapter) cancelAlgo(ctx context.Context, c connector.Credential, id string) error {
