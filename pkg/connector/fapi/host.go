@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -84,5 +85,55 @@ func ServerTime(venue, path string, get func(ctx context.Context, out any) error
 			return time.Time{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "%s answered %s without serverTime", venue, path)
 		}
 		return time.UnixMilli(st.ServerTime), nil
+	}
+}
+
+// Call is one REST request for Do.
+type Call struct {
+	Method, Path string
+	Signed       bool
+	Stale        []int                                    // codes refusing a signed request's timestamp or nonce
+	Send         func() (int, []byte, error)              // one exchange, signed afresh each time
+	Time         func(context.Context) (time.Time, error) // the venue's clock
+	NotJSON      func(status int) error                   // an error answer that is not JSON; nil reads it as code 0
+}
+
+// Do sends call and decodes a 200 answer into out (when not nil). Venue
+// errors come back as *contract.Error (e's table); a passed deadline as
+// the context's error. A signed request refused for its clock (a Stale
+// code) is retried once after measuring the clock again: the venue did
+// not act on it.
+func (h Host) Do(ctx context.Context, e Errors, call Call, out any) error {
+	if call.Signed {
+		if err := venuekit.Synced(ctx, h.Clock, call.Time); err != nil {
+			return err
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		status, body, err := call.Send()
+		if err != nil {
+			return err
+		}
+		if status == http.StatusOK {
+			if out != nil && json.Unmarshal(body, out) != nil {
+				return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "",
+					"%s answered %s %s with an unexpected body", e.Venue, call.Method, call.Path)
+			}
+			return nil
+		}
+		var ans struct {
+			Code connector.Int `json:"code"`
+			Msg  string        `json:"msg"`
+		}
+		if json.Unmarshal(body, &ans) != nil && call.NotJSON != nil {
+			return call.NotJSON(status)
+		}
+		if call.Signed && attempt == 0 && slices.Contains(call.Stale, int(ans.Code)) {
+			if err := h.Clock.Measure(ctx, call.Time); err != nil {
+				return err
+			}
+			continue
+		}
+		return e.Upstream(status, int(ans.Code), ans.Msg)
 	}
 }

@@ -142,3 +142,17 @@ func (d *MarketData) GetCandles(ctx context.Context, c connector.Credential, m c
 	}
 	return contract.CandlesResult{Candles: out}, nil
 }
+
+// BookSnapshot implements connector.Streamer: GET <prefix>/depth, whose
+// lastUpdateId the diff stream continues (the venues' "How to manage a
+// local order book correctly").
+func (d *MarketData) BookSnapshot(ctx context.Context, env contract.Environment, native string, n int) (connector.BookUpdate, error) {
+	limit := DepthLimit(n)
+	var b Depth
+	c := connector.Credential{CredentialInfo: contract.CredentialInfo{Environment: env}}
+	p := connector.Query{}.Add("symbol", native).Add("limit", strconv.Itoa(limit))
+	if err := d.Call(ctx, c, d.Prefix+"/depth", p, DepthWeight(limit), &b); err != nil {
+		return connector.BookUpdate{}, err
+	}
+	return connector.BookUpdate{Snapshot: true, Depth: limit, Seq: int64(b.LastUpdateID), Bids: Levels(b.Bids, limit), Asks: Levels(b.Asks, limit)}, nil
+}

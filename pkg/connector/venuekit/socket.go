@@ -104,3 +104,6 @@ func (f Subscriber) Subscribe(ctx context.Context, markets []string) error {
 func (f Subscriber) Unsubscribe(ctx context.Context, markets []string) error {
 	return f(ctx, "unsubscribe", markets)
 }
+
+// Ping sends a websocket ping and waits for its pong.
+func (s *Socket) Ping(ctx context.Context) error { return s.conn.Ping(ctx) }

@@ -3,7 +3,6 @@ package aster
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,21 +18,20 @@ import (
 // symbol rules, position modes and funding intervals.
 type Adapter struct {
 	*fapi.MarketData // depth, mark price, funding rate, candles
+	*fapi.Placer     // limit and market orders
+	*fapi.Reads      // fees, balance, fills
 
 	cfg Config
 	c   *client
 
 	lists venuekit.Catalog[symbolMeta] // by REST base: markets and their market-order rules
-	modes venuekit.Memo[bool]          // hedge mode, by REST base + user + signer
+	modes fapi.Modes                   // hedge mode, by REST base + user + signer
 }
 
 var (
 	_ connector.Adapter        = (*Adapter)(nil)
 	_ connector.LeverageReader = (*Adapter)(nil)
 )
-
-// modeTTL is how long a credential's position mode is trusted.
-const modeTTL = 5 * time.Minute
 
 // NewAdapter returns an adapter for cfg; hc nil means connector.NewHTTPClient.
 func NewAdapter(cfg Config, hc *http.Client) *Adapter {
@@ -42,6 +40,14 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	}
 	a := &Adapter{cfg: cfg, c: newClient(cfg, hc)}
 	a.MarketData = &fapi.MarketData{Venue: "Aster", Prefix: "/fapi/v3", Call: a.public, Base: a.base, Now: a.c.now}
+	// Account Information v3 is accountWithJoinMargin (fact sheet §0 #7).
+	a.Reads = &fapi.Reads{Signed: a.signed, Fees: "/fapi/v3/commissionRate", Balance: "/fapi/v3/accountWithJoinMargin", Trades: "/fapi/v3/userTrades", Fill: fillFromWire}
+	a.modes = fapi.Modes{Venue: "Aster", Now: a.c.now, Key: a.credModeKey, Read: a.readMode}
+	// userTrades has no orderId filter (fact sheet §0 #8); the RESULT
+	// answer's avgPrice is the fill price, but no answer has the fee (§4).
+	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.signed, Prefix: "/fapi/v3",
+		Weight: 1, AnswerPrice: true, CheckID: checkClientID, OneWay: a.modes.OneWay, ForgetMode: a.modes.Forget, Meta: a.symbolMeta,
+		Wait: func(ctx context.Context, d time.Duration) error { return a.c.wait(ctx, d) }}
 	return a
 }
 
@@ -137,28 +143,6 @@ func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credent
 	return contract.MarketsResult{Markets: out}, nil
 }
 
-// GetFeeInfo implements connector.Adapter: the account's commission rates
-// in basis points.
-func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m connector.Market) (contract.FeeInfoResult, error) {
-	var r commissionRate
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/commissionRate", symbolParam(m), 20, &r); err != nil {
-		return contract.FeeInfoResult{}, err
-	}
-	return contract.FeeInfoResult{MakerFee: venuekit.Bps(r.MakerCommissionRate), TakerFee: venuekit.Bps(r.TakerCommissionRate)}, nil
-}
-
-// GetBalance implements connector.Adapter with Account Information v3
-// (GET /fapi/v3/accountWithJoinMargin, fact sheet §0 #7): equity is the
-// margin balance (wallet plus unrealized PnL), accountValue the wallet
-// balance.
-func (a *Adapter) GetBalance(ctx context.Context, c connector.Credential) (contract.BalanceResult, error) {
-	var acct account
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/accountWithJoinMargin", nil, 5, &acct); err != nil {
-		return contract.BalanceResult{}, err
-	}
-	return contract.BalanceResult{Equity: acct.TotalMarginBalance, FreeCollateral: acct.AvailableBalance, AccountValue: acct.TotalWalletBalance}, nil
-}
-
 // GetPositions implements connector.Adapter: positionRisk carries the
 // leverage, as a string (fact sheet §4 getPositions).
 func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *connector.Market) (contract.PositionsResult, error) {
@@ -225,20 +209,6 @@ func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *con
 	return open, err
 }
 
-// GetFills implements connector.Adapter, newest first (Aster answers
-// oldest first).
-func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connector.Market, limit int) (contract.FillsResult, error) {
-	var trades []userTrade
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/userTrades", symbolParam(m).Add("limit", strconv.Itoa(limit)), 5, &trades); err != nil {
-		return contract.FillsResult{}, err
-	}
-	out := make([]contract.Fill, 0, len(trades))
-	for i := len(trades) - 1; i >= 0; i-- {
-		out = append(out, fillFromWire(trades[i]))
-	}
-	return contract.FillsResult{Fills: out}, nil
-}
-
 // TestCredentials implements connector.Adapter with GET
 // /fapi/v3/positionSide/dual, a signed read: every signed call checks
 // user, signer, key and nonce together (fact sheet §4 testCredentials), so
@@ -259,6 +229,23 @@ func modeKey(base string, k *keys) string {
 	return base + " " + strings.ToLower(k.user) + " " + k.signer
 }
 
+// credModeKey is the key a credential's position mode is cached under.
+func (a *Adapter) credModeKey(c connector.Credential) (string, error) {
+	k, err := credKeys(c)
+	if err != nil {
+		return "", err
+	}
+	return modeKey(a.base(c), k), nil
+}
+
+func (a *Adapter) readMode(ctx context.Context, c connector.Credential) (bool, error) {
+	k, err := credKeys(c)
+	if err != nil {
+		return false, err
+	}
+	return a.positionMode(ctx, c, k)
+}
+
 // positionMode reads dualSidePosition (weight 30) and caches it.
 func (a *Adapter) positionMode(ctx context.Context, c connector.Credential, k *keys) (bool, error) {
 	var res struct {
@@ -268,42 +255,6 @@ func (a *Adapter) positionMode(ctx context.Context, c connector.Credential, k *k
 	if err := a.c.do(ctx, base, k, request{method: http.MethodGet, path: "/fapi/v3/positionSide/dual", signed: true, weight: 30}, &res); err != nil {
 		return false, err
 	}
-	a.modes.Put(modeKey(base, k), res.DualSidePosition, a.c.now())
+	a.modes.Put(modeKey(base, k), res.DualSidePosition)
 	return res.DualSidePosition, nil
-}
-
-// oneWay refuses to trade for an account in hedge position mode: its
-// orders need positionSide and may not be reduce-only (fact sheet §8), and
-// the contract speaks of one position per market. The mode is cached per
-// credential for modeTTL.
-func (a *Adapter) oneWay(ctx context.Context, c connector.Credential) error {
-	k, err := credKeys(c)
-	if err != nil {
-		return err
-	}
-	hedge, ok := a.modes.Get(modeKey(a.base(c), k), a.c.now(), modeTTL)
-	if !ok {
-		if hedge, err = a.positionMode(ctx, c, k); err != nil {
-			return err
-		}
-	}
-	if hedge {
-		return errHedgeMode()
-	}
-	return nil
-}
-
-func errHedgeMode() error {
-	return contract.Errorf(contract.CodeInvalidRequest,
-		"the Aster account is in hedge position mode (dualSidePosition=true); perpgate trades one-way mode only: "+
-			"switch Position Mode to One-way in Aster's futures preferences (no open orders or positions) and retry")
-}
-
-// forgetMode drops a cached position mode after Aster said it differs (-4061).
-func (a *Adapter) forgetMode(c connector.Credential) {
-	k, err := credKeys(c)
-	if err != nil {
-		return
-	}
-	a.modes.Forget(modeKey(a.base(c), k))
 }

@@ -2,7 +2,6 @@ package aster
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
@@ -87,62 +86,16 @@ func signedPayload(p params, k *keys, nonce uint64) string {
 	return q + "&signature=" + sign.Sign(k.key, q, k.chain)
 }
 
-// do sends r to base and decodes a 200 answer into out (when not nil).
-// Aster errors come back as *contract.Error (EXCHANGE_ERROR with a
-// reason); a passed deadline as the context's error. A signed request
-// refused for its nonce (-1021 ahead of the server, -4225 stale or
-// repeated) is retried once with a fresh nonce after measuring the clock
-// offset again: Aster did not act on it.
+// do sends r to base and decodes a 200 answer into out (fapi.Host.Do); a
+// signed request refused for its nonce (-1021 ahead of the server, -4225 stale or repeated) is retried once.
 func (c *client) do(ctx context.Context, base string, k *keys, r request, out any) error {
 	h := c.host(base)
-	if r.signed {
-		if k == nil {
-			return contract.Errorf(contract.CodeInternal, "signed Aster request without keys")
-		}
-		if err := venuekit.Synced(ctx, h.clock, c.serverTime(h)); err != nil {
-			return err
-		}
+	if r.signed && k == nil {
+		return contract.Errorf(contract.CodeInternal, "signed Aster request without keys")
 	}
-	for attempt := 0; ; attempt++ {
-		status, body, err := c.send(ctx, h, k, r)
-		if err != nil {
-			return err
-		}
-		if status == http.StatusOK {
-			if out == nil {
-				return nil
-			}
-			if err := json.Unmarshal(body, out); err != nil {
-				return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "",
-					"Aster answered %s %s with an unexpected body", r.method, r.path)
-			}
-			return nil
-		}
-		e, ok := errorBody(body)
-		if !ok {
-			return notJSON(status, r)
-		}
-		if r.signed && attempt == 0 && (e.Code == -1021 || e.Code == -4225) {
-			if err := h.clock.Measure(ctx, c.serverTime(h)); err != nil {
-				return err
-			}
-			continue
-		}
-		return upstreamError(status, int(e.Code), e.Msg)
-	}
-}
-
-// apiError is Aster's error body; code may be a number or a string.
-type apiError struct {
-	Code connector.Int `json:"code"`
-	Msg  string        `json:"msg"`
-}
-
-// errorBody reads {code, msg}; ok is false when the body is not JSON
-// (Aster's HTML error pages, fact sheet §0 #11).
-func errorBody(body []byte) (apiError, bool) {
-	var e apiError
-	return e, json.Unmarshal(body, &e) == nil
+	return fapi.Host{Gate: h.gate, Clock: h.clock}.Do(ctx, venueErrors, fapi.Call{Method: r.method, Path: r.path,
+		Signed: r.signed, Stale: []int{-1021, -4225}, Time: c.serverTime(h), NotJSON: func(status int) error { return notJSON(status, r) },
+		Send: func() (int, []byte, error) { return c.send(ctx, h, k, r) }}, out)
 }
 
 // notJSON is the error for an answer that is not JSON: a 5xx leaves the

@@ -97,9 +97,8 @@ func checkClientID(id string) error { return clientIDRule.Check(id) }
 // sign is unconfirmed (fact sheet §4 getFills).
 func fillFromWire(t userTrade) contract.Fill { return fapi.Fill(t, t.Commission.Abs()) }
 
-// statusFromWire, levels and fmtDec are fapi's.
+// statusFromWire and fmtDec are fapi's.
 var (
 	statusFromWire = fapi.Status
-	levels         = fapi.Levels
 	fmtDec         = fapi.FmtDec
 )

@@ -28,11 +28,6 @@ var hints = map[contract.Reason]string{
 // venueErrors is Aster's table and hints.
 var venueErrors = fapi.Errors{Venue: "Aster", Reasons: reasons, Hints: hints}
 
-// upstreamError turns an error answer of Aster's into the contract error.
-func upstreamError(status, code int, msg string) *contract.Error {
-	return venueErrors.Upstream(status, code, msg)
-}
-
 var (
 	fallbackReason = fapi.FallbackReason
 	isCode         = fapi.IsCode // whether err is the venue's error code

@@ -4,122 +4,11 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
-	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
-
-// place sends a regular order and returns Aster's final answer
-// (newOrderRespType=RESULT). -4061 means the position mode changed
-// under us: the cache is dropped so the next order asks again.
-func (a *Adapter) place(ctx context.Context, c connector.Credential, p params) (order, error) {
-	var res order
-	err := a.signed(ctx, c, http.MethodPost, "/fapi/v3/order", p.Add("newOrderRespType", "RESULT"), 1, &res)
-	if isCode(err, -4061) {
-		a.forgetMode(c)
-		if ce, ok := contract.AsError(err); ok {
-			ce.Message += "; the account seems to have switched to hedge position mode, which perpgate does not trade: switch it back to One-way"
-		}
-	}
-	return res, err
-}
-
-// PlaceLimitOrder implements connector.Adapter.
-func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.LimitOrderResult, error) {
-	if err := checkClientID(o.ClientOrderID); err != nil {
-		return contract.LimitOrderResult{}, err
-	}
-	if err := a.oneWay(ctx, c); err != nil {
-		return contract.LimitOrderResult{}, err
-	}
-	res, err := a.place(ctx, c, fapi.LimitParams(o))
-	if err != nil {
-		return contract.LimitOrderResult{}, err
-	}
-	if err := venueErrors.PostOnlyExpired(o, res); err != nil {
-		return contract.LimitOrderResult{}, err
-	}
-	return fapi.LimitResult(o, res), nil
-}
-
-// PlaceMarketOrder implements connector.Adapter. The RESULT answer gives
-// executed size and average price but no fee (fact sheet §4): fill
-// price, size and fee come from the order's trades (fillOf).
-func (a *Adapter) PlaceMarketOrder(ctx context.Context, c connector.Credential, o connector.OrderRequest) (contract.MarketOrderResult, error) {
-	if err := checkClientID(o.ClientOrderID); err != nil {
-		return contract.MarketOrderResult{}, err
-	}
-	size, err := fapi.MarketSize(a.symbolMeta(c, o.Market.Native), o.Market, o.Size)
-	if err != nil {
-		return contract.MarketOrderResult{}, err
-	}
-	if err := a.oneWay(ctx, c); err != nil {
-		return contract.MarketOrderResult{}, err
-	}
-	res, err := a.place(ctx, c, fapi.MarketParams(o, size))
-	if err != nil {
-		return contract.MarketOrderResult{}, err
-	}
-	out := contract.MarketOrderResult{OrderID: strconv.FormatInt(int64(res.OrderID), 10), Market: o.Market.Native, Side: o.Side,
-		FilledPrice: decimal.Zero, FilledSize: decimal.Zero, Fee: decimal.Zero}
-	if err := venueErrors.Unfilled(res); err != nil {
-		return out, err
-	}
-	f, err := a.fillOf(ctx, c, o.Market, res)
-	if err != nil {
-		// The order stands: report it with what Aster's answer says rather
-		// than fail a placement that happened (a retry would place again).
-		out.FilledSize, out.FilledPrice = res.ExecutedQty, res.AvgPrice
-		return out, nil
-	}
-	out.FilledSize, out.FilledPrice, out.Fee = f.Size, f.Price(o.Market), f.Fee
-	return out, nil
-}
-
-// tradeWaits are the pauses before each read of an order's trades: the
-// trade list can trail the order answer by a moment.
-var tradeWaits = []time.Duration{0, 100 * time.Millisecond, 400 * time.Millisecond}
-
-// fillOf reads what a placed order executed from the recent trades of its
-// symbol, filtered by orderId (Aster's userTrades has no orderId filter,
-// fact sheet §0 #8): size, notional and the fee, which no order answer
-// carries. While the trades account for less than the answer's
-// executedQty they are read again (tradeWaits); when they never catch up,
-// the size is executedQty and the price the answer's avgPrice, and the fee
-// counts the trades seen.
-func (a *Adapter) fillOf(ctx context.Context, c connector.Credential, m connector.Market, res order) (connector.Execution, error) {
-	var f connector.Execution
-	for _, d := range tradeWaits {
-		if d > 0 {
-			if err := a.c.wait(ctx, d); err != nil {
-				return f, err
-			}
-		}
-		var trades []userTrade
-		if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/userTrades",
-			symbolParam(m).Add("limit", "1000"), 5, &trades); err != nil {
-			return f, err
-		}
-		f = connector.NewExecution()
-		for _, t := range trades {
-			if t.OrderID != res.OrderID {
-				continue
-			}
-			f = f.Add(t.Qty, t.Price, t.Commission)
-		}
-		if f.Size.IsPositive() && f.Size.GreaterThanOrEqual(res.ExecutedQty) {
-			return f, nil
-		}
-	}
-	if !res.ExecutedQty.IsPositive() {
-		return f, nil
-	}
-	f.Size, f.Notional = res.ExecutedQty, res.ExecutedQty.Mul(res.AvgPrice)
-	return f, nil
-}
 
 // placeStop sends a conditional order: an ordinary order with stopPrice
 // (fact sheet §0 #5), triggered on the mark price (the default would be
@@ -131,7 +20,7 @@ func (a *Adapter) placeStop(ctx context.Context, c connector.Credential, m conne
 	if reduceOnly {
 		p = p.Add("reduceOnly", "true")
 	}
-	return a.place(ctx, c, p.Add("newClientOrderId", clientID))
+	return a.Place(ctx, c, p.Add("newClientOrderId", clientID))
 }
 
 // PlaceStopOrder implements connector.Adapter. Aster ties the direction
@@ -142,7 +31,7 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 	if err := checkClientID(o.ClientOrderID); err != nil {
 		return contract.StopOrderResult{}, err
 	}
-	if err := a.oneWay(ctx, c); err != nil {
+	if err := a.modes.OneWay(ctx, c); err != nil {
 		return contract.StopOrderResult{}, err
 	}
 	typ := "TAKE_PROFIT_MARKET"
@@ -165,7 +54,7 @@ func (a *Adapter) PlaceStopOrder(ctx context.Context, c connector.Credential, o 
 func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, orders []connector.OrderRequest) ([]contract.BatchOrderResult, error) {
 	return venueErrors.PlaceBatch(ctx, a.signed, "/fapi/v3/batchOrders", c, orders,
 		func(o connector.OrderRequest) error { return checkClientID(o.ClientOrderID) },
-		func() error { return a.oneWay(ctx, c) })
+		func() error { return a.modes.OneWay(ctx, c) })
 }
 
 // PlaceProtectionOrders implements connector.Adapter with two reduce-only
@@ -174,37 +63,10 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, o
 // strategy answers no sub-order ids, fact sheet §4): the runtime watches
 // the pair. When the second leg fails the first is cancelled again.
 func (a *Adapter) PlaceProtectionOrders(ctx context.Context, c connector.Credential, p connector.ProtectionRequest) (contract.ProtectionResult, error) {
-	for _, leg := range []string{"-tp", "-sl"} {
-		if err := checkClientID(p.ClientOrderID + leg); err != nil {
-			return contract.ProtectionResult{}, err
-		}
-	}
-	if err := a.oneWay(ctx, c); err != nil {
-		return contract.ProtectionResult{}, err
-	}
-	side := contract.Sell
-	if p.PositionSide == contract.Short {
-		side = contract.Buy
-	}
-	var res contract.ProtectionResult
-	if p.TakeProfit != nil {
-		tp, err := a.placeStop(ctx, c, p.Market, side, "TAKE_PROFIT_MARKET", p.Size, *p.TakeProfit, true, p.ClientOrderID+"-tp")
-		if err != nil {
-			return res, err
-		}
-		res.TPOrderID = strconv.FormatInt(int64(tp.OrderID), 10)
-	}
-	if p.StopLoss != nil {
-		sl, err := a.placeStop(ctx, c, p.Market, side, "STOP_MARKET", p.Size, *p.StopLoss, true, p.ClientOrderID+"-sl")
-		if err != nil {
-			if res.TPOrderID != "" {
-				_ = a.CancelOrder(context.WithoutCancel(ctx), c, res.TPOrderID, &p.Market)
-			}
-			return contract.ProtectionResult{}, err
-		}
-		res.SLOrderID = strconv.FormatInt(int64(sl.OrderID), 10)
-	}
-	return res, nil
+	return a.Protect(ctx, c, p, func(ctx context.Context, side contract.Side, typ string, trigger decimal.Decimal, id string) (string, error) {
+		o, err := a.placeStop(ctx, c, p.Market, side, typ, p.Size, trigger, true, id)
+		return strconv.FormatInt(int64(o.OrderID), 10), err
+	}, func(ctx context.Context, id string) error { return a.CancelOrder(ctx, c, id, &p.Market) })
 }
 
 // CancelOrder implements connector.Adapter, for regular and conditional
@@ -251,69 +113,6 @@ func (a *Adapter) CancelAllOrders(ctx context.Context, c connector.Credential, m
 	return len(open), nil
 }
 
-// CloseAllPositions implements connector.Adapter: a reduce-only market
-// order against the position, split by MARKET_LOT_SIZE maxQty. Each piece's
-// fills come from its trades (fillOf), so the average close price is
-// weighted over every trade of every piece.
-func (a *Adapter) CloseAllPositions(ctx context.Context, c connector.Credential, m connector.Market) (contract.CloseAllResult, error) {
-	res := contract.CloseAllResult{ClosedSize: decimal.Zero, AvgClosePrice: decimal.Zero}
-	if err := a.oneWay(ctx, c); err != nil {
-		return res, err
-	}
-	var rows []positionRisk
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/positionRisk", symbolParam(m), 5, &rows); err != nil {
-		return res, err
-	}
-	maxQty := a.symbolMeta(c, m.Native).MarketMaxQty
-	total := connector.NewExecution()
-	for _, r := range rows {
-		if r.Symbol != m.Native || r.PositionAmt.IsZero() {
-			continue
-		}
-		side := "SELL"
-		if r.PositionAmt.IsNegative() {
-			side = "BUY"
-		}
-		for left := r.PositionAmt.Abs(); left.IsPositive(); {
-			qty := left
-			if maxQty.IsPositive() && qty.GreaterThan(maxQty) {
-				qty = maxQty
-			}
-			o, err := a.place(ctx, c, symbolParam(m).Add("side", side).Add("type", "MARKET").
-				Add("quantity", fmtDec(qty)).Add("reduceOnly", "true"))
-			if err != nil {
-				return closeResult(res, total, m), err
-			}
-			f, err := a.fillOf(ctx, c, m, o)
-			if err != nil {
-				return closeResult(res, total, m), err
-			}
-			total.Size, total.Notional = total.Size.Add(f.Size), total.Notional.Add(f.Notional)
-			left = left.Sub(qty)
-		}
-	}
-	return closeResult(res, total, m), nil
-}
-
-func closeResult(res contract.CloseAllResult, total connector.Execution, m connector.Market) contract.CloseAllResult {
-	res.ClosedSize, res.AvgClosePrice = total.Size, total.Price(m)
-	return res
-}
-
-// SetLeverage implements connector.Adapter: cross margin on the symbol
-// (-4046, "no need to change", means it already is), then the leverage.
-func (a *Adapter) SetLeverage(ctx context.Context, c connector.Credential, m connector.Market, leverage int) (int, error) {
-	err := a.signed(ctx, c, http.MethodPost, "/fapi/v3/marginType", symbolParam(m).Add("marginType", "CROSSED"), 1, nil)
-	if err != nil && !isCode(err, -4046) {
-		return 0, err
-	}
-	var res leverageAnswer
-	if err := a.signed(ctx, c, http.MethodPost, "/fapi/v3/leverage", symbolParam(m).Add("leverage", strconv.Itoa(leverage)), 1, &res); err != nil {
-		return 0, err
-	}
-	return int(res.Leverage), nil
-}
-
 // FindOrder implements connector.Adapter: Query Order by
 // origClientOrderId finds regular and conditional orders alike; -2013
 // means Aster does not know the id.
@@ -331,7 +130,7 @@ func (a *Adapter) FindOrder(ctx context.Context, c connector.Credential, m conne
 	}
 	found := connector.FoundOrder{Order: orderFromWire(o), AvgPrice: o.AvgPrice, Fee: decimal.Zero}
 	if o.ExecutedQty.IsPositive() {
-		if f, ferr := a.fillOf(ctx, c, m, o); ferr == nil {
+		if f, ferr := a.FillOf(ctx, c, m, o); ferr == nil {
 			found.AvgPrice, found.Fee = connector.OrDefault(f.Price(m), o.AvgPrice), f.Fee
 		}
 	}

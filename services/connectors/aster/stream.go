@@ -2,7 +2,6 @@ package aster
 
 import (
 	"context"
-	"strconv"
 	"strings"
 
 	"github.com/perpgate/perpgate/pkg/connector"
@@ -29,20 +28,6 @@ func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (con
 		return nil, err
 	}
 	return &stream{sock: sock}, nil
-}
-
-// BookSnapshot implements connector.Streamer: GET /fapi/v3/depth, whose
-// lastUpdateId the diff stream continues (Aster's "How to manage a local
-// order book correctly").
-func (a *Adapter) BookSnapshot(ctx context.Context, env contract.Environment, native string, n int) (connector.BookUpdate, error) {
-	limit := fapi.DepthLimit(n)
-	var d depth
-	c := connector.Credential{CredentialInfo: contract.CredentialInfo{Environment: env}}
-	p := params{}.Add("symbol", native).Add("limit", strconv.Itoa(limit))
-	if err := a.public(ctx, c, "/fapi/v3/depth", p, fapi.DepthWeight(limit), &d); err != nil {
-		return connector.BookUpdate{}, err
-	}
-	return connector.BookUpdate{Snapshot: true, Depth: limit, Seq: int64(d.LastUpdateID), Bids: levels(d.Bids, limit), Asks: levels(d.Asks, limit)}, nil
 }
 
 // stream is the one market-data socket; Next reads it directly.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
-	"github.com/perpgate/perpgate/pkg/connector/venuekit"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -37,35 +37,18 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	if err != nil {
 		return contract.Upstream(contract.ReasonAuthenticationFailed, "", "", "the stored Aster secret is not usable (userAddress, signerPrivateKey): replace the credential")
 	}
-	key, err := a.listenKey(ctx, c, k, http.MethodPost)
-	if err != nil {
-		return err
+	return fapi.UserStream{Venue: "Aster", URL: func(key string) string { return a.cfg.streamURL(c.Environment) + "/ws/" + key },
+		Listen: func(ctx context.Context, method string) (string, error) { return a.listenKey(ctx, c, k, method) },
+		Every:  keepAliveEvery, Frame: func(data []byte) error { return emitAll(data, emit) }}.Follow(ctx, ready)
+}
+
+// emitAll emits the events of one user data frame.
+func emitAll(data []byte, emit func(connector.AccountEvent)) error {
+	evs, err := accountEvents(data)
+	for _, ev := range evs {
+		emit(ev)
 	}
-	ws, err := venuekit.Dial(ctx, "Aster user data", a.cfg.streamURL(c.Environment)+"/ws/"+key)
-	if err != nil {
-		return err
-	}
-	defer ws.Close()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go a.keepAlive(ctx, cancel, c, k)
-	ready()
-	for {
-		_, data, err := ws.Read(ctx)
-		if err != nil {
-			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-				return cause
-			}
-			return err
-		}
-		evs, err := accountEvents(data)
-		if err != nil {
-			return err
-		}
-		for _, ev := range evs {
-			emit(ev)
-		}
-	}
+	return err
 }
 
 // listenKey creates (POST) or extends (PUT) the account's listen key.
@@ -78,22 +61,6 @@ func (a *Adapter) listenKey(ctx context.Context, c connector.Credential, k *keys
 		err = contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Aster answered POST /fapi/v3/listenKey without a listenKey")
 	}
 	return res.ListenKey, err
-}
-
-func (a *Adapter) keepAlive(ctx context.Context, stop context.CancelCauseFunc, c connector.Credential, k *keys) {
-	t := time.NewTicker(keepAliveEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := a.listenKey(ctx, c, k, http.MethodPut); err != nil {
-				stop(fmt.Errorf("aster listen key keep-alive: %w", err))
-				return
-			}
-		}
-	}
 }
 
 // userFrame holds the fields of the user data events. Keys differing only

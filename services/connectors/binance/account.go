@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -38,78 +38,16 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	if _, err := a.accountConfig(ctx, c, k); err != nil {
 		return err
 	}
-	key, err := a.listenKey(ctx, c, k, http.MethodPost)
-	if err != nil {
-		return err
-	}
-	ws, _, err := websocket.Dial(ctx, a.cfg.privateURL(c.Environment)+"/"+key, nil)
-	if err != nil {
-		return fmt.Errorf("binance user data stream: %w", err)
-	}
-	defer ws.CloseNow()
-	ws.SetReadLimit(1 << 20)
-	// The socket carries the key's events from the moment it opens; there
-	// is no subscription to confirm.
-	ready()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go a.keepListenKey(ctx, cancel, c, k)
-	go pingUser(ctx, ws)
-	for {
-		_, data, err := ws.Read(ctx)
-		if err != nil {
-			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-				return cause
-			}
-			return fmt.Errorf("binance user data stream: %w", err)
-		}
-		if err := userEvents(data, emit); err != nil {
-			return err
-		}
-	}
-}
-
-// keepListenKey extends the listen key until ctx ends; a refused
-// keepalive ends the feed with its error.
-func (a *Adapter) keepListenKey(ctx context.Context, stop context.CancelCauseFunc, c connector.Credential, k *keys) {
-	t := time.NewTicker(a.cfg.listenKeyKeepAlive())
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := a.listenKey(ctx, c, k, http.MethodPut); err != nil {
-				stop(fmt.Errorf("binance listen key keepalive: %w", err))
-				return
-			}
-		}
-	}
+	return fapi.UserStream{Venue: "Binance", URL: func(key string) string { return a.cfg.privateURL(c.Environment) + "/" + key },
+		Listen: func(ctx context.Context, method string) (string, error) { return a.listenKey(ctx, c, k, method) },
+		Every:  a.cfg.listenKeyKeepAlive(), Ping: userPingEvery,
+		Frame: func(data []byte) error { return userEvents(data, emit) }}.Follow(ctx, ready)
 }
 
 // userPingEvery: the user data socket may be silent for hours, so a
 // websocket ping (Binance answers pongs; it pings us every 3 minutes)
 // finds a connection that died without closing.
 const userPingEvery = time.Minute
-
-func pingUser(ctx context.Context, ws *websocket.Conn) {
-	t := time.NewTicker(userPingEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			err := ws.Ping(pctx)
-			cancel()
-			if err != nil && ctx.Err() == nil {
-				ws.CloseNow()
-				return
-			}
-		}
-	}
-}
 
 // listenKey creates (POST) or extends (PUT) the listen key: USER_STREAM,
 // the API key header and no signature.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -20,13 +19,15 @@ import (
 // symbol rules, position modes and open interest.
 type Adapter struct {
 	*fapi.MarketData // depth, mark price, funding rate, candles
+	*fapi.Placer     // limit and market orders
+	*fapi.Reads      // fees, balance, fills
 
 	cfg Config
 	c   *client
 
 	mu    sync.Mutex
 	lists venuekit.Catalog[symbolMeta] // by REST base: markets and their market-order rules
-	modes venuekit.Memo[bool]          // hedge mode, by REST base + apiKey
+	modes fapi.Modes                   // hedge mode, by REST base + apiKey
 	oi    map[string]oiEntry           // by REST base + symbol
 }
 
@@ -34,9 +35,6 @@ var (
 	_ connector.Adapter        = (*Adapter)(nil)
 	_ connector.LeverageReader = (*Adapter)(nil)
 )
-
-// modeTTL is how long a credential's position mode is trusted.
-const modeTTL = 5 * time.Minute
 
 // oiTTL is how long an open-interest reading is reused: Binance has no bulk
 // open-interest endpoint (fact sheet §0 #6), so each symbol costs a call.
@@ -58,6 +56,13 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		oi:  map[string]oiEntry{},
 	}
 	a.MarketData = &fapi.MarketData{Venue: "Binance", Prefix: "/fapi/v1", Call: a.public, Base: a.base, Now: a.c.now}
+	a.Reads = &fapi.Reads{Signed: a.signed, Fees: "/fapi/v1/commissionRate", Balance: "/fapi/v3/account", Trades: "/fapi/v1/userTrades", Fill: fillFromWire}
+	a.modes = fapi.Modes{Venue: "Binance", Now: a.c.now, Key: a.modeKey, Read: a.readMode}
+	// No order answer has the fee (fact sheet §0 #3) nor, since 2026-07,
+	// the average price: Query Order has it.
+	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.signed, Prefix: "/fapi/v1",
+		ByOrderID: true, CheckID: checkClientID, OneWay: a.modes.OneWay, ForgetMode: a.modes.Forget, Meta: a.symbolMeta,
+		Wait: func(ctx context.Context, d time.Duration) error { return a.c.wait(ctx, d) }}
 	return a
 }
 
@@ -191,26 +196,6 @@ func (a *Adapter) fillOpenInterest(ctx context.Context, c connector.Credential, 
 	return nil
 }
 
-// GetFeeInfo implements connector.Adapter: the account's commission rates
-// in basis points.
-func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m connector.Market) (contract.FeeInfoResult, error) {
-	var r commissionRate
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/commissionRate", symbolParam(m), 20, &r); err != nil {
-		return contract.FeeInfoResult{}, err
-	}
-	return contract.FeeInfoResult{MakerFee: bps(r.MakerCommissionRate), TakerFee: bps(r.TakerCommissionRate)}, nil
-}
-
-// GetBalance implements connector.Adapter: equity is the margin balance
-// (wallet plus unrealized PnL), accountValue the wallet balance.
-func (a *Adapter) GetBalance(ctx context.Context, c connector.Credential) (contract.BalanceResult, error) {
-	var acct account
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v3/account", nil, 5, &acct); err != nil {
-		return contract.BalanceResult{}, err
-	}
-	return contract.BalanceResult{Equity: acct.TotalMarginBalance, FreeCollateral: acct.AvailableBalance, AccountValue: acct.TotalWalletBalance}, nil
-}
-
 // GetPositions implements connector.Adapter. /fapi/v3/positionRisk has no
 // leverage (fact sheet §0 #5): it comes from /fapi/v1/symbolConfig.
 func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *connector.Market) (contract.PositionsResult, error) {
@@ -291,20 +276,6 @@ func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *con
 	return regular, algos, nil
 }
 
-// GetFills implements connector.Adapter, newest first (Binance answers
-// oldest first).
-func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connector.Market, limit int) (contract.FillsResult, error) {
-	var trades []userTrade
-	if err := a.signed(ctx, c, http.MethodGet, "/fapi/v1/userTrades", symbolParam(m).Add("limit", strconv.Itoa(limit)), 5, &trades); err != nil {
-		return contract.FillsResult{}, err
-	}
-	out := make([]contract.Fill, 0, len(trades))
-	for i := len(trades) - 1; i >= 0; i-- {
-		out = append(out, fillFromWire(trades[i]))
-	}
-	return contract.FillsResult{Fills: out}, nil
-}
-
 // TestCredentials implements connector.Adapter with GET
 // /fapi/v1/accountConfig, a signed read that checks key and secret; a
 // rejected credential is valid:false. It also learns the position mode.
@@ -319,42 +290,24 @@ func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *
 	if err := a.c.do(ctx, base, k, request{method: http.MethodGet, path: "/fapi/v1/accountConfig", signed: true, weight: 5}, &cfg); err != nil {
 		return cfg, err
 	}
-	a.modes.Put(base+" "+k.apiKey, cfg.DualSidePosition, a.c.now())
+	a.modes.Put(base+" "+k.apiKey, cfg.DualSidePosition)
 	return cfg, nil
 }
 
-// oneWay refuses to trade for an account in hedge position mode: its
-// orders need positionSide and may not be reduce-only (fact sheet §8), and
-// the contract speaks of one position per market. The mode is cached per
-// credential for modeTTL.
-func (a *Adapter) oneWay(ctx context.Context, c connector.Credential) error {
+// modeKey is the REST base and API key a position mode is cached under.
+func (a *Adapter) modeKey(c connector.Credential) (string, error) {
 	k, err := credKeys(c)
 	if err != nil {
-		return err
+		return "", err
 	}
-	hedge, ok := a.modes.Get(a.base(c)+" "+k.apiKey, a.c.now(), modeTTL)
-	if !ok {
-		cfg, err := a.accountConfig(ctx, c, k)
-		if err != nil {
-			return err
-		}
-		hedge = cfg.DualSidePosition
-	}
-	if hedge {
-		return errHedgeMode()
-	}
-	return nil
+	return a.base(c) + " " + k.apiKey, nil
 }
 
-func errHedgeMode() error {
-	return contract.Errorf(contract.CodeInvalidRequest,
-		"the Binance account is in hedge position mode (dualSidePosition=true); perpgate trades one-way mode only: "+
-			"switch Position Mode to One-way in Binance's futures preferences (no open orders or positions) and retry")
-}
-
-// forgetMode drops a cached position mode after Binance said it differs (-4061).
-func (a *Adapter) forgetMode(c connector.Credential) {
-	if k, err := credKeys(c); err == nil {
-		a.modes.Forget(a.base(c) + " " + k.apiKey)
+func (a *Adapter) readMode(ctx context.Context, c connector.Credential) (bool, error) {
+	k, err := credKeys(c)
+	if err != nil {
+		return false, err
 	}
+	cfg, err := a.accountConfig(ctx, c, k)
+	return cfg.DualSidePosition, err
 }

@@ -3,7 +3,6 @@ package binance
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -84,49 +83,16 @@ func signedPayload(p params, secret string, timestampMs, recvWindowMs int64) str
 	return q + "&signature=" + sign(secret, q)
 }
 
-// do sends r to base and decodes a 200 answer into out (when not nil).
-// Binance errors come back as *contract.Error (EXCHANGE_ERROR with a
-// reason); a passed deadline as the context's error. A signed request
-// rejected for its timestamp (-1021) is retried once after measuring the
-// clock offset again: Binance did not act on it.
+// do sends r to base and decodes a 200 answer into out (fapi.Host.Do); a
+// signed request refused for its timestamp (-1021, -5028) is retried once.
 func (c *client) do(ctx context.Context, base string, k *keys, r request, out any) error {
 	h := c.host(base)
-	if r.signed {
-		if k == nil {
-			return contract.Errorf(contract.CodeInternal, "signed Binance request without keys")
-		}
-		if err := venuekit.Synced(ctx, h.clock, c.serverTime(h)); err != nil {
-			return err
-		}
+	if r.signed && k == nil {
+		return contract.Errorf(contract.CodeInternal, "signed Binance request without keys")
 	}
-	for attempt := 0; ; attempt++ {
-		status, body, err := c.send(ctx, h, k, r)
-		if err != nil {
-			return err
-		}
-		if status == http.StatusOK {
-			if out == nil {
-				return nil
-			}
-			if err := json.Unmarshal(body, out); err != nil {
-				return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "",
-					"Binance answered %s %s with an unexpected body", r.method, r.path)
-			}
-			return nil
-		}
-		var e struct {
-			Code int    `json:"code"`
-			Msg  string `json:"msg"`
-		}
-		_ = json.Unmarshal(body, &e)
-		if r.signed && attempt == 0 && (e.Code == -1021 || e.Code == -5028) {
-			if err := h.clock.Measure(ctx, c.serverTime(h)); err != nil {
-				return err
-			}
-			continue
-		}
-		return upstreamError(status, e.Code, e.Msg)
-	}
+	return fapi.Host{Gate: h.gate, Clock: h.clock}.Do(ctx, venueErrors, fapi.Call{Method: r.method, Path: r.path,
+		Signed: r.signed, Stale: []int{-1021, -5028}, Time: c.serverTime(h),
+		Send: func() (int, []byte, error) { return c.send(ctx, h, k, r) }}, out)
 }
 
 // send makes one HTTP exchange within the host's weight budget.

@@ -127,9 +127,7 @@ var (
 	intervals      = fapi.Intervals
 	depthLimit     = fapi.DepthLimit
 	depthWeight    = fapi.DepthWeight
-	levels         = fapi.Levels
 	fmtDec         = fapi.FmtDec
-	bps            = venuekit.Bps
 	weightLimit    = fapi.WeightLimit
 )
 

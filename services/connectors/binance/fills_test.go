@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
@@ -92,8 +93,8 @@ func TestMarketOrderTradesLag(t *testing.T) {
 	if n := f.sim.Hits(http.MethodGet, "/fapi/v1/userTrades"); n != 2 {
 		t.Errorf("trades read %d times, want 2", n)
 	}
-	if len(f.waits) != 1 || f.waits[0] != tradeWaits[1] {
-		t.Errorf("waits %v, want one of %s", f.waits, tradeWaits[1])
+	if len(f.waits) != 1 || f.waits[0] != fapi.TradeWaits[1] {
+		t.Errorf("waits %v, want one of %s", f.waits, fapi.TradeWaits[1])
 	}
 }
 
@@ -105,7 +106,7 @@ func TestMarketOrderTradesNeverArrive(t *testing.T) {
 	f.a.c.wait = func(context.Context, time.Duration) error { return nil }
 	ctx := context.Background()
 	m := f.market(t, "BTCUSDT")
-	for range tradeWaits {
+	for range fapi.TradeWaits {
 		f.sim.RewriteNext(http.MethodGet, "/fapi/v1/userTrades", func([]byte) []byte { return []byte("[]") })
 	}
 	res, err := f.a.PlaceMarketOrder(ctx, f.cred, marketOrder(m, contract.Buy, "0.2", "late1"))

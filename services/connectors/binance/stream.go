@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,20 +39,6 @@ func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (con
 		go s.read(c)
 	}
 	return s, nil
-}
-
-// BookSnapshot implements connector.Streamer: GET /fapi/v1/depth, whose
-// lastUpdateId the diff stream continues (Binance's "How to manage a local
-// order book correctly").
-func (a *Adapter) BookSnapshot(ctx context.Context, env contract.Environment, native string, n int) (connector.BookUpdate, error) {
-	limit := depthLimit(n)
-	var d depth
-	c := connector.Credential{CredentialInfo: contract.CredentialInfo{Environment: env}}
-	p := params{}.Add("symbol", native).Add("limit", strconv.Itoa(limit))
-	if err := a.public(ctx, c, "/fapi/v1/depth", p, depthWeight(limit), &d); err != nil {
-		return connector.BookUpdate{}, err
-	}
-	return connector.BookUpdate{Snapshot: true, Depth: limit, Seq: int64(d.LastUpdateID), Bids: levels(d.Bids, limit), Asks: levels(d.Asks, limit)}, nil
 }
 
 type frame struct {

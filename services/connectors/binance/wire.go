@@ -8,18 +8,15 @@ import (
 
 // Binance's JSON (fact sheet §3, §4) is fapi's, which Aster shares.
 type (
-	exchangeInfo   = fapi.ExchangeInfo
-	depth          = fapi.Depth
-	premiumIndex   = fapi.PremiumIndex
-	kline          = fapi.Kline
-	commissionRate = fapi.CommissionRate
-	account        = fapi.Account
-	positionRisk   = fapi.PositionRisk
-	order          = fapi.Order
-	userTrade      = fapi.UserTrade
-	batchItem      = fapi.BatchItem
-	fundingInfo    = fapi.FundingInfo
-	symbolMeta     = fapi.SymbolMeta
+	exchangeInfo = fapi.ExchangeInfo
+	premiumIndex = fapi.PremiumIndex
+	kline        = fapi.Kline
+	positionRisk = fapi.PositionRisk
+	order        = fapi.Order
+	userTrade    = fapi.UserTrade
+	batchItem    = fapi.BatchItem
+	fundingInfo  = fapi.FundingInfo
+	symbolMeta   = fapi.SymbolMeta
 )
 
 // Binance's JSON, as fapi sends it (fact sheet §3, §4). Decimals arrive as
@@ -60,9 +57,4 @@ type algoOrder struct {
 	WorkingType  string          `json:"workingType"`
 	ReduceOnly   bool            `json:"reduceOnly"`
 	CreateTime   connector.Int   `json:"createTime"`
-}
-
-type leverageAnswer struct {
-	Symbol   string `json:"symbol"`
-	Leverage int    `json:"leverage"`
 }

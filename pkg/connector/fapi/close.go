@@ -1,0 +1,77 @@
+package fapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/shopspring/decimal"
+)
+
+// CloseAllPositions implements connector.Adapter: a reduce-only market
+// order against the position, split by MARKET_LOT_SIZE maxQty. Each piece's
+// fills come from its trades (FillOf), so the average close price is
+// weighted over every trade of every piece. Both venues read positions
+// from /fapi/v3/positionRisk.
+func (p *Placer) CloseAllPositions(ctx context.Context, c connector.Credential, m connector.Market) (contract.CloseAllResult, error) {
+	res := contract.CloseAllResult{ClosedSize: decimal.Zero, AvgClosePrice: decimal.Zero}
+	if err := p.OneWay(ctx, c); err != nil {
+		return res, err
+	}
+	var rows []PositionRisk
+	if err := p.Signed(ctx, c, http.MethodGet, "/fapi/v3/positionRisk", symbolParam(m), 5, &rows); err != nil {
+		return res, err
+	}
+	maxQty := p.Meta(c, m.Native).MarketMaxQty
+	total := connector.NewExecution()
+	for _, r := range rows {
+		if r.Symbol != m.Native || r.PositionAmt.IsZero() {
+			continue
+		}
+		side := "SELL"
+		if r.PositionAmt.IsNegative() {
+			side = "BUY"
+		}
+		for left := r.PositionAmt.Abs(); left.IsPositive(); {
+			qty := left
+			if maxQty.IsPositive() && qty.GreaterThan(maxQty) {
+				qty = maxQty
+			}
+			o, err := p.Place(ctx, c, symbolParam(m).Add("side", side).Add("type", "MARKET").
+				Add("quantity", FmtDec(qty)).Add("reduceOnly", "true"))
+			if err != nil {
+				return closeResult(res, total, m), err
+			}
+			f, err := p.FillOf(ctx, c, m, o)
+			if err != nil {
+				return closeResult(res, total, m), err
+			}
+			total.Size, total.Notional = total.Size.Add(f.Size), total.Notional.Add(f.Notional)
+			left = left.Sub(qty)
+		}
+	}
+	return closeResult(res, total, m), nil
+}
+
+func closeResult(res contract.CloseAllResult, total connector.Execution, m connector.Market) contract.CloseAllResult {
+	res.ClosedSize, res.AvgClosePrice = total.Size, total.Price(m)
+	return res
+}
+
+// SetLeverage implements connector.Adapter: cross margin on the symbol
+// (-4046, "no need to change", means it already is), then the leverage.
+func (p *Placer) SetLeverage(ctx context.Context, c connector.Credential, m connector.Market, leverage int) (int, error) {
+	err := p.Signed(ctx, c, http.MethodPost, p.Prefix+"/marginType", symbolParam(m).Add("marginType", "CROSSED"), 1, nil)
+	if err != nil && !IsCode(err, -4046) {
+		return 0, err
+	}
+	var res struct {
+		Leverage connector.Int `json:"leverage"` // a number; a string in some of Aster's answers
+	}
+	if err := p.Signed(ctx, c, http.MethodPost, p.Prefix+"/leverage", symbolParam(m).Add("leverage", strconv.Itoa(leverage)), 1, &res); err != nil {
+		return 0, err
+	}
+	return int(res.Leverage), nil
+}
