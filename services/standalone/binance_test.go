@@ -400,8 +400,10 @@ func allOperations(t *testing.T, v binanceLike) {
 
 	cancelled := b.ok(map[string]any{"operation": "cancelAllOrders", "market": "BTC"})
 	requireFields(t, "cancelAllOrders", cancelled, map[string]kind{"cancelledCount": integer})
-	if cancelled["cancelledCount"] != float64(3) {
-		t.Errorf("cancelAllOrders on BTC: want 3 (batch BTC leg, stop, stop-loss), got %v", cancelled["cancelledCount"])
+	// The stop-loss is gone already when the protection watcher saw its
+	// take-profit's cancel on the account feed first (the pair rule).
+	if n := cancelled["cancelledCount"]; n != float64(3) && n != float64(2) {
+		t.Errorf("cancelAllOrders on BTC: want 3 (batch BTC leg, stop, stop-loss), or 2 once the watcher cancelled the stop-loss, got %v", n)
 	}
 	if left, _ := eng.OpenOrders(acctKey, "BTCUSDT"); len(left) != 0 {
 		t.Errorf("the venue still holds BTC orders after cancelAllOrders: %+v", left)
