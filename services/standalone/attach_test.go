@@ -129,9 +129,14 @@ func newAttachSim(t *testing.T, x contract.Exchange, clock *testenv.Clock) attac
 
 // start serves the simulator from a gateway on dir that checks attached
 // entries every check; prev carries the key and credential over a restart.
-func (s attachSim) start(t *testing.T, dir string, check time.Duration, prev *attachEnv) *attachEnv {
+// A deaf gateway follows no account feed, so no fill event places a pair.
+func (s attachSim) start(t *testing.T, dir string, check time.Duration, prev *attachEnv, deaf bool) *attachEnv {
 	t.Helper()
-	g := startGateway(t, func(c *Config) { c.DataDir, c.ProtectionCheck = dir, check; s.point(c) })
+	g := startGateway(t, func(c *Config) {
+		c.DataDir, c.ProtectionCheck = dir, check
+		c.AccountFeeds.Disabled = deaf
+		s.point(c)
+	})
 	e := &attachEnv{t: t, g: g, engine: s.engine(g), symbol: s.symbol, pair: s.legs}
 	if e.pair == 0 {
 		e.pair = 2
@@ -241,7 +246,7 @@ func TestEntryProtection(t *testing.T) {
 			clock := testenv.NewClock(time.Now().Truncate(time.Second))
 			s := newAttachSim(t, x, clock)
 			dir := t.TempDir()
-			e := s.start(t, dir, 300*time.Millisecond, nil)
+			e := s.start(t, dir, 300*time.Millisecond, nil, false)
 			e.checkCapability()
 			e.refusesWrongSide()
 			e.dryRun()
@@ -424,11 +429,11 @@ func (e *attachEnv) marketEntry() {
 }
 
 // killedBetweenFillAndPair: a gateway that never checks (an hour between
-// checks) takes the entry, the entry fills, the gateway stops; the next
-// one places the pair once.
+// checks, no account feed to hear the fill on) takes the entry, the entry
+// fills, the gateway stops; the next one places the pair once.
 func (e *attachEnv) killedBetweenFillAndPair(s attachSim, dir string) {
 	e.t.Helper()
-	dead := s.start(e.t, dir, time.Hour, e)
+	dead := s.start(e.t, dir, time.Hour, e, true)
 	mark := dead.mark()
 	price := mark.Mul(decimal.RequireFromString("0.99")).Floor()
 	dead.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": price.String(),
@@ -444,7 +449,7 @@ func (e *attachEnv) killedBetweenFillAndPair(s attachSim, dir string) {
 	if err := dead.g.Close(); err != nil {
 		e.t.Fatal(err)
 	}
-	next := s.start(e.t, dir, 300*time.Millisecond, e)
+	next := s.start(e.t, dir, 300*time.Millisecond, e, false)
 	legs := next.waitLegs("pair after the restart", next.pair, decimal.RequireFromString("0.01"))
 	time.Sleep(1500 * time.Millisecond) // five more checks
 	if again := next.legs(); !jsonEqual(again, legs) {

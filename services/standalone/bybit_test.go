@@ -179,7 +179,10 @@ func TestBybitAllOperations(t *testing.T) {
 	}
 	b.ok(map[string]any{"operation": "cancelOrder", "orderId": prot["tpOrderId"]}) // no market: found among open orders
 	cancelled := b.ok(map[string]any{"operation": "cancelAllOrders", "market": "BTC"})
-	if cancelled["cancelledCount"] != float64(3) { // stop, stop-loss, the BTC batch order
+	// stop, stop-loss, the BTC batch order; the stop-loss is gone already
+	// when the protection watcher saw its take-profit's cancel on the
+	// account feed first (the pair rule).
+	if n := cancelled["cancelledCount"]; n != float64(3) && n != float64(2) {
 		t.Errorf("cancelAllOrders: %v", cancelled)
 	}
 	if left, _ := eng.OpenOrders(bybitKey, "1000PEPEUSDT"); len(left) != 1 {
