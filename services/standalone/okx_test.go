@@ -193,9 +193,9 @@ func TestOKXOrderRules(t *testing.T) {
 	mark := dec(t, o.ok(map[string]any{"operation": "getMarkPrice", "market": "BTC"})["markPrice"])
 	far := mark.Mul(decimal.RequireFromString("0.8")).Round(0).String()
 
-	hits := o.sim.TotalHits()
+	hits := o.sim.Hits(http.MethodPost, "/api/v5/trade/order") // orders only: the account feed may read meanwhile
 	o.fails(map[string]any{"operation": "placeLimitOrder", "market": "DOGE", "side": "BUY", "size": "5", "price": "0.3"}, http.StatusBadRequest, contract.CodeInvalidRequest, "")
-	if o.sim.TotalHits() != hits {
+	if o.sim.Hits(http.MethodPost, "/api/v5/trade/order") != hits {
 		t.Error("an order under one contract reached OKX")
 	}
 	body := map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": far, "clientOrderId": "once-1"}
