@@ -40,7 +40,9 @@ func TestAuditEntriesWaitForTheKeysService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := time.Now().UTC().Truncate(time.Millisecond)
+	// The service's clock, not the wall clock: retention drops entries
+	// older than 90 days by it, and the fixtures' clock stands in 2030.
+	at := newClock().Now().Truncate(time.Millisecond)
 	final := contract.AuditEntry{Time: at, RequestID: "r-1", AccountID: acct.ID, KeyID: "k", KeyDisplay: "mt_test_abcd",
 		Operation: contract.OpPlaceLimitOrder, Code: "OK", OrderIDs: []string{"42"}, Via: "v1"}
 	pending := final
