@@ -32,15 +32,15 @@ type incomeEntry struct {
 }
 
 // GetFundingPayments implements connector.FundingPaymentsReader with GET
-// /fapi/v3/income?incomeType=FUNDING_FEE (weight 30, fact sheet §11), read
+// income?incomeType=FUNDING_FEE (weight 30, Aster fact sheet §11), read
 // as Binance's Get Income History, which Aster's API follows: oldest first
 // from startTime, a page at a time (page=1, 2, ...), so the pages run
-// forward from since to now and the runtime keeps the newest. Aster gives
-// neither rate nor position size.
-func FundingPayments(ctx context.Context, signed Signed, path string, c connector.Credential, m *connector.Market, since int64, now time.Time) ([]contract.FundingPayment, error) {
+// forward from since to now and the runtime keeps the newest. The venues
+// give neither rate nor position size.
+func (r *Reads) GetFundingPayments(ctx context.Context, c connector.Credential, m *connector.Market, since int64, _ int) ([]contract.FundingPayment, error) {
 	start := since * 1000
 	if since == 0 {
-		start = now.Add(-incomeRetention).UnixMilli()
+		start = r.Now().Add(-incomeRetention).UnixMilli()
 	}
 	entries, err := connector.Paginate(ctx, math.MaxInt, func(ctx context.Context, cursor string) ([]incomeEntry, string, error) {
 		page := 1
@@ -53,7 +53,7 @@ func FundingPayments(ctx context.Context, signed Signed, path string, c connecto
 			p = p.Add("symbol", m.Native)
 		}
 		var got []incomeEntry
-		if err := signed(ctx, c, http.MethodGet, path, p, 30, &got); err != nil {
+		if err := r.Signed(ctx, c, http.MethodGet, r.Income, p, 30, &got); err != nil {
 			return nil, "", err
 		}
 		return got, strconv.Itoa(page + 1), nil
@@ -68,29 +68,4 @@ func FundingPayments(ctx context.Context, signed Signed, path string, c connecto
 		}
 	}
 	return out, nil
-}
-
-// Modify is Modify Order (PUT order) of order n: LIMIT orders only,
-// side, quantity and price together (Binance's Modify Order; Aster fact
-// sheet §5).
-func Modify(ctx context.Context, signed Signed, path string, c connector.Credential, n int64, am connector.Amendment) (Order, error) {
-	p := connector.Query{}.Add("symbol", am.After.Market.Native).Add("orderId", strconv.FormatInt(n, 10)).Add("side", string(am.After.Side)).
-		Add("quantity", FmtDec(am.After.Size)).Add("price", FmtDec(am.After.Price))
-	var res Order
-	err := signed(ctx, c, http.MethodPut, path, p, 1, &res)
-	return res, err
-}
-
-// Countdown is Auto-Cancel All Open Orders (POST countdownCancelAll) on
-// one symbol: countdownTime in milliseconds, 0 cancels the timer. The
-// deadline is now plus the timeout, zero when off.
-func Countdown(ctx context.Context, signed Signed, path string, c connector.Credential, m connector.Market, timeoutSeconds int, now time.Time) (time.Time, error) {
-	p := connector.Query{}.Add("symbol", m.Native).Add("countdownTime", strconv.Itoa(timeoutSeconds*1000))
-	if err := signed(ctx, c, http.MethodPost, path, p, 10, nil); err != nil {
-		return time.Time{}, err
-	}
-	if timeoutSeconds == 0 {
-		return time.Time{}, nil
-	}
-	return now.Add(time.Duration(timeoutSeconds) * time.Second), nil
 }

@@ -20,8 +20,8 @@ func (p *Placer) CloseAllPositions(ctx context.Context, c connector.Credential, 
 	if err := p.OneWay(ctx, c); err != nil {
 		return res, err
 	}
-	var rows []PositionRisk
-	if err := p.Signed(ctx, c, http.MethodGet, "/fapi/v3/positionRisk", symbolParam(m), 5, &rows); err != nil {
+	rows, err := p.PositionRisk(ctx, c, &m)
+	if err != nil {
 		return res, err
 	}
 	maxQty := p.Meta(c, m.Native).MarketMaxQty
@@ -39,7 +39,7 @@ func (p *Placer) CloseAllPositions(ctx context.Context, c connector.Credential, 
 			if maxQty.IsPositive() && qty.GreaterThan(maxQty) {
 				qty = maxQty
 			}
-			o, err := p.Place(ctx, c, symbolParam(m).Add("side", side).Add("type", "MARKET").
+			o, err := p.Place(ctx, c, SymbolParam(m).Add("side", side).Add("type", "MARKET").
 				Add("quantity", FmtDec(qty)).Add("reduceOnly", "true"))
 			if err != nil {
 				return closeResult(res, total, m), err
@@ -55,6 +55,18 @@ func (p *Placer) CloseAllPositions(ctx context.Context, c connector.Credential, 
 	return closeResult(res, total, m), nil
 }
 
+// PositionRisk reads GET /fapi/v3/positionRisk (both venues' path), of one
+// market or (m nil) all of them.
+func (p *Placer) PositionRisk(ctx context.Context, c connector.Credential, m *connector.Market) ([]PositionRisk, error) {
+	var q connector.Query
+	if m != nil {
+		q = SymbolParam(*m)
+	}
+	var rows []PositionRisk
+	err := p.Signed(ctx, c, http.MethodGet, "/fapi/v3/positionRisk", q, 5, &rows)
+	return rows, err
+}
+
 func closeResult(res contract.CloseAllResult, total connector.Execution, m connector.Market) contract.CloseAllResult {
 	res.ClosedSize, res.AvgClosePrice = total.Size, total.Price(m)
 	return res
@@ -63,14 +75,14 @@ func closeResult(res contract.CloseAllResult, total connector.Execution, m conne
 // SetLeverage implements connector.Adapter: cross margin on the symbol
 // (-4046, "no need to change", means it already is), then the leverage.
 func (p *Placer) SetLeverage(ctx context.Context, c connector.Credential, m connector.Market, leverage int) (int, error) {
-	err := p.Signed(ctx, c, http.MethodPost, p.Prefix+"/marginType", symbolParam(m).Add("marginType", "CROSSED"), 1, nil)
+	err := p.Signed(ctx, c, http.MethodPost, p.Prefix+"/marginType", SymbolParam(m).Add("marginType", "CROSSED"), 1, nil)
 	if err != nil && !IsCode(err, -4046) {
 		return 0, err
 	}
 	var res struct {
 		Leverage connector.Int `json:"leverage"` // a number; a string in some of Aster's answers
 	}
-	if err := p.Signed(ctx, c, http.MethodPost, p.Prefix+"/leverage", symbolParam(m).Add("leverage", strconv.Itoa(leverage)), 1, &res); err != nil {
+	if err := p.Signed(ctx, c, http.MethodPost, p.Prefix+"/leverage", SymbolParam(m).Add("leverage", strconv.Itoa(leverage)), 1, &res); err != nil {
 		return 0, err
 	}
 	return int(res.Leverage), nil

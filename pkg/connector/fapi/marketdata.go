@@ -37,7 +37,8 @@ type hoursEntry struct {
 	at       time.Time
 }
 
-func symbolParam(m connector.Market) connector.Query {
+// SymbolParam is the symbol parameter of market m.
+func SymbolParam(m connector.Market) connector.Query {
 	return connector.Query{}.Add("symbol", m.Native)
 }
 
@@ -46,7 +47,7 @@ func symbolParam(m connector.Market) connector.Query {
 func (d *MarketData) GetOrderbook(ctx context.Context, c connector.Credential, m connector.Market, n int) (contract.OrderbookResult, error) {
 	limit := DepthLimit(n)
 	var b Depth
-	if err := d.Call(ctx, c, d.Prefix+"/depth", symbolParam(m).Add("limit", strconv.Itoa(limit)), DepthWeight(limit), &b); err != nil {
+	if err := d.Call(ctx, c, d.Prefix+"/depth", SymbolParam(m).Add("limit", strconv.Itoa(limit)), DepthWeight(limit), &b); err != nil {
 		return contract.OrderbookResult{}, err
 	}
 	return contract.OrderbookResult{Bids: Levels(b.Bids, n), Asks: Levels(b.Asks, n), AsOf: int64(b.T)}, nil
@@ -55,7 +56,7 @@ func (d *MarketData) GetOrderbook(ctx context.Context, c connector.Credential, m
 // Premium reads one symbol's premium index.
 func (d *MarketData) Premium(ctx context.Context, c connector.Credential, m connector.Market) (PremiumIndex, error) {
 	var p PremiumIndex
-	err := d.Call(ctx, c, d.Prefix+"/premiumIndex", symbolParam(m), 1, &p)
+	err := d.Call(ctx, c, d.Prefix+"/premiumIndex", SymbolParam(m), 1, &p)
 	return p, err
 }
 
@@ -131,7 +132,7 @@ func (d *MarketData) GetCandles(ctx context.Context, c connector.Credential, m c
 		weight = 2
 	}
 	var rows []Kline
-	if err := d.Call(ctx, c, d.Prefix+"/klines", symbolParam(m).Add("interval", iv).Add("limit", strconv.Itoa(limit)), weight, &rows); err != nil {
+	if err := d.Call(ctx, c, d.Prefix+"/klines", SymbolParam(m).Add("interval", iv).Add("limit", strconv.Itoa(limit)), weight, &rows); err != nil {
 		return contract.CandlesResult{}, err
 	}
 	out := make([]contract.Candle, 0, len(rows))
@@ -155,4 +156,31 @@ func (d *MarketData) BookSnapshot(ctx context.Context, env contract.Environment,
 		return connector.BookUpdate{}, err
 	}
 	return connector.BookUpdate{Snapshot: true, Depth: limit, Seq: int64(b.LastUpdateID), Bids: Levels(b.Bids, limit), Asks: Levels(b.Asks, limit)}, nil
+}
+
+// Entries are list's mark prices and funding from every premium index in
+// one call (of weight), with the funding intervals.
+func (d *MarketData) Entries(ctx context.Context, c connector.Credential, list []connector.Market, weight int) ([]contract.MarketEntry, error) {
+	var all []PremiumIndex
+	if err := d.Call(ctx, c, d.Prefix+"/premiumIndex", nil, weight, &all); err != nil {
+		return nil, err
+	}
+	hours, err := d.FundingHours(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	byNative := map[string]PremiumIndex{}
+	for _, p := range all {
+		byNative[p.Symbol] = p
+	}
+	out := []contract.MarketEntry{}
+	for _, m := range list {
+		p, ok := byNative[m.Native]
+		if !ok {
+			continue
+		}
+		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: p.MarkPrice, FundingRate: p.LastFundingRate,
+			FundingIntervalHours: IntervalOf(hours, m.Native)})
+	}
+	return out, nil
 }

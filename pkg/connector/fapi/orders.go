@@ -18,7 +18,7 @@ const BatchSize = 5
 // LimitParams are New Order's parameters of a limit order; GTX is the
 // post-only time in force.
 func LimitParams(o connector.OrderRequest) connector.Query {
-	p := symbolParam(o.Market).Add("side", string(o.Side)).Add("type", "LIMIT").
+	p := SymbolParam(o.Market).Add("side", string(o.Side)).Add("type", "LIMIT").
 		Add("quantity", FmtDec(o.Size)).Add("price", FmtDec(o.Price)).Add("timeInForce", timeInForce(o))
 	if o.ReduceOnly {
 		p = p.Add("reduceOnly", "true")
@@ -136,7 +136,7 @@ func LimitResult(o connector.OrderRequest, res Order) contract.LimitOrderResult 
 
 // MarketParams are New Order's parameters of a market order of size.
 func MarketParams(o connector.OrderRequest, size decimal.Decimal) connector.Query {
-	p := symbolParam(o.Market).Add("side", string(o.Side)).Add("type", "MARKET").Add("quantity", FmtDec(size))
+	p := SymbolParam(o.Market).Add("side", string(o.Side)).Add("type", "MARKET").Add("quantity", FmtDec(size))
 	if o.ReduceOnly {
 		p = p.Add("reduceOnly", "true")
 	}

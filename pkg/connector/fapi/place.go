@@ -25,6 +25,17 @@ type Placer struct {
 	ForgetMode  func(c connector.Credential)
 	Meta        func(c connector.Credential, native string) SymbolMeta
 	Wait        func(ctx context.Context, d time.Duration) error
+	Now         func() time.Time
+	// Conditional places one conditional order on the mark price: typ
+	// STOP_MARKET or TAKE_PROFIT_MARKET, o.TriggerPrice its trigger.
+	Conditional func(ctx context.Context, c connector.Credential, o connector.OrderRequest, typ string) (contract.StopOrderResult, error)
+	// Cancel cancels an order the connector handed out (a protection leg).
+	Cancel func(ctx context.Context, c connector.Credential, id string, m *connector.Market) error
+	// AmendID reads the id of an order Modify Order can take.
+	AmendID func(id string) (int64, error)
+	// FindOther finds by client id what Query Order does not know (-2013)
+	// in the venue's other order service; nil when it has none.
+	FindOther func(ctx context.Context, c connector.Credential, clientID string) (connector.FoundOrder, bool, error)
 }
 
 // Place sends a regular order and returns the venue's final answer
@@ -107,7 +118,7 @@ var TradeWaits = []time.Duration{0, 100 * time.Millisecond, 400 * time.Milliseco
 // counts the trades seen.
 func (p *Placer) FillOf(ctx context.Context, c connector.Credential, m connector.Market, res Order) (connector.Execution, error) {
 	id := strconv.FormatInt(int64(res.OrderID), 10)
-	q := symbolParam(m)
+	q := SymbolParam(m)
 	if p.ByOrderID {
 		q = q.Add("orderId", id)
 	}
@@ -149,6 +160,6 @@ func (p *Placer) avgOf(ctx context.Context, c connector.Credential, m connector.
 		return res.AvgPrice, nil
 	}
 	var q Order
-	err := p.Signed(ctx, c, http.MethodGet, p.Prefix+"/order", symbolParam(m).Add("orderId", id), 1, &q)
+	err := p.Signed(ctx, c, http.MethodGet, p.Prefix+"/order", SymbolParam(m).Add("orderId", id), 1, &q)
 	return q.AvgPrice, err
 }

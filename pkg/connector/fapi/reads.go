@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
@@ -16,14 +17,16 @@ type Reads struct {
 	Fees    string // Commission Rate's path
 	Balance string // Account Information's path
 	Trades  string // Account Trade List's path
+	Income  string // Get Income History's path
 	Fill    func(UserTrade) contract.Fill
+	Now     func() time.Time
 }
 
 // GetFeeInfo implements connector.Adapter: the account's commission rates
 // in basis points.
 func (r *Reads) GetFeeInfo(ctx context.Context, c connector.Credential, m connector.Market) (contract.FeeInfoResult, error) {
 	var cr CommissionRate
-	if err := r.Signed(ctx, c, http.MethodGet, r.Fees, symbolParam(m), 20, &cr); err != nil {
+	if err := r.Signed(ctx, c, http.MethodGet, r.Fees, SymbolParam(m), 20, &cr); err != nil {
 		return contract.FeeInfoResult{}, err
 	}
 	return contract.FeeInfoResult{MakerFee: venuekit.Bps(cr.MakerCommissionRate), TakerFee: venuekit.Bps(cr.TakerCommissionRate)}, nil
@@ -43,7 +46,7 @@ func (r *Reads) GetBalance(ctx context.Context, c connector.Credential) (contrac
 // oldest first).
 func (r *Reads) GetFills(ctx context.Context, c connector.Credential, m connector.Market, limit int) (contract.FillsResult, error) {
 	var trades []UserTrade
-	if err := r.Signed(ctx, c, http.MethodGet, r.Trades, symbolParam(m).Add("limit", strconv.Itoa(limit)), 5, &trades); err != nil {
+	if err := r.Signed(ctx, c, http.MethodGet, r.Trades, SymbolParam(m).Add("limit", strconv.Itoa(limit)), 5, &trades); err != nil {
 		return contract.FillsResult{}, err
 	}
 	out := make([]contract.Fill, 0, len(trades))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/connectortest"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/pkg/testenv"
@@ -233,7 +234,7 @@ func TestFundingPaymentsPaged(t *testing.T) {
 // one answer and numbers in another (fact sheet §0 #9).
 func TestNumbersAsStringsOrNumbers(t *testing.T) {
 	connectortest.SameFill(t, func(b []byte) (contract.Fill, error) {
-		var u userTrade
+		var u fapi.UserTrade
 		err := json.Unmarshal(b, &u)
 		return fillFromWire(u), err
 	},

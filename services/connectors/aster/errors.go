@@ -8,7 +8,7 @@ import (
 // reasons maps Aster error codes (fact sheet §9; the error codes of
 // https://github.com/asterdex/api-docs/blob/master/V3(Recommended)/EN/aster-finance-futures-api-v3.md)
 // to the upstream failure reasons of DESIGN §4. A code not listed
-// falls back on the HTTP status (fallbackReason).
+// falls back on the HTTP status (fapi.FallbackReason).
 var reasons = fapi.With(map[int]contract.Reason{
 	-1021: contract.ReasonAuthenticationFailed, // nonce ahead of the server's time (after a clock resync)
 	-1022: contract.ReasonAuthenticationFailed, // INVALID_SIGNATURE
@@ -27,8 +27,3 @@ var hints = map[contract.Reason]string{
 
 // venueErrors is Aster's table and hints.
 var venueErrors = fapi.Errors{Venue: "Aster", Reasons: reasons, Hints: hints}
-
-var (
-	fallbackReason = fapi.FallbackReason
-	isCode         = fapi.IsCode // whether err is the venue's error code
-)

@@ -1,31 +1,10 @@
 package aster
 
 import (
-	"context"
-
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/fapi"
-	"github.com/perpgate/perpgate/pkg/contract"
 )
 
-// GetFundingPayments implements connector.FundingPaymentsReader with GET
-// /fapi/v3/income?incomeType=FUNDING_FEE, paged (fapi.FundingPayments).
-// Aster gives neither rate nor position size.
-func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential, m *connector.Market, since int64, _ int) ([]contract.FundingPayment, error) {
-	return fapi.FundingPayments(ctx, a.signed, "/fapi/v3/income", c, m, since, a.c.now())
-}
-
-// Capabilities implements connector.Declarer (fact sheet: batchOrders
-// takes 5; STOP_MARKET/TAKE_PROFIT_MARKET with workingType MARK_PRICE;
-// countdownCancelAll per symbol; PUT /fapi/v3/order amends price and
-// quantity; userTrades reaches 7 days back; no open interest).
-func (a *Adapter) Capabilities() connector.Capabilities {
-	return connector.Capabilities{
-		Operations: connector.Supports([]string{contract.OpPlaceProtectionOrders, contract.OpCloseAllPositions}),
-		Features: contract.Features{
-			MaxBatchSize: fapi.BatchSize, LinkedProtection: false, TriggerPriceType: "mark", MinNotionalPrice: "limit",
-			FundingIntervalHours: 8, Amendable: []string{"price", "size"}, DeadManSwitch: contract.Native,
-			FillsHistoryDays: 7, OpenInterest: false,
-		},
-	}
-}
+// Capabilities implements connector.Declarer (fapi.Capabilities):
+// userTrades reaches 7 days back, and Aster publishes no open interest.
+func (a *Adapter) Capabilities() connector.Capabilities { return fapi.Capabilities(7, false) }

@@ -176,7 +176,7 @@ func TestBinanceUserEventFrames(t *testing.T) {
 	funding := `{"e":"ACCOUNT_UPDATE","E":1564745798939,"T":1564745798938,"a":{"m":"FUNDING_FEE",
 		"B":[{"a":"USDT","wb":"122624.12345678","cw":"100.12345678","bc":"-0.50000000"}],
 		"P":[{"s":"BTCUSDT","pa":"-0.010","ep":"9000.0","bep":"9000.0","cr":"200","up":"-0.1","mt":"isolated","iw":"0","ps":"BOTH"}]}}`
-	if err := userEvents([]byte(funding), emit); err != nil {
+	if err := userEvents.Emit(emit)([]byte(funding)); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 3 {
@@ -190,7 +190,7 @@ func TestBinanceUserEventFrames(t *testing.T) {
 	}
 	got = nil
 	cross := `{"e":"ACCOUNT_UPDATE","E":1564745798939,"T":1564745798938,"a":{"m":"FUNDING_FEE","B":[{"a":"USDT","wb":"10","cw":"10","bc":"-0.5"}],"P":[]}}`
-	if err := userEvents([]byte(cross), emit); err != nil || len(got) != 1 {
+	if err := userEvents.Emit(emit)([]byte(cross)); err != nil || len(got) != 1 {
 		t.Fatalf("a cross position's funding gave %+v (%v), want the balance alone (Binance names no market)", got, err)
 	}
 	got = nil
@@ -198,14 +198,14 @@ func TestBinanceUserEventFrames(t *testing.T) {
 		"at":"CONDITIONAL","o":"TAKE_PROFIT","s":"BNBUSDT","S":"SELL","ps":"BOTH","f":"GTC","q":"0.01","X":"CANCELED","ai":"",
 		"ap":"0.00000","aq":"0.00000","act":"0","tp":"750","p":"750","V":"EXPIRE_MAKER","wt":"CONTRACT_PRICE","pm":"NONE",
 		"cp":false,"pP":false,"R":false,"tt":0,"gtd":0,"rm":"Reduce Only reject"}}`
-	if err := userEvents([]byte(algo), emit); err != nil || len(got) != 1 {
+	if err := userEvents.Emit(emit)([]byte(algo)); err != nil || len(got) != 1 {
 		t.Fatalf("ALGO_UPDATE gave %+v (%v)", got, err)
 	}
 	if o := got[0].(contract.OrderEvent); o.OrderID != "algo-2148719" || o.Status != contract.StatusCancelled || o.TriggerPrice.String() != "750" ||
 		o.Price.String() != "750" || o.ClientOrderID != "Q5xaq5EGKgXXa0fD7fs0Ip" || o.AvgPrice != nil || !o.FilledSize.IsZero() {
 		t.Fatalf("ALGO_UPDATE order %+v", o)
 	}
-	if err := userEvents([]byte(`{"e":"listenKeyExpired","E":1576653824250,"listenKey":"x"}`), emit); err == nil {
+	if err := userEvents.Emit(emit)([]byte(`{"e":"listenKeyExpired","E":1576653824250,"listenKey":"x"}`)); err == nil {
 		t.Fatal("listenKeyExpired did not end the feed")
 	}
 }

@@ -150,7 +150,7 @@ func TestClockSkew(t *testing.T) {
 func TestWeightSlowdown(t *testing.T) {
 	clk := testenv.NewClock(time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC))
 	f := newFixture(t, sim.Config{Now: clk.Now, WeightLimit: 20}, clk.Now)
-	f.a.c.wait = func(_ context.Context, d time.Duration) error {
+	f.a.c.Wait = func(_ context.Context, d time.Duration) error {
 		f.waits = append(f.waits, d)
 		clk.Advance(d)
 		return nil
@@ -186,7 +186,7 @@ func TestWeightSharedByReplicas(t *testing.T) {
 	cfg.MainnetURL, cfg.TestnetURL, cfg.Now = f.url, f.url, clk.Now
 	other := NewAdapter(cfg, nil)
 	var waits []time.Duration
-	other.c.wait = func(_ context.Context, d time.Duration) error { waits = append(waits, d); clk.Advance(d); return nil }
+	other.c.Wait = func(_ context.Context, d time.Duration) error { waits = append(waits, d); clk.Advance(d); return nil }
 	if _, err := other.Markets(context.Background(), f.cred); err != nil { // as the runtime does first: learns the limit
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestMarketsRefresh(t *testing.T) {
 	if got := natives(); len(got) != 3 {
 		t.Fatalf("markets %v", got)
 	}
-	if n := f.a.c.host(f.url).gate.Limit(); n != 1200 {
+	if n := f.a.c.Host(f.url).Gate.Limit(); n != 1200 {
 		t.Errorf("weight limit %d, want exchangeInfo's 1200", n)
 	}
 	f.sim.SetStatus("ETHUSDT", "SETTLING")
@@ -471,7 +471,7 @@ func TestClientOrderIDRule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkClientID(tt.id)
+			err := clientIDRule.Check(tt.id)
 			if (err == nil) != tt.ok {
 				t.Fatalf("checkClientID(%q) = %v, want ok=%v", tt.id, err, tt.ok)
 			}

@@ -1,20 +1,13 @@
 package binance
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 
-	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/fapi"
-	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
-
-// quote is the only quote asset the connector lists: USDT-margined
-// perpetuals.
-const quote = "USDT"
 
 // algoStatusFromWire maps an algo order's status. Binance's values (the
 // official SDK's ALGO_UPDATE model): NEW waits for its trigger; TRIGGERING
@@ -55,22 +48,6 @@ func parseOrderID(id string) (n int64, algo bool, err error) {
 	return n, algo, nil
 }
 
-func orderFromWire(o order) contract.Order {
-	return contract.Order{
-		ID:            strconv.FormatInt(int64(o.OrderID), 10),
-		Market:        o.Symbol,
-		Side:          contract.Side(o.Side),
-		Type:          o.Type,
-		Size:          o.OrigQty,
-		Price:         o.Price,
-		FilledSize:    o.ExecutedQty,
-		Status:        statusFromWire(o.Status, o.ExecutedQty.IsPositive()),
-		CreatedAt:     int64(o.Time / 1000),
-		ReduceOnly:    o.ReduceOnly,
-		ClientOrderID: o.ClientOrderID,
-	}
-}
-
 func algoFromWire(a algoOrder) contract.Order {
 	trigger := a.TriggerPrice
 	price := a.TriggerPrice
@@ -93,47 +70,20 @@ func algoFromWire(a algoOrder) contract.Order {
 	}
 }
 
-func positionFromWire(p positionRisk, leverage int) contract.Position {
-	side := contract.Long
-	switch {
-	case p.PositionSide == "SHORT":
-		side = contract.Short
-	case p.PositionSide != "LONG" && p.PositionAmt.IsNegative():
-		side = contract.Short
-	}
-	return contract.Position{
-		Market:        p.Symbol,
-		Side:          side,
-		Size:          p.PositionAmt.Abs(),
-		EntryPrice:    p.EntryPrice,
-		MarkPrice:     p.MarkPrice,
-		UnrealizedPnl: p.UnRealizedProfit,
-		Leverage:      decimal.NewFromInt(int64(leverage)),
-	}
-}
-
 // clientIDRule is Binance's rule for newClientOrderId and clientAlgoId
-// (fact sheet §7); an id it refuses Binance would reject with -4015.
-var clientIDRule = venuekit.ClientIDRule{Venue: "Binance", Pattern: regexp.MustCompile(`^[.A-Z:/a-z0-9_-]{1,36}$`),
-	Takes: "1 to 36 characters of letters, digits and . : / _ -"}
+// (fact sheet §7).
+var clientIDRule = fapi.ClientIDRule("Binance")
 
-// checkClientID refuses an id Binance would reject, before anything is sent.
-func checkClientID(id string) error { return clientIDRule.Check(id) }
-
-// The conversions Binance shares with Aster (package fapi).
-var (
-	statusFromWire = fapi.Status
-	candleFromWire = fapi.Candle
-	intervals      = fapi.Intervals
-	depthLimit     = fapi.DepthLimit
-	depthWeight    = fapi.DepthWeight
-	fmtDec         = fapi.FmtDec
-	weightLimit    = fapi.WeightLimit
-)
-
-// marketsFromInfo is the tradable USDT perpetuals of exchangeInfo.
-func marketsFromInfo(info exchangeInfo) ([]connector.Market, map[string]symbolMeta) {
-	return fapi.Markets(info, quote)
+// amendID reads the id of an order Modify Order takes: conditional orders
+// live in the algo service, which has no modify
+// (https://developers.binance.com/docs/derivatives/usds-margined-futures/trade/rest-api/Modify-Order).
+func amendID(id string) (int64, error) {
+	n, algo, err := parseOrderID(id)
+	if err == nil && algo {
+		err = contract.Errorf(contract.CodeInvalidRequest,
+			"order %s is a Binance conditional order, which Binance cannot amend; cancel it and place a new one", id)
+	}
+	return n, err
 }
 
-func fillFromWire(t userTrade) contract.Fill { return fapi.Fill(t, t.Commission) }
+func fillFromWire(t fapi.UserTrade) contract.Fill { return fapi.Fill(t, t.Commission) }

@@ -7,7 +7,7 @@ import (
 
 // reasons maps Binance error codes (fact sheet §9; Binance's error-code
 // page) to the upstream failure reasons of DESIGN §4. A code not listed
-// falls back on the HTTP status (fallbackReason).
+// falls back on the HTTP status (fapi.FallbackReason).
 var reasons = fapi.With(map[int]contract.Reason{
 	-1021: contract.ReasonAuthenticationFailed, // INVALID_TIMESTAMP (after a clock resync)
 	-1022: contract.ReasonAuthenticationFailed, // INVALID_SIGNATURE: wrong apiSecret
@@ -36,8 +36,3 @@ var venueErrors = fapi.Errors{Venue: "Binance", Reasons: reasons, Hints: hints}
 func upstreamError(status, code int, msg string) *contract.Error {
 	return venueErrors.Upstream(status, code, msg)
 }
-
-var (
-	fallbackReason = fapi.FallbackReason
-	isCode         = fapi.IsCode // whether err is the venue's error code
-)

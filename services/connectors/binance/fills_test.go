@@ -78,7 +78,7 @@ func TestMarketOrderFillFromTrades(t *testing.T) {
 // the adapter reads it again instead of reporting a zero fee.
 func TestMarketOrderTradesLag(t *testing.T) {
 	f := newFixture(t, sim.Config{}, nil)
-	f.a.c.wait = func(_ context.Context, d time.Duration) error { f.waits = append(f.waits, d); return nil }
+	f.a.c.Wait = func(_ context.Context, d time.Duration) error { f.waits = append(f.waits, d); return nil }
 	ctx := context.Background()
 	m := f.market(t, "ETHUSDT")
 	f.sim.RewriteNext(http.MethodGet, "/fapi/v1/userTrades", func([]byte) []byte { return []byte("[]") })
@@ -103,7 +103,7 @@ func TestMarketOrderTradesLag(t *testing.T) {
 // Order's avgPrice; the placement still succeeds (it happened).
 func TestMarketOrderTradesNeverArrive(t *testing.T) {
 	f := newFixture(t, sim.Config{}, nil)
-	f.a.c.wait = func(context.Context, time.Duration) error { return nil }
+	f.a.c.Wait = func(context.Context, time.Duration) error { return nil }
 	ctx := context.Background()
 	m := f.market(t, "BTCUSDT")
 	for range fapi.TradeWaits {

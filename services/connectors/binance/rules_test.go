@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector/connectortest"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/binance/sim"
 )
@@ -29,7 +30,7 @@ func TestStopDirection(t *testing.T) {
 // a trade reads the same either way.
 func TestNumbersAsStringsOrNumbers(t *testing.T) {
 	connectortest.SameFill(t, func(b []byte) (contract.Fill, error) {
-		var u userTrade
+		var u fapi.UserTrade
 		err := json.Unmarshal(b, &u)
 		return fillFromWire(u), err
 	},

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/testenv"
 )
 
@@ -91,7 +92,7 @@ func TestSignedPayloadMatchesVectors(t *testing.T) {
 	for _, v := range loadVectors(t) {
 		t.Run(v.Name, func(t *testing.T) {
 			payload, _ := splitSigned(t, v)
-			var p params
+			var p connector.Query
 			recv := int64(0)
 			for _, kv := range strings.Split(payload, "&") {
 				k, val, _ := strings.Cut(kv, "=")

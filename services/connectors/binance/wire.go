@@ -2,27 +2,11 @@ package binance
 
 import (
 	"github.com/perpgate/perpgate/pkg/connector"
-	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/shopspring/decimal"
 )
 
-// Binance's JSON (fact sheet §3, §4) is fapi's, which Aster shares.
-type (
-	exchangeInfo = fapi.ExchangeInfo
-	premiumIndex = fapi.PremiumIndex
-	kline        = fapi.Kline
-	positionRisk = fapi.PositionRisk
-	order        = fapi.Order
-	userTrade    = fapi.UserTrade
-	batchItem    = fapi.BatchItem
-	fundingInfo  = fapi.FundingInfo
-	symbolMeta   = fapi.SymbolMeta
-)
-
-// Binance's JSON, as fapi sends it (fact sheet §3, §4). Decimals arrive as
-// strings; times are milliseconds. Ids and times go through the shared
-// lenient decoder: Binance-style APIs (Aster's docs) show them as strings
-// in some answers and numbers in others.
+// Binance's own JSON beyond fapi's shapes (fact sheet §3, §4). Decimals
+// arrive as strings; times are milliseconds.
 
 type openInterest struct {
 	Symbol       string          `json:"symbol"`
