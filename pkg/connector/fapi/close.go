@@ -3,6 +3,7 @@ package fapi
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/perpgate/perpgate/pkg/connector"
@@ -65,6 +66,37 @@ func (p *Placer) PositionRisk(ctx context.Context, c connector.Credential, m *co
 	var rows []PositionRisk
 	err := p.Signed(ctx, c, http.MethodGet, "/fapi/v3/positionRisk", q, 5, &rows)
 	return rows, err
+}
+
+// GetPositions implements connector.Adapter from positionRisk; the
+// venue's Leverage, when it has one, gives the open positions' leverage
+// by symbol, else positionRisk's own (Aster's) does.
+func (p *Placer) GetPositions(ctx context.Context, c connector.Credential, m *connector.Market) (contract.PositionsResult, error) {
+	rows, err := p.PositionRisk(ctx, c, m)
+	if err != nil {
+		return contract.PositionsResult{}, err
+	}
+	out := []contract.Position{}
+	if !slices.ContainsFunc(rows, func(r PositionRisk) bool { return !r.PositionAmt.IsZero() }) {
+		return contract.PositionsResult{Positions: out}, nil
+	}
+	var lev map[string]int
+	if p.Leverage != nil {
+		if lev, err = p.Leverage(ctx, c, m); err != nil {
+			return contract.PositionsResult{}, err
+		}
+	}
+	for _, r := range rows {
+		if r.PositionAmt.IsZero() {
+			continue
+		}
+		l := r.Leverage.D()
+		if p.Leverage != nil {
+			l = decimal.NewFromInt(int64(lev[r.Symbol]))
+		}
+		out = append(out, Position(r, l))
+	}
+	return contract.PositionsResult{Positions: out}, nil
 }
 
 func closeResult(res contract.CloseAllResult, total connector.Execution, m connector.Market) contract.CloseAllResult {

@@ -23,6 +23,12 @@ type MarketData struct {
 	Call   Public
 	Base   func(connector.Credential) string // the REST base, for the caches
 	Now    func() time.Time
+	Lists  Lists
+	// PremiumWeight is the weight of every symbol's premiumIndex.
+	PremiumWeight int
+	// OpenInterest fills the entries' open interest; nil when the venue
+	// publishes none.
+	OpenInterest func(ctx context.Context, c connector.Credential, entries []contract.MarketEntry) error
 
 	mu    sync.Mutex
 	hours map[string]hoursEntry // by REST base
@@ -158,16 +164,32 @@ func (d *MarketData) BookSnapshot(ctx context.Context, env contract.Environment,
 	return connector.BookUpdate{Snapshot: true, Depth: limit, Seq: int64(b.LastUpdateID), Bids: Levels(b.Bids, limit), Asks: Levels(b.Asks, limit)}, nil
 }
 
-// Entries are list's mark prices and funding from every premium index in
-// one call (of weight), with the funding intervals.
-func (d *MarketData) Entries(ctx context.Context, c connector.Credential, list []connector.Market, weight int) ([]contract.MarketEntry, error) {
+// Lists are a client's market lists (Client.Markets, Client.MarketList).
+type Lists interface {
+	Markets(ctx context.Context, c connector.Credential) ([]connector.Market, error)
+	MarketList(ctx context.Context, c connector.Credential) ([]connector.Market, error)
+}
+
+// Markets implements connector.Adapter (Client.Markets).
+func (d *MarketData) Markets(ctx context.Context, c connector.Credential) ([]connector.Market, error) {
+	return d.Lists.Markets(ctx, c)
+}
+
+// GetMarketsWithFunding implements connector.Adapter: every premium index
+// in one call, with the funding intervals and, where the venue has it,
+// the open interest.
+func (d *MarketData) GetMarketsWithFunding(ctx context.Context, c connector.Credential) (contract.MarketsResult, error) {
+	list, err := d.Lists.MarketList(ctx, c)
+	if err != nil {
+		return contract.MarketsResult{}, err
+	}
 	var all []PremiumIndex
-	if err := d.Call(ctx, c, d.Prefix+"/premiumIndex", nil, weight, &all); err != nil {
-		return nil, err
+	if err := d.Call(ctx, c, d.Prefix+"/premiumIndex", nil, d.PremiumWeight, &all); err != nil {
+		return contract.MarketsResult{}, err
 	}
 	hours, err := d.FundingHours(ctx, c)
 	if err != nil {
-		return nil, err
+		return contract.MarketsResult{}, err
 	}
 	byNative := map[string]PremiumIndex{}
 	for _, p := range all {
@@ -182,5 +204,10 @@ func (d *MarketData) Entries(ctx context.Context, c connector.Credential, list [
 		out = append(out, contract.MarketEntry{Symbol: m.Native, MarkPrice: p.MarkPrice, FundingRate: p.LastFundingRate,
 			FundingIntervalHours: IntervalOf(hours, m.Native)})
 	}
-	return out, nil
+	if d.OpenInterest != nil {
+		if err := d.OpenInterest(ctx, c, out); err != nil {
+			return contract.MarketsResult{}, err
+		}
+	}
+	return contract.MarketsResult{Markets: out}, nil
 }

@@ -33,6 +33,9 @@ type Placer struct {
 	Cancel func(ctx context.Context, c connector.Credential, id string, m *connector.Market) error
 	// AmendID reads the id of an order Modify Order can take.
 	AmendID func(id string) (int64, error)
+	// Leverage reads the leverage by symbol, of one market or (m nil)
+	// all; nil when positionRisk carries it.
+	Leverage func(ctx context.Context, c connector.Credential, m *connector.Market) (map[string]int, error)
 	// FindOther finds by client id what Query Order does not know (-2013)
 	// in the venue's other order service; nil when it has none.
 	FindOther func(ctx context.Context, c connector.Credential, clientID string) (connector.FoundOrder, bool, error)

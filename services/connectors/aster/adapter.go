@@ -39,7 +39,9 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
 	a := &Adapter{cfg: cfg, c: newClient(cfg, hc)}
-	a.MarketData = &fapi.MarketData{Venue: "Aster", Prefix: prefix, Call: a.c.Public, Base: a.c.Base, Now: a.c.Now}
+	// Aster publishes no open interest (fact sheet §0 #6), so market
+	// entries leave it out (DESIGN §13).
+	a.MarketData = &fapi.MarketData{Venue: "Aster", Prefix: prefix, Call: a.c.Public, Base: a.c.Base, Now: a.c.Now, Lists: a.c, PremiumWeight: 1}
 	// Account Information v3 is accountWithJoinMargin (fact sheet §0 #7).
 	a.Reads = &fapi.Reads{Signed: a.c.Signed, Fees: prefix + "/commissionRate", Balance: prefix + "/accountWithJoinMargin",
 		Trades: prefix + "/userTrades", Income: prefix + "/income", Fill: fillFromWire, Now: a.c.Now}
@@ -58,41 +60,10 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 // Exchange implements connector.Adapter.
 func (a *Adapter) Exchange() contract.Exchange { return contract.Aster }
 
-// Markets implements connector.Adapter (fapi.Client.Markets).
-func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connector.Market, error) {
-	return a.c.Markets(ctx, c)
-}
-
-// GetMarketsWithFunding implements connector.Adapter: every premium index
-// in one call. Aster publishes no open interest (fact sheet §0 #6), so
-// entries leave it out (DESIGN §13).
-func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credential) (contract.MarketsResult, error) {
-	list, err := a.c.MarketList(ctx, c)
-	if err != nil {
-		return contract.MarketsResult{}, err
-	}
-	out, err := a.Entries(ctx, c, list, 1)
-	return contract.MarketsResult{Markets: out}, err
-}
-
-// GetPositions implements connector.Adapter: positionRisk carries the
-// leverage, as a string (fact sheet §4 getPositions).
-func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *connector.Market) (contract.PositionsResult, error) {
-	rows, err := a.PositionRisk(ctx, c, m)
-	if err != nil {
-		return contract.PositionsResult{}, err
-	}
-	out := []contract.Position{}
-	for _, r := range rows {
-		if !r.PositionAmt.IsZero() {
-			out = append(out, fapi.Position(r, r.Leverage.D()))
-		}
-	}
-	return contract.PositionsResult{Positions: out}, nil
-}
-
 // GetLeverage implements connector.LeverageReader from positionRisk's
-// row for the symbol; 0 (unknown) when Aster lists none.
+// row for the symbol, which carries the leverage as a string (fact sheet
+// §4 getPositions, fapi's GetPositions); 0 (unknown) when Aster lists
+// none.
 func (a *Adapter) GetLeverage(ctx context.Context, c connector.Credential, m connector.Market) (int, error) {
 	rows, err := a.PositionRisk(ctx, c, &m)
 	if err != nil {

@@ -3,7 +3,6 @@ package binance
 import (
 	"context"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -53,7 +52,10 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 		hc = connector.NewHTTPClient(cfg.Timeout)
 	}
 	a := &Adapter{cfg: cfg, c: newClient(cfg, hc), oi: map[string]oiEntry{}}
-	a.MarketData = &fapi.MarketData{Venue: "Binance", Prefix: prefix, Call: a.c.Public, Base: a.c.Base, Now: a.c.Now}
+	// Open interest is per symbol (cached for oiTTL, fetched a few at a
+	// time).
+	a.MarketData = &fapi.MarketData{Venue: "Binance", Prefix: prefix, Call: a.c.Public, Base: a.c.Base, Now: a.c.Now,
+		Lists: a.c, PremiumWeight: 10, OpenInterest: a.fillOpenInterest}
 	a.Reads = &fapi.Reads{Signed: a.c.Signed, Fees: prefix + "/commissionRate", Balance: "/fapi/v3/account",
 		Trades: prefix + "/userTrades", Income: prefix + "/income", Fill: fillFromWire, Now: a.c.Now}
 	a.modes = fapi.Modes{Venue: "Binance", Now: a.c.Now, Key: a.modeKey, Read: a.readMode}
@@ -63,7 +65,7 @@ func NewAdapter(cfg Config, hc *http.Client) *Adapter {
 	a.Placer = &fapi.Placer{Errors: venueErrors, Signed: a.c.Signed, Prefix: prefix,
 		ByOrderID: true, CheckID: clientIDRule.Check, OneWay: a.modes.OneWay, ForgetMode: a.modes.Forget, Meta: a.c.Meta, Now: a.c.Now,
 		Wait:        func(ctx context.Context, d time.Duration) error { return a.c.Wait(ctx, d) },
-		Conditional: a.placeAlgo, Cancel: a.CancelOrder, AmendID: amendID, FindOther: a.findAlgo}
+		Conditional: a.placeAlgo, Cancel: a.CancelOrder, AmendID: amendID, FindOther: a.findAlgo, Leverage: a.leverages}
 	return a
 }
 
@@ -82,29 +84,6 @@ func credKeys(c connector.Credential) (*keys, error) {
 		return nil, contract.Upstream(contract.ReasonAuthenticationFailed, "", "", "%v: store apiKey and apiSecret", errNoKeys)
 	}
 	return &keys{apiKey: s.APIKey, secret: s.APISecret}, nil
-}
-
-// Markets implements connector.Adapter (fapi.Client.Markets).
-func (a *Adapter) Markets(ctx context.Context, c connector.Credential) ([]connector.Market, error) {
-	return a.c.Markets(ctx, c)
-}
-
-// GetMarketsWithFunding implements connector.Adapter: every premium index
-// in one call, open interest per symbol (cached for oiTTL, fetched a few
-// at a time).
-func (a *Adapter) GetMarketsWithFunding(ctx context.Context, c connector.Credential) (contract.MarketsResult, error) {
-	list, err := a.c.MarketList(ctx, c)
-	if err != nil {
-		return contract.MarketsResult{}, err
-	}
-	out, err := a.Entries(ctx, c, list, 10)
-	if err == nil {
-		err = a.fillOpenInterest(ctx, c, out)
-	}
-	if err != nil {
-		return contract.MarketsResult{}, err
-	}
-	return contract.MarketsResult{Markets: out}, nil
 }
 
 func (a *Adapter) fillOpenInterest(ctx context.Context, c connector.Credential, entries []contract.MarketEntry) error {
@@ -147,31 +126,9 @@ func (a *Adapter) fillOpenInterest(ctx context.Context, c connector.Credential, 
 	return nil
 }
 
-// GetPositions implements connector.Adapter. /fapi/v3/positionRisk has no
-// leverage (fact sheet §0 #5): it comes from /fapi/v1/symbolConfig.
-func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *connector.Market) (contract.PositionsResult, error) {
-	rows, err := a.PositionRisk(ctx, c, m)
-	if err != nil {
-		return contract.PositionsResult{}, err
-	}
-	out := []contract.Position{}
-	if !slices.ContainsFunc(rows, func(r fapi.PositionRisk) bool { return !r.PositionAmt.IsZero() }) {
-		return contract.PositionsResult{Positions: out}, nil
-	}
-	lev, err := a.leverages(ctx, c, m)
-	if err != nil {
-		return contract.PositionsResult{}, err
-	}
-	for _, r := range rows {
-		if !r.PositionAmt.IsZero() {
-			out = append(out, fapi.Position(r, decimal.NewFromInt(int64(lev[r.Symbol]))))
-		}
-	}
-	return contract.PositionsResult{Positions: out}, nil
-}
-
 // GetLeverage implements connector.LeverageReader: /fapi/v1/symbolConfig
-// holds the symbol's leverage, position or not.
+// holds the symbol's leverage, position or not; /fapi/v3/positionRisk has
+// none (fact sheet §0 #5), so fapi's GetPositions reads it there too.
 func (a *Adapter) GetLeverage(ctx context.Context, c connector.Credential, m connector.Market) (int, error) {
 	lev, err := a.leverages(ctx, c, &m)
 	return lev[m.Native], err
