@@ -1,9 +1,9 @@
 package aster
 
 import (
-	"strings"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/perpgate/perpgate/services/connectors/aster/sign"
@@ -21,9 +21,7 @@ const (
 // Config holds the Aster connector's own settings.
 type Config struct {
 	venuekit.REST
-	// MainnetStreamURL and TestnetStreamURL are the websocket bases
-	// (market streams and the user data stream).
-	MainnetStreamURL, TestnetStreamURL string
+	fapi.Sockets // market streams and the user data stream
 	// Nonces hands out request nonces in microseconds; nil: one counter
 	// in this process. Replicas signing for the same API wallet must
 	// share one (NewRedisNonces).
@@ -43,9 +41,8 @@ func NewRedisNonces(rdb redis.UniversalClient, prefix string) *venuekit.RedisNon
 // DefaultConfig returns Aster's public hosts and a 10 s timeout.
 func DefaultConfig() Config {
 	return Config{
-		REST:             venuekit.NewREST(DefaultMainnetURL, DefaultTestnetURL),
-		MainnetStreamURL: DefaultMainnetStreamURL,
-		TestnetStreamURL: DefaultTestnetStreamURL,
+		REST:    venuekit.NewREST(DefaultMainnetURL, DefaultTestnetURL),
+		Sockets: fapi.Sockets{MainnetStreamURL: DefaultMainnetStreamURL, TestnetStreamURL: DefaultTestnetStreamURL},
 	}
 }
 
@@ -63,14 +60,6 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 // Validate reports every invalid setting at once.
 func (c Config) Validate() error {
 	return c.Check("Aster", "PERPGATE_ASTER_URL", DefaultMainnetURL)
-}
-
-// streamURL is the websocket base of env.
-func (c Config) streamURL(env contract.Environment) string {
-	if env == contract.Testnet {
-		return strings.TrimRight(c.TestnetStreamURL, "/")
-	}
-	return strings.TrimRight(c.MainnetStreamURL, "/")
 }
 
 // chainID is the EIP-712 chain id of env (fact sheet §0 #4).

@@ -40,7 +40,7 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	if err != nil {
 		return contract.Upstream(contract.ReasonAuthenticationFailed, "", "", "the stored Aster secret is not usable (userAddress, signerPrivateKey): replace the credential")
 	}
-	return fapi.UserStream{Venue: "Aster", URL: func(key string) string { return a.cfg.streamURL(c.Environment) + "/ws/" + key },
+	return fapi.UserStream{Venue: "Aster", URL: func(key string) string { return a.cfg.StreamURL(c.Environment) + "/ws/" + key },
 		Listen: func(ctx context.Context, method string) (string, error) {
 			return fapi.ListenKey("Aster", prefix+"/listenKey", method, func(out any) error {
 				return a.c.Do(ctx, a.c.Base(c), k, fapi.Request{Method: method, Path: prefix + "/listenKey", Signed: true, Weight: 1}, out)
@@ -53,7 +53,7 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 // stream on one host in combined mode (/stream, fact sheet §12.1): one
 // socket carries mark price and book. Aster pings every 5 min.
 func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (connector.StreamConn, error) {
-	return fapi.DialStream(ctx, "Aster", fapi.Route{URL: a.cfg.streamURL(env) + "/stream", Streams: []string{fapi.MarkStream, fapi.DepthStream}})
+	return fapi.DialStream(ctx, "Aster", fapi.Route{URL: a.cfg.StreamURL(env) + "/stream", Streams: []string{fapi.MarkStream, fapi.DepthStream}})
 }
 
 // MaxStreamMarkets implements connector.StreamCapacity: Aster allows 200

@@ -2,10 +2,10 @@ package binance
 
 import (
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/fapi"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 
 	"github.com/perpgate/perpgate/pkg/contract"
@@ -25,9 +25,8 @@ const (
 // Config holds the Binance connector's own settings.
 type Config struct {
 	venuekit.REST
-	// MainnetStreamURL and TestnetStreamURL are the websocket bases.
-	MainnetStreamURL, TestnetStreamURL string
-	RecvWindow                         time.Duration // PERPGATE_BINANCE_RECV_WINDOW (milliseconds): how long a signed request stays valid
+	fapi.Sockets               // market streams; the user data stream under /private
+	RecvWindow   time.Duration // PERPGATE_BINANCE_RECV_WINDOW (milliseconds): how long a signed request stays valid
 	// ListenKeyKeepAlive is how often the user data stream's listen key is
 	// extended; 30 min when zero (the key lives 60).
 	ListenKeyKeepAlive time.Duration
@@ -38,10 +37,9 @@ type Config struct {
 // timeout.
 func DefaultConfig() Config {
 	return Config{
-		REST:             venuekit.NewREST(DefaultMainnetURL, DefaultTestnetURL),
-		MainnetStreamURL: DefaultMainnetStreamURL,
-		TestnetStreamURL: DefaultTestnetStreamURL,
-		RecvWindow:       5 * time.Second,
+		REST:       venuekit.NewREST(DefaultMainnetURL, DefaultTestnetURL),
+		Sockets:    fapi.Sockets{MainnetStreamURL: DefaultMainnetStreamURL, TestnetStreamURL: DefaultTestnetStreamURL},
+		RecvWindow: 5 * time.Second,
 	}
 }
 
@@ -66,21 +64,13 @@ func (c Config) Validate() error {
 		connector.CheckRecvWindow("PERPGATE_BINANCE_RECV_WINDOW", c.RecvWindow))
 }
 
-// streamURL is the websocket base of env.
-func (c Config) streamURL(env contract.Environment) string {
-	if env == contract.Testnet {
-		return strings.TrimRight(c.TestnetStreamURL, "/")
-	}
-	return strings.TrimRight(c.MainnetStreamURL, "/")
-}
-
 // privateURL is env's user data socket base, the listen key appended:
 // the /private route since Binance split its websocket URLs
 // (…/usds-margined-futures/user-data-streams/Connect). Whether the
 // testnet host kept the legacy /ws/<listenKey> instead is not documented;
 // PERPGATE_BINANCE_WS_URL moves the base, as for the market streams.
 func (c Config) privateURL(env contract.Environment) string {
-	return c.streamURL(env) + "/private/ws"
+	return c.StreamURL(env) + "/private/ws"
 }
 
 func (c Config) listenKeyKeepAlive() time.Duration {

@@ -14,7 +14,7 @@ var _ connector.Streamer = (*Adapter)(nil)
 // streams by class (fact sheet §12): mark price on /market, books on
 // /public, never mixed on one connection, so a stream is two sockets.
 func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (connector.StreamConn, error) {
-	base := a.cfg.streamURL(env)
+	base := a.cfg.StreamURL(env)
 	return fapi.DialStream(ctx, "Binance", fapi.Route{URL: base + "/market/stream", Streams: []string{fapi.MarkStream}},
 		fapi.Route{URL: base + "/public/stream", Streams: []string{fapi.DepthStream}})
 }
