@@ -31,11 +31,16 @@ func (p *Placer) GetOrders(ctx context.Context, c connector.Credential, m *conne
 	if err != nil {
 		return contract.OrdersResult{}, err
 	}
-	out := make([]contract.Order, 0, len(open))
+	return contract.OrdersResult{Orders: Orders(open, 0)}, nil
+}
+
+// Orders maps open orders, with room for more.
+func Orders(open []Order, more int) []contract.Order {
+	out := make([]contract.Order, 0, len(open)+more)
 	for _, o := range open {
 		out = append(out, OrderOf(o))
 	}
-	return contract.OrdersResult{Orders: out}, nil
+	return out
 }
 
 // CancelRegular cancels order n of New Order. It needs its symbol (orderId

@@ -157,10 +157,7 @@ func (a *Adapter) GetOrders(ctx context.Context, c connector.Credential, m *conn
 	if err != nil {
 		return contract.OrdersResult{}, err
 	}
-	out := make([]contract.Order, 0, len(regular)+len(algos))
-	for _, o := range regular {
-		out = append(out, fapi.OrderOf(o))
-	}
+	out := fapi.Orders(regular, len(algos))
 	for _, o := range algos {
 		out = append(out, algoFromWire(o))
 	}

@@ -15,20 +15,14 @@ import (
 // matching engine; FINISHED that order is done; EXPIRED is a cancel by the
 // system.
 func algoStatusFromWire(s string) string {
-	switch s {
-	case "NEW":
-		return contract.StatusPending
-	case "TRIGGERING", "TRIGGERED":
-		return contract.StatusOpen
-	case "CANCELED", "EXPIRED":
-		return contract.StatusCancelled
-	case "FINISHED":
-		return contract.StatusFilled
-	case "REJECTED":
-		return contract.StatusRejected
+	if st, ok := algoStatuses[s]; ok {
+		return st
 	}
 	return s
 }
+
+var algoStatuses = map[string]string{"NEW": contract.StatusPending, "TRIGGERING": contract.StatusOpen, "TRIGGERED": contract.StatusOpen,
+	"CANCELED": contract.StatusCancelled, "EXPIRED": contract.StatusCancelled, "FINISHED": contract.StatusFilled, "REJECTED": contract.StatusRejected}
 
 // algoPrefix marks order ids of the algo service, whose algoId space is
 // separate from orderId (fact sheet §4 cancelOrder).
