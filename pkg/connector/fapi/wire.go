@@ -1,10 +1,12 @@
 // Package fapi holds what venues with Binance USDⓈ-M Futures' REST shapes
 // (Binance's fapi, and Aster's fapi/v3, which copies it) share: the JSON
 // of their answers and its conversion to connector and contract types,
-// and the operations written once on them: the answer loop (Host.Do),
-// orders (Placer), account reads (Reads), the position-mode cache (Modes)
-// and the listen-key user data stream (UserStream). Each connector keeps
-// its own signing, endpoints, error table and quirks.
+// and the operations written once on them: the REST client and its answer
+// loop (Client, Host.Do), market data (MarketData), orders, cancels,
+// amends and the dead man's switch (Placer), account reads (Reads), the
+// position-mode cache (Modes), the market streams (DialStream) and the
+// listen-key user data stream and its events (UserStream, Events). Each
+// connector keeps its own signing, endpoints, error table and quirks.
 package fapi
 
 import (
