@@ -20,6 +20,14 @@ type Barrier struct {
 	done  chan struct{} // closed when the first Wait has run every wait
 	err   error
 	once  sync.Once
+	// A held write (Hold): a caller's record not yet durable that a callee
+	// may record in its own log instead (Take); note then records the
+	// caller's later ones there too.
+	mayHold  bool
+	held     []byte
+	heldWait func() error
+	taken    bool
+	note     func([]byte) (func() error, error)
 }
 
 type barrierKey struct{}
@@ -34,6 +42,95 @@ func WithBarrier(ctx context.Context) (context.Context, *Barrier) {
 func BarrierFrom(ctx context.Context) *Barrier {
 	b, _ := ctx.Value(barrierKey{}).(*Barrier)
 	return b
+}
+
+// AllowHold lets callers of b Hold their writes: the caller that made b
+// knows its callee records held writes (Take) before anything outside the
+// process can act on the request.
+func (b *Barrier) AllowHold() {
+	b.mu.Lock()
+	b.mayHold = true
+	b.mu.Unlock()
+}
+
+// Hold records that data (a log line) was written but is not durable, and
+// that wait makes it so, when b allows it (AllowHold; nil b does not): a
+// callee may then record data in its own log, durable with its own record
+// (Take), and nobody waits for wait. Hold reports whether it held; if not,
+// the caller must wait itself.
+func (b *Barrier) Hold(data []byte, wait func() error) bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.mayHold || b.heldWait != nil {
+		return false
+	}
+	b.held, b.heldWait = data, wait
+	return true
+}
+
+// Take hands a callee the held write, once (nil when there is none): the
+// callee must record it in the same durable record as its own change, so
+// that neither survives a crash without the other. note records the
+// caller's later lines in the callee's log and returns the wait that makes
+// them durable (Note).
+func (b *Barrier) Take(note func([]byte) (func() error, error)) []byte {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.heldWait == nil || b.taken {
+		return nil
+	}
+	b.taken, b.note = true, note
+	return b.held
+}
+
+// Taken reports whether a callee took the held write.
+func (b *Barrier) Taken() bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.taken
+}
+
+// WaitHeld waits until the held write is durable in the caller's own log:
+// when no callee took it, or when the request failed and the caller's
+// record must stand on its own.
+func (b *Barrier) WaitHeld() error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	w := b.heldWait
+	b.mu.Unlock()
+	if w == nil {
+		return nil
+	}
+	return w()
+}
+
+// Note records data in the log of the callee that took the held write and
+// defers the wait that makes it durable to b. It fails when no callee took
+// it; the caller then makes data durable itself.
+func (b *Barrier) Note(data []byte) error {
+	b.mu.Lock()
+	note := b.note
+	b.mu.Unlock()
+	if note == nil {
+		return errors.New("appendlog: no callee took the held write")
+	}
+	wait, err := note(data)
+	if err != nil {
+		return err
+	}
+	b.Defer(wait)
+	return nil
 }
 
 // Defer adds a wait that Wait runs.

@@ -143,3 +143,14 @@ type FoundOrder struct {
 type ProtectionLinker interface {
 	LinksProtection() bool
 }
+
+// ClaimCarrier is implemented by adapters of a venue in this process that
+// records a placement's idempotency claim in the same durable record as
+// the order, and nothing outside the process sees the order before that
+// record is durable (the standalone paper venue: appendlog.Barrier's
+// Take). For them a placement's claim, order and result share one durable
+// write. Every other adapter's claim is durable before the venue is
+// called.
+type ClaimCarrier interface {
+	CarriesClaims() bool
+}

@@ -284,7 +284,7 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, d
 		}
 		return withProtection(res, d.r.attachedResult(o)), true, nil
 	}
-	return d.once(ctx, o.ClientOrderID, orderFingerprint(o), d.withCaps(p, place), find, eventResult(o, d.r.attachedResult(o)))
+	return d.once(ctx, o.ClientOrderID, orderFingerprint(o), d.withCaps(p, place), find, eventResult(o, d.r.attachedResult(o)), true)
 }
 
 // once places at most once per (credential, clientOrderId) within
@@ -293,29 +293,43 @@ func (d dispatch) placeOne(ctx context.Context, o OrderRequest, market string, d
 // outcome is unknown (timeout, upstream 5xx, a connector that died) is
 // looked up at the venue with find before the client is told or anything
 // is placed again, and settled in the background (fromEvent: from an
-// order event; nil: it is not).
+// order event; nil: it is not). carried: place makes one order, which a
+// ClaimCarrier's venue records with the claim.
 func (d dispatch) once(ctx context.Context, clientID string, fp map[string]string,
 	place func(context.Context) (any, error), find func(context.Context) (any, bool, error),
-	fromEvent func(contract.OrderEvent) (any, bool, error)) (any, error) {
+	fromEvent func(contract.OrderEvent) (any, bool, error), carried bool) (any, error) {
 	key := d.cred.ID + ":" + clientID
 	pending := func(errs ...error) {
 		d.r.unsettled.add(&pendingPlacement{key: key, credID: d.cred.ID, clientID: clientID, orderID: unsettledOrderID(errs...),
 			fp: fp, fromEvent: fromEvent, find: find, since: d.r.cfg.Now()})
 	}
+	// A venue in this process may defer its own durable write to the
+	// barrier: complete then waits for it and for the result at once. One
+	// that carries claims records the claim with the order, so the claim
+	// need not be durable before the venue is called (the store holds it).
+	ctx, barrier := appendlog.WithBarrier(ctx)
+	if cc, ok := d.r.adapter.(ClaimCarrier); ok && cc.CarriesClaims() && carried {
+		barrier.AllowHold()
+	}
 	rec, err := d.claim(ctx, key, clientID, fp, find, pending)
 	if err != nil || rec.Result != nil {
 		return rec.Result, err
 	}
-	// A venue in this process may defer its own durable write to the
-	// barrier: complete then waits for it and for the result at once.
-	ctx, barrier := appendlog.WithBarrier(ctx)
 	pctx, cancel := context.WithTimeout(ctx, time.Until(deadlineOf(ctx))-reconcileReserve(ctx, time.Now()))
 	res, err := place(pctx)
 	cancel()
+	if err == nil && !barrier.Taken() {
+		// The venue did not record the claim: it must be durable before
+		// the order is, so before the venue's deferred write.
+		if herr := barrier.WaitHeld(); herr != nil {
+			d.r.log.Error("placement claim not stored", "err", herr, "client_order_id", clientID)
+		}
+	}
 	if err != nil {
 		// What a failed placement changed at the venue is as durable as
-		// it would have been had the venue waited itself.
-		_ = barrier.Wait()
+		// it would have been had the venue waited itself, and the claim
+		// stands on its own (a release or a pending look-up follows).
+		_ = appendlog.Together(barrier.Wait, barrier.WaitHeld)
 	}
 	if err != nil && Ambiguous(err) {
 		fctx, cancel := context.WithDeadline(ctx, deadlineOf(ctx).Add(-answerMargin))
@@ -727,5 +741,5 @@ func (d dispatch) placeProtection(ctx context.Context, p *contract.ProtectionPar
 		return res, err
 	}
 	find := func(ctx context.Context) (any, bool, error) { return d.r.findPair(ctx, d.cred, m, req) }
-	return d.once(ctx, req.ClientOrderID, protectionFingerprint(req), place, find, nil)
+	return d.once(ctx, req.ClientOrderID, protectionFingerprint(req), place, find, nil, false)
 }

@@ -103,8 +103,10 @@ type MemoryIdempotency struct {
 	// log): a completed record is then kept there, not in memory.
 	persist func(key string, rec *Record, expires time.Time) (uint64, diskRef, error)
 	durable func(pos uint64) error
-	// last is the position of the latest change persisted.
+	// last is the position of the latest change persisted, and line its
+	// log line (with a log).
 	last uint64
+	line []byte
 	// changed, when set, runs under mu after each change took effect.
 	changed func()
 }
@@ -207,6 +209,11 @@ func (s *MemoryIdempotency) changeSettled(key string, rec *Record, settle *appen
 	if rec != nil {
 		expires = s.now().Add(IdempotencyTTL)
 	}
+	return s.changeUntil(key, rec, settle, expires)
+}
+
+// changeUntil is changeSettled with the record's expiry given.
+func (s *MemoryIdempotency) changeUntil(key string, rec *Record, settle *appendlog.Barrier, expires time.Time) error {
 	var ref diskRef
 	if s.persist != nil {
 		pos, r, err := s.persist(key, rec, expires)
@@ -250,7 +257,7 @@ func (s *MemoryIdempotency) unlock(err error, settle *appendlog.Barrier) error {
 }
 
 // Claim implements IdempotencyStore.
-func (s *MemoryIdempotency) Claim(_ context.Context, key string, rec Record) (Record, bool, error) {
+func (s *MemoryIdempotency) Claim(ctx context.Context, key string, rec Record) (Record, bool, error) {
 	s.mu.Lock()
 	now := s.now()
 	s.sweep(now)
@@ -263,7 +270,20 @@ func (s *MemoryIdempotency) Claim(_ context.Context, key string, rec Record) (Re
 		rec, err := e.record()
 		return rec, false, s.unlock(err, e.settle)
 	}
-	return Record{}, true, s.unlock(s.change(key, &rec), nil)
+	if err := s.change(key, &rec); err != nil {
+		return Record{}, false, s.unlock(err, nil)
+	}
+	// A venue in this process that records the claim with its order
+	// (ctx's barrier allows it) makes both durable at once: the claim
+	// then waits for nothing here.
+	if s.durable != nil {
+		pos := s.last
+		if appendlog.BarrierFrom(ctx).Hold(s.line, func() error { return s.durable(pos) }) {
+			s.mu.Unlock()
+			return Record{}, true, nil
+		}
+	}
+	return Record{}, true, s.unlock(nil, nil)
 }
 
 // TakeOver implements IdempotencyStore.
@@ -287,7 +307,11 @@ func (s *MemoryIdempotency) TakeOver(_ context.Context, key string, old, rec Rec
 func (s *MemoryIdempotency) Complete(ctx context.Context, key string, rec Record) error {
 	settle := appendlog.BarrierFrom(ctx)
 	s.mu.Lock()
-	if err := s.unlock(s.changeSettled(key, &rec, settle), settle); err != nil {
+	if settle.Taken() && s.durable != nil {
+		if err := s.completeNoted(key, &rec, settle); err != nil {
+			return err
+		}
+	} else if err := s.unlock(s.changeSettled(key, &rec, settle), settle); err != nil {
 		return err
 	}
 	if settle != nil {
@@ -301,6 +325,27 @@ func (s *MemoryIdempotency) Complete(ctx context.Context, key string, rec Record
 		s.mu.Unlock()
 	}
 	return nil
+}
+
+// completeNoted completes a placement whose venue took the claim (the
+// barrier's held write) into its journal: the result goes there too, and
+// the venue's one durable write covers claim, order and result; this log
+// is written but not waited for. If the venue cannot take the note, the
+// claim and the result wait for this log as usual. Called with mu held.
+func (s *MemoryIdempotency) completeNoted(key string, rec *Record, settle *appendlog.Barrier) error {
+	err := s.changeSettled(key, rec, settle)
+	pos, line := s.last, s.line
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	// The line is in this log before it is in the journal, so a journal
+	// snapshot, which syncs this log first, never drops a note this log
+	// lacks.
+	if settle.Note(line) != nil {
+		return appendlog.Together(func() error { return s.durable(pos) }, settle.Wait)
+	}
+	return settle.Wait()
 }
 
 // Release implements IdempotencyStore.

@@ -321,6 +321,7 @@ func (s *FileIdempotency) append(key string, rec *Record, expires time.Time) (ui
 	if err != nil {
 		return 0, diskRef{}, fmt.Errorf("idempotency log: %w", err)
 	}
+	s.line = line
 	ref := diskRef{seg: s.cur, off: s.curOff, n: int32(len(line))}
 	s.curOff += int64(len(line) + 1)
 	s.logBytes += int64(len(line) + 1)
@@ -389,6 +390,51 @@ func (s *FileIdempotency) sync(pos uint64) error {
 		return fmt.Errorf("idempotency log: %w", err)
 	}
 	return nil
+}
+
+// SyncAll waits until every change written so far is on disk.
+func (s *FileIdempotency) SyncAll() error {
+	s.mu.Lock()
+	pos := s.last
+	s.mu.Unlock()
+	return s.sync(pos)
+}
+
+// Recover applies the log lines a venue's journal kept for this store
+// (the claims and results it recorded with their orders: Barrier.Hold),
+// oldest first, where this log lacks them: a key it does not hold gets
+// the line's record, a pending claim the line's result. A crash may have
+// left the journal durable without this log, which is not waited for on
+// that path. Lines past their expiry are skipped. It returns once what it
+// applied is durable.
+func (s *FileIdempotency) Recover(lines [][]byte) (int, error) {
+	s.mu.Lock()
+	now := s.now()
+	n := 0
+	for _, b := range lines {
+		var l logLine
+		if json.Unmarshal(b, &l) != nil || l.Record == nil || l.Key == "" || !now.Before(l.Expires) {
+			continue
+		}
+		e, ok, err := s.lookup(l.Key)
+		if err != nil {
+			return n, s.unlock(err, nil)
+		}
+		if ok {
+			cur, err := e.record()
+			if err != nil {
+				return n, s.unlock(err, nil)
+			}
+			if !cur.Pending() || l.Record.Pending() {
+				continue
+			}
+		}
+		if err := s.changeUntil(l.Key, l.Record, nil, l.Expires); err != nil {
+			return n, s.unlock(err, nil)
+		}
+		n++
+	}
+	return n, s.unlock(nil, nil)
 }
 
 // Close waits for a running compaction and closes the log.

@@ -34,6 +34,8 @@ type Engine struct {
 	replaying bool     // Reopen is replaying the journal
 	written   uint64   // journal position of the last record written
 	archive   archiver // nil: closed orders beyond maxClosedOrders are forgotten
+	// notes are the callers' lines replay found in the journal (Notes).
+	notes [][]byte
 
 	// changed is closed (and replaced) when a mark is set, so streams
 	// push the new price at once rather than at their next interval.

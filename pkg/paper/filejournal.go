@@ -38,6 +38,18 @@ type FileJournal struct {
 	snapID uint64
 	since  int // records written since the last snapshot (or in the file at open)
 	every  int
+	// beforeCompact (BeforeCompact) runs before a snapshot drops records.
+	beforeCompact func() error
+}
+
+// BeforeCompact has f run before every snapshot, which drops the records
+// before it: a caller whose log relies on its notes in those records
+// (Engine.Notes) makes that log durable first. A snapshot waits for f and
+// is not taken when f fails.
+func (j *FileJournal) BeforeCompact(f func() error) {
+	j.mu.Lock()
+	j.beforeCompact = f
+	j.mu.Unlock()
 }
 
 // snapshotEvery is how many records the journal takes between snapshots:
@@ -172,6 +184,14 @@ func (j *FileJournal) CompactDue() bool {
 // afresh with a start record naming it. The engine's lock is held, so no
 // record comes in between.
 func (j *FileJournal) Compact(seed int64, state []byte) error {
+	j.mu.Lock()
+	before := j.beforeCompact
+	j.mu.Unlock()
+	if before != nil {
+		if err := before(); err != nil {
+			return fmt.Errorf("paper journal snapshot: %w", err)
+		}
+	}
 	// The snapshot no longer holds the orders archived since the last one.
 	if err := j.syncArchive(); err != nil {
 		return err

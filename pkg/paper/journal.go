@@ -51,6 +51,7 @@ const (
 	opLeverage = "leverage"
 	opMark     = "mark"
 	opAmend    = "amend"
+	opNote     = "note"
 )
 
 // record is one journal line.
@@ -68,6 +69,9 @@ type record struct {
 	// Snap, on a start record, names the snapshot the records after it
 	// apply to (a compactor's Snapshot); zero when they start a new engine.
 	Snap uint64 `json:"snap,omitempty"`
+	// Note is a caller's line kept with the record (PlaceOrderNoted) or
+	// alone (NoteDeferred); the engine only hands it back (Notes).
+	Note json.RawMessage `json:"x,omitempty"`
 }
 
 // write records r unless the engine is replaying; callers hold e.mu and
@@ -175,6 +179,40 @@ func Reopen(cfg Config, journal Journal, records [][]byte) (*Engine, error) {
 	return e, nil
 }
 
+// NoteDeferred records note (a caller's log line, JSON) in the journal
+// after every record so far, and returns the wait that makes it durable.
+// Replay hands it back (Notes). The engine's state does not change.
+func (e *Engine) NoteDeferred(note []byte) (wait func() error, err error) {
+	if !json.Valid(note) {
+		return nil, fmt.Errorf("%w: a note is not JSON", ErrJournal)
+	}
+	e.mu.Lock()
+	from := e.written
+	err = e.write(record{Op: opNote, Note: note})
+	pos, j := e.written, e.journal
+	e.mu.Unlock()
+	if err != nil || pos == from {
+		return func() error { return nil }, err
+	}
+	return func() error {
+		if err := j.Sync(pos); err != nil {
+			return fmt.Errorf("%w: %v", ErrJournal, err)
+		}
+		return nil
+	}, nil
+}
+
+// Notes returns, once, the notes replay found in the journal since its
+// last snapshot, oldest first: a caller that keeps its own log without
+// waiting for it (a caller's Hold) recovers from them what that log lost.
+func (e *Engine) Notes() [][]byte {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := e.notes
+	e.notes = nil
+	return n
+}
+
 // archiveOf returns the journal's order archive, if it keeps one.
 func archiveOf(j Journal) archiver {
 	if a, ok := j.(archiver); ok {
@@ -194,7 +232,14 @@ func (e *Engine) apply(r record) {
 		e.mu.Unlock()
 	case opPlace:
 		if r.Order != nil {
-			_, _ = e.PlaceOrder(r.Account, *r.Order)
+			// A placement refused then is refused now: its note goes with it.
+			if _, err := e.PlaceOrder(r.Account, *r.Order); err == nil && r.Note != nil {
+				e.notes = append(e.notes, r.Note)
+			}
+		}
+	case opNote:
+		if r.Note != nil {
+			e.notes = append(e.notes, r.Note)
 		}
 	case opCancel:
 		_, _ = e.CancelOrder(r.Account, r.ID)

@@ -44,9 +44,17 @@ func (e *Engine) PlaceOrder(id string, req OrderRequest) (res Order, err error) 
 // with ErrJournal). A caller with a durable write of its own to make runs
 // both at once; it must not report the order before wait returned nil.
 func (e *Engine) PlaceOrderDeferred(id string, req OrderRequest) (res Order, wait func() error, err error) {
+	return e.PlaceOrderNoted(id, req, nil)
+}
+
+// PlaceOrderNoted is PlaceOrderDeferred that records note (a caller's log
+// line, JSON) in the placement's own journal record, so that the order is
+// never durable without it. Replay hands back the notes of the placements
+// that succeeded (Notes).
+func (e *Engine) PlaceOrderNoted(id string, req OrderRequest, note []byte) (res Order, wait func() error, err error) {
 	now := e.lock()
 	from := e.written
-	res, err = e.placeOrder(id, req, now)
+	res, err = e.placeOrderNoted(id, req, now, note)
 	pos, j := e.written, e.journal
 	e.mu.Unlock()
 	if err != nil || pos == from {
@@ -62,11 +70,15 @@ func (e *Engine) PlaceOrderDeferred(id string, req OrderRequest) (res Order, wai
 
 // placeOrder is PlaceOrder under e.mu.
 func (e *Engine) placeOrder(id string, req OrderRequest, now time.Time) (Order, error) {
+	return e.placeOrderNoted(id, req, now, nil)
+}
+
+func (e *Engine) placeOrderNoted(id string, req OrderRequest, now time.Time, note []byte) (Order, error) {
 	a, err := e.account(id)
 	if err != nil {
 		return Order{}, fmt.Errorf("place order: %w", err)
 	}
-	if err := e.write(record{Op: opPlace, Account: id, Order: &req}); err != nil {
+	if err := e.write(record{Op: opPlace, Account: id, Order: &req, Note: note}); err != nil {
 		return Order{}, fmt.Errorf("place order: %w", err)
 	}
 	o, err := e.place(a, req, now.Unix())

@@ -2,10 +2,12 @@ package paper
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -244,4 +246,81 @@ func TestRestartTime(t *testing.T) {
 			t.Fatalf("the restart took %s", took)
 		}
 	})
+}
+
+// TestNotesComeBackAndSnapshotsWaitForTheirOwner: the notes recorded
+// with successful placements and alone come back from replay, oldest
+// first and once; a refused placement's does not. A snapshot, which drops
+// the records that hold them, first runs the BeforeCompact hook and is
+// not taken when it fails.
+func TestNotesComeBackAndSnapshotsWaitForTheirOwner(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "paper.journal")
+	j, records, err := OpenFileJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Reopen(Config{Seed: 1}, j, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.EnsureAccount("a", decimal.Zero); err != nil {
+		t.Fatal(err)
+	}
+	req := OrderRequest{Market: "BTC-USD-PERP", Side: Buy, Type: Limit, Size: decimal.RequireFromString("0.01"),
+		Price: decimal.RequireFromString("30000")}
+	_, wait, err := e.PlaceOrderNoted("a", req, []byte(`{"k":"placed"}`))
+	if err != nil || wait() != nil {
+		t.Fatal(err)
+	}
+	bad := req
+	bad.Price, bad.PostOnly = decimal.RequireFromString("1000000"), true
+	if _, _, err := e.PlaceOrderNoted("a", bad, []byte(`{"k":"refused"}`)); err == nil {
+		t.Fatal("a crossing post-only order was placed")
+	}
+	wait, err = e.NoteDeferred([]byte(`{"k":"result"}`))
+	if err != nil || wait() != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.NoteDeferred([]byte(`not json`)); err == nil {
+		t.Fatal("a note that is not JSON was recorded")
+	}
+	j.Close()
+
+	j, records, err = OpenFileJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if e, err = Reopen(Config{Seed: 1}, j, records); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%s", e.Notes()); got != `[{"k":"placed"} {"k":"result"}]` {
+		t.Fatalf("notes after replay: %s", got)
+	}
+	if n := e.Notes(); n != nil {
+		t.Fatalf("notes handed back twice: %s", n)
+	}
+
+	j.every = 2
+	var calls atomic.Int32
+	fail := errors.New("fsync: input/output error")
+	j.BeforeCompact(func() error {
+		if calls.Add(1) == 1 {
+			return fail
+		}
+		return nil
+	})
+	snap := j.snapID
+	if _, err := e.PlaceOrder("a", req); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 1 || j.snapID != snap {
+		t.Fatalf("hook ran %d times, snapshot %d -> %d; want one failed hook and no snapshot", calls.Load(), snap, j.snapID)
+	}
+	if _, err := e.PlaceOrder("a", req); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 2 || j.snapID != snap+1 {
+		t.Fatalf("hook ran %d times, snapshot %d -> %d; want a snapshot after the hook", calls.Load(), snap, j.snapID)
+	}
 }

@@ -32,6 +32,7 @@ func (g *Gateway) adapters(rdb *redis.Client) ([]connector.Adapter, error) {
 		return nil, err
 	}
 	g.onClose(journal.Close)
+	g.journal = journal
 	if g.paper, err = paper.Reopen(paper.Config{Seed: g.cfg.PaperSeed, Now: g.cfg.PaperNow}, journal, records); err != nil {
 		return nil, err
 	}
@@ -53,7 +54,9 @@ func (g *Gateway) adapters(rdb *redis.Client) ([]connector.Adapter, error) {
 		asterCfg.Nonces = asterconn.NewRedisNonces(rdb, g.cfg.Edge.SubjectPrefix+":aster:nonce:")
 	}
 	return []connector.Adapter{
-		paperconn.NewAdapter(client).StreamFromEngine(g.paper),
+		// The venue records claims with its orders (the journal), and its
+		// orders are seen outside the process only once that is durable.
+		paperconn.NewAdapter(client).StreamFromEngine(g.paper).CarryClaims(),
 		hyperliquid.NewAdapter(g.cfg.Hyperliquid, connector.NewHTTPClient(g.cfg.Hyperliquid.Timeout), hlOpts...),
 		binanceconn.NewAdapter(g.cfg.Binance, nil),
 		bybitconn.NewAdapter(g.cfg.Bybit, nil),

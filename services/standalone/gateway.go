@@ -44,6 +44,7 @@ type Gateway struct {
 	keys     *keys.Service
 	edge     *edge.Server
 	paper    *paper.Engine
+	journal  *paper.FileJournal // the paper engine's
 	boot     Bootstrap
 	connect  func(name string) (*nats.Conn, error)
 	metrics  *telemetry.Metrics
@@ -249,12 +250,13 @@ func (g *Gateway) redis(ctx context.Context) (*redis.Client, error) {
 // connectors.go), all sharing one idempotency store.
 func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb *redis.Client) error {
 	var idem connector.IdempotencyStore
+	var file *connector.FileIdempotency
 	if rdb != nil {
 		idem = connector.GuardIdempotency(connector.NewRedisIdempotency(rdb, g.cfg.Edge.SubjectPrefix+":idem:"), g.policy.Err)
 	} else {
 		// Kept in the data dir, so a restart keeps the 24 h promise.
-		file, err := connector.NewFileIdempotency(filepath.Join(g.cfg.DataDir, "idempotency.log"), nil)
-		if err != nil {
+		var err error
+		if file, err = connector.NewFileIdempotency(filepath.Join(g.cfg.DataDir, "idempotency.log"), nil); err != nil {
 			return err
 		}
 		g.onClose(file.Close)
@@ -267,6 +269,17 @@ func (g *Gateway) startConnectors(connect func(string) (*nats.Conn, error), rdb 
 	adapters, err := g.adapters(rdb)
 	if err != nil {
 		return err
+	}
+	if file != nil {
+		// A paper placement's claim and result are durable in the paper
+		// journal (the adapter carries claims), not waited for in the
+		// idempotency log: what a crash took from the log comes back from
+		// the journal's records since its snapshot, and a snapshot, which
+		// drops the records before it, first makes the log durable.
+		if _, err := file.Recover(g.paper.Notes()); err != nil {
+			return err
+		}
+		g.journal.BeforeCompact(file.SyncAll)
 	}
 	for _, a := range adapters {
 		if !g.cfg.serves(a.Exchange()) {

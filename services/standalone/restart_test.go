@@ -1,6 +1,8 @@
 package standalone
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -50,5 +52,32 @@ func TestPaperStateSurvivesRestart(t *testing.T) {
 	next := again.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": "50000"})
 	if next["orderId"].(string) <= resting["orderId"].(string) {
 		t.Fatalf("order id %v after restart does not follow %v", next["orderId"], resting["orderId"])
+	}
+}
+
+// TestPaperPlacementSurvivesALostIdempotencyLog: a paper placement waits
+// for the journal alone, which holds its idempotency claim and result, so
+// a crash that took the idempotency log's latest lines (never waited for
+// on that path) still leaves the repeat answering the first order, and
+// one order at the venue.
+func TestPaperPlacementSurvivesALostIdempotencyLog(t *testing.T) {
+	dir := t.TempDir()
+	g := startGateway(t, func(c *Config) { c.DataDir = dir })
+	first := g.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01",
+		"price": "50000", "clientOrderId": "lost-log-1"})
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, "idempotency.log"), 0); err != nil {
+		t.Fatal(err)
+	}
+	again := startGateway(t, func(c *Config) { c.DataDir = dir })
+	repeat := again.ok(map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01",
+		"price": "50000", "clientOrderId": "lost-log-1"})
+	if repeat["orderId"] != first["orderId"] {
+		t.Fatalf("repeat after the crash answered %v, first was %v", repeat["orderId"], first["orderId"])
+	}
+	if orders := again.ok(map[string]any{"operation": "getOrders"})["orders"].([]any); len(orders) != 1 {
+		t.Fatalf("%d orders at the venue, want 1: %v", len(orders), orders)
 	}
 }

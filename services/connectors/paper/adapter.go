@@ -23,6 +23,9 @@ type Adapter struct {
 	// unlinked: protection legs are not tied to their position at the
 	// venue; the gateway's watcher cancels the rest of a pair.
 	unlinked bool
+	// carries: the venue runs in this process and records claims with
+	// its orders (CarryClaims).
+	carries bool
 }
 
 var (
@@ -276,6 +279,19 @@ func (a *Adapter) PlaceBatchOrder(ctx context.Context, c connector.Credential, o
 	}
 	return out, nil
 }
+
+// CarryClaims declares that the venue client reaches a venue handler in
+// this process (venue.InProcessClient), which records a placement's
+// idempotency claim in the order's journal record: a placement then waits
+// for one durable write instead of two in a row. Never for a venue over
+// the network, which acts on the order before the caller could.
+func (a *Adapter) CarryClaims() *Adapter {
+	a.carries = true
+	return a
+}
+
+// CarriesClaims implements connector.ClaimCarrier.
+func (a *Adapter) CarriesClaims() bool { return a.carries }
 
 // LinksProtection implements connector.ProtectionLinker: the paper venue
 // cancels a protection pair's legs when their position closes, so a fired

@@ -294,9 +294,12 @@ func (h *handler) placeOrder(r *http.Request) (any, error) {
 	// A caller in this process (the standalone gateway's connector) that
 	// makes a durable write of its own before it answers waits for the
 	// journal at the same time; over HTTP the answer waits for it here.
+	// One that holds its idempotency claim back hands it over: the claim
+	// goes in the order's own journal record, so neither is durable
+	// without the other, and the result follows as a note.
 	if b := appendlog.BarrierFrom(r.Context()); b != nil {
 		var wait func() error
-		o, wait, err = h.e.PlaceOrderDeferred(r.PathValue("account"), pr)
+		o, wait, err = h.e.PlaceOrderNoted(r.PathValue("account"), pr, b.Take(h.e.NoteDeferred))
 		b.Defer(wait)
 	} else {
 		o, err = h.e.PlaceOrder(r.PathValue("account"), pr)
