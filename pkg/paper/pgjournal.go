@@ -1,4 +1,4 @@
-package venue
+package paper
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// PostgresJournal keeps the paper engine's journal (paper.Journal) in the
-// venue's own schema of the deployment's Postgres, so that a restarted or
-// rescheduled paper-venue comes back with every account, order and
-// position. No other service reads the schema.
+// PostgresJournal is a Journal in the paper venue's own schema of the
+// deployment's Postgres, so that a restarted or rescheduled paper-venue
+// comes back with every account, order and position. No other service
+// reads the schema.
 //
 // Write only queues a record, under the engine's lock; Sync commits every
 // queued record in one statement, after the lock, so concurrent calls
@@ -49,7 +49,7 @@ type PostgresJournal struct {
 	closed   chan struct{}
 	close    sync.Once
 
-	// Snapshots (paper's compactor): the table of them, the one the
+	// Snapshots (compactor): the table of them, the one the
 	// records start from until Snapshot hands it over, records written
 	// since the last one, how many make the next due, and whether one is
 	// being stored (snapshotting counts it).
@@ -59,10 +59,6 @@ type PostgresJournal struct {
 	storing          bool
 	snapshotting     sync.WaitGroup
 }
-
-// snapshotEvery is how many records the journal takes between snapshots:
-// a restart reads the last snapshot and replays at most about that many.
-const snapshotEvery = 50_000
 
 type queued struct {
 	seq    int64
@@ -122,7 +118,7 @@ CREATE TABLE IF NOT EXISTS %s (upto bigint PRIMARY KEY, taken timestamptz NOT NU
 }
 
 // read returns the records to replay: those after the latest snapshot,
-// behind a start record naming it (paper.Reopen then restores it), or
+// behind a start record naming it (Reopen then restores it), or
 // every record when there is none.
 func (j *PostgresJournal) read(ctx context.Context, table string) ([][]byte, error) {
 	var upto, seed int64
@@ -158,8 +154,7 @@ func (j *PostgresJournal) read(ctx context.Context, table string) ([][]byte, err
 	return records, nil
 }
 
-// Snapshot returns the state the records start from, once (paper's
-// compactor).
+// Snapshot returns the state the records start from, once (compactor).
 func (j *PostgresJournal) Snapshot() []byte {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -220,7 +215,7 @@ ON CONFLICT (upto) DO UPDATE SET taken = excluded.taken, seed = excluded.seed, s
 	})
 }
 
-// Write implements paper.Journal: it queues record for the next commit.
+// Write implements Journal: it queues record for the next commit.
 func (j *PostgresJournal) Write(record []byte) (uint64, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -233,7 +228,7 @@ func (j *PostgresJournal) Write(record []byte) (uint64, error) {
 	return j.last, nil
 }
 
-// Sync implements paper.Journal: it returns once the record at pos is
+// Sync implements Journal: it returns once the record at pos is
 // committed, committing every queued record if no commit under way
 // covers it.
 func (j *PostgresJournal) Sync(pos uint64) error {
