@@ -29,7 +29,9 @@ func (e *Engine) AmendOrder(id, orderID string, req Amend) (res Order, err error
 	}
 	o := a.orders[orderID]
 	if o == nil {
-		if ao, ok := e.archivedByID(id, orderID); ok {
+		if ao, ok, err := e.archivedByID(id, orderID); err != nil {
+			return Order{}, fmt.Errorf("amend order %s: %w", orderID, err)
+		} else if ok {
 			return Order{}, fmt.Errorf("amend order %s: it is %s: %w: %w", orderID, ao.Status, ErrOrderNotFound, ErrOrderClosed)
 		}
 		return Order{}, fmt.Errorf("amend order %s: %w", orderID, ErrOrderNotFound)

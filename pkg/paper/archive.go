@@ -24,12 +24,9 @@ type archiver interface {
 	// already is (a replay archives the same orders again).
 	archive(account string, o Order, seq uint64) error
 	// archivedByID and archivedByClient return an archived order, or
-	// false when none is archived.
-	archivedByID(account, id string) (Order, bool)
-	archivedByClient(account, clientOrderID string) (Order, bool)
-	// syncArchive makes every archived order durable (before a snapshot
-	// forgets them).
-	syncArchive() error
+	// false when none is archived; an error when the archive cannot tell.
+	archivedByID(account, id string) (Order, bool, error)
+	archivedByClient(account, clientOrderID string) (Order, bool, error)
 }
 
 // keepClosedArchived is how many closed orders an account keeps in memory
@@ -316,15 +313,17 @@ func (a *orderArchive) read(index map[uint64]archiveRef, account, key string, ma
 	return l.Order, true
 }
 
-func (a *orderArchive) archivedByID(account, id string) (Order, bool) {
-	return a.read(a.byID, account, id, func(o Order) bool { return o.ID == id })
+func (a *orderArchive) archivedByID(account, id string) (Order, bool, error) {
+	o, ok := a.read(a.byID, account, id, func(o Order) bool { return o.ID == id })
+	return o, ok, nil
 }
 
-func (a *orderArchive) archivedByClient(account, c string) (Order, bool) {
+func (a *orderArchive) archivedByClient(account, c string) (Order, bool, error) {
 	if c == "" {
-		return Order{}, false
+		return Order{}, false, nil
 	}
-	return a.read(a.byClient, account, c, func(o Order) bool { return o.ClientOrderID == c })
+	o, ok := a.read(a.byClient, account, c, func(o Order) bool { return o.ClientOrderID == c })
+	return o, ok, nil
 }
 
 func (a *orderArchive) syncArchive() error {

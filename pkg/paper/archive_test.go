@@ -197,8 +197,8 @@ func TestArchiveSpans(t *testing.T) {
 		}
 	}
 	found := func(a *orderArchive, i int) bool {
-		_, byClient := a.archivedByClient("bot", fmt.Sprintf("c-%d", i))
-		_, byID := a.archivedByID("bot", fmt.Sprint(100000000+i))
+		_, byClient, _ := a.archivedByClient("bot", fmt.Sprintf("c-%d", i))
+		_, byID, _ := a.archivedByID("bot", fmt.Sprint(100000000+i))
 		if byClient != byID {
 			t.Fatalf("order %d: found by client id %v, by id %v", i, byClient, byID)
 		}
@@ -276,7 +276,7 @@ func TestArchiveOpenTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.close()
-	if _, ok := c.archivedByClient("cred-0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11", fmt.Sprintf("bench-5f0c1d2e3a4b-%d", n-1)); !ok || len(c.byID) != n {
+	if _, ok, _ := c.archivedByClient("cred-0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11", fmt.Sprintf("bench-5f0c1d2e3a4b-%d", n-1)); !ok || len(c.byID) != n {
 		t.Fatalf("after a torn key file: %d orders indexed, the last found %v", len(c.byID), ok)
 	}
 	if st, _ := os.Stat(path + ".idx"); st.Size() != n*idxEntry {

@@ -392,7 +392,9 @@ func (e *Engine) Order(id, orderID string) (res Order, err error) {
 	}
 	o := a.orders[orderID]
 	if o == nil {
-		if ao, ok := e.archivedByID(id, orderID); ok {
+		if ao, ok, err := e.archivedByID(id, orderID); err != nil {
+			return Order{}, fmt.Errorf("order %s: %w", orderID, err)
+		} else if ok {
 			return ao, nil
 		}
 		return Order{}, fmt.Errorf("order %s: %w", orderID, ErrOrderNotFound)
@@ -413,7 +415,9 @@ func (e *Engine) OrderByClientID(id, clientOrderID string) (res Order, err error
 		return o.Order, nil
 	}
 	if e.archive != nil {
-		if ao, ok := e.archive.archivedByClient(id, clientOrderID); ok {
+		if ao, ok, err := e.archive.archivedByClient(id, clientOrderID); err != nil {
+			return Order{}, fmt.Errorf("order with client id %q: %w", clientOrderID, archiveErr(err))
+		} else if ok {
 			return ao, nil
 		}
 	}
@@ -463,7 +467,9 @@ func (e *Engine) CancelOrder(id, orderID string) (res Order, err error) {
 	}
 	o := a.orders[orderID]
 	if o == nil {
-		if ao, ok := e.archivedByID(id, orderID); ok {
+		if ao, ok, err := e.archivedByID(id, orderID); err != nil {
+			return Order{}, fmt.Errorf("cancel order %s: %w", orderID, err)
+		} else if ok {
 			return Order{}, fmt.Errorf("cancel order %s: it is %s: %w: %w", orderID, ao.Status, ErrOrderNotFound, ErrOrderClosed)
 		}
 		return Order{}, fmt.Errorf("cancel order %s: %w", orderID, ErrOrderNotFound)
@@ -541,9 +547,20 @@ func (e *Engine) ClosePosition(id, market string) (res Close, err error) {
 }
 
 // archivedByID finds an order the account no longer holds in memory.
-func (e *Engine) archivedByID(id, orderID string) (Order, bool) {
+func (e *Engine) archivedByID(id, orderID string) (Order, bool, error) {
 	if e.archive == nil {
-		return Order{}, false
+		return Order{}, false, nil
 	}
-	return e.archive.archivedByID(id, orderID)
+	o, ok, err := e.archive.archivedByID(id, orderID)
+	return o, ok, archiveErr(err)
+}
+
+// archiveErr is a look-up the archive could not answer: whether the order
+// exists is unknown, so the call fails as a journal fault rather than
+// answer that it is not found.
+func archiveErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %v", ErrJournal, err)
 }

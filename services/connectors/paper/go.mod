@@ -3,12 +3,14 @@ module github.com/perpgate/perpgate/services/connectors/paper
 go 1.26.0
 
 require (
-	github.com/jackc/pgx/v5 v5.12.0
 	github.com/perpgate/perpgate/pkg v0.0.0
 	github.com/shopspring/decimal v1.6.0
 )
 
-require github.com/kylelemons/godebug v1.1.0 // indirect
+require (
+	github.com/jackc/pgx/v5 v5.12.0 // indirect
+	github.com/kylelemons/godebug v1.1.0 // indirect
+)
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect

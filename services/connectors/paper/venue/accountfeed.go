@@ -61,25 +61,7 @@ func PublishAccountFeeds(e *paper.Engine, nc *nats.Conn, subjects contract.Subje
 	})
 	hello, _ := json.Marshal(helloFrame{Boot: boot})
 	_ = nc.Publish(subjects.PaperVenueHello(), hello)
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(TickEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				e.Tick()
-			}
-		}
-	}()
-	return func() {
-		close(quit)
-		<-done
-		e.OnEvent(nil)
-	}
+	return tick(e)
 }
 
 // ErrFeedGap ends a follow when the venue restarted or a frame was lost:

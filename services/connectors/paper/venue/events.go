@@ -37,6 +37,12 @@ func PublishEvents(e *paper.Engine, pub *events.Publisher, last LastEvent, log *
 		}
 		r.release()
 	}
+	return tick(e)
+}
+
+// tick moves e's clock every TickEvery until stop is called, which also
+// detaches e's event sink.
+func tick(e *paper.Engine) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)

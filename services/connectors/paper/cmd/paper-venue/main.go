@@ -114,7 +114,7 @@ func publishEvents(_ context.Context, engine *paper.Engine, log *slog.Logger) (f
 // and is lost at every restart.
 func openJournal(ctx context.Context, log *slog.Logger, checks map[string]health.Check) (paper.Journal, [][]byte, func(), error) {
 	if url := os.Getenv("PERPGATE_DATABASE_URL"); url != "" {
-		j, records, err := venue.OpenPostgresJournal(ctx, url, "paper", log)
+		j, records, err := paper.OpenPostgresJournal(ctx, url, "paper", log)
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -1,4 +1,4 @@
-package venue
+package paper
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/shopspring/decimal"
 )
@@ -38,7 +37,7 @@ func TestPostgresJournal(t *testing.T) {
 	if len(records) != 0 {
 		t.Fatalf("a new journal holds %d records", len(records))
 	}
-	e, err := paper.Reopen(paper.Config{Seed: 3, Now: clock.Now}, j, records)
+	e, err := Reopen(Config{Seed: 3, Now: clock.Now}, j, records)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,10 +46,10 @@ func TestPostgresJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Minute)
-	if _, err := e.PlaceOrder("acct", paper.OrderRequest{Market: "ETH-USD-PERP", Side: paper.Buy, Type: paper.Market, Size: d("0.1")}); err != nil {
+	if _, err := e.PlaceOrder("acct", OrderRequest{Market: "ETH-USD-PERP", Side: Buy, Type: Market, Size: d("0.1")}); err != nil {
 		t.Fatal(err)
 	}
-	o, err := e.PlaceOrder("acct", paper.OrderRequest{Market: "ETH-USD-PERP", Side: paper.Buy, Type: paper.Limit, Size: d("0.1"), Price: d("2000"), ClientOrderID: "pg-1"})
+	o, err := e.PlaceOrder("acct", OrderRequest{Market: "ETH-USD-PERP", Side: Buy, Type: Limit, Size: d("0.1"), Price: d("2000"), ClientOrderID: "pg-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,12 +60,12 @@ func TestPostgresJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j2.Close()
-	again, err := paper.Reopen(paper.Config{Seed: 3, Now: clock.Now}, j2, records)
+	again, err := Reopen(Config{Seed: 3, Now: clock.Now}, j2, records)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := again.OrderByClientID("acct", "pg-1")
-	if err != nil || got.ID != o.ID || got.Status != paper.Open {
+	if err != nil || got.ID != o.ID || got.Status != Open {
 		t.Fatalf("order after reopening: %+v %v", got, err)
 	}
 	ps, _ := again.Positions("acct", "")
@@ -82,14 +81,14 @@ func TestPostgresJournal(t *testing.T) {
 
 // openTestJournal opens a Postgres journal in the test's schema and the
 // engine it records, and closes both at the end.
-func openTestJournal(t *testing.T, dsn, schema string) (*PostgresJournal, *paper.Engine) {
+func openTestJournal(t *testing.T, dsn, schema string) (*PostgresJournal, *Engine) {
 	t.Helper()
 	j, records, err := OpenPostgresJournal(context.Background(), dsn, schema, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(j.Close)
-	e, err := paper.Reopen(paper.Config{Seed: 3}, j, records)
+	e, err := Reopen(Config{Seed: 3}, j, records)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,13 +104,13 @@ func testSchema(t *testing.T) (pool *pgxpool.Pool, dsn, schema string) {
 	return pool, dsn, schema
 }
 
-func restingBuy(clientID string) paper.OrderRequest {
-	return paper.OrderRequest{Market: "ETH-USD-PERP", Side: paper.Buy, Type: paper.Limit,
+func restingBuy(clientID string) OrderRequest {
+	return OrderRequest{Market: "ETH-USD-PERP", Side: Buy, Type: Limit,
 		Size: decimal.RequireFromString("0.01"), Price: decimal.RequireFromString("1000"), ClientOrderID: clientID}
 }
 
 // openOrderIDs lists the account's open orders as "id/clientOrderId".
-func openOrderIDs(t *testing.T, e *paper.Engine) []string {
+func openOrderIDs(t *testing.T, e *Engine) []string {
 	t.Helper()
 	os, err := e.OpenOrders("acct", "")
 	if err != nil {
@@ -229,17 +228,17 @@ func TestPostgresJournalOutage(t *testing.T) {
 
 // outage runs an engine through a journal outage that fail starts and
 // heal ends, as TestPostgresJournalOutage says.
-func outage(t *testing.T, j *PostgresJournal, e *paper.Engine, fail, heal func()) {
+func outage(t *testing.T, j *PostgresJournal, e *Engine, fail, heal func()) {
 	t.Helper()
 	if _, err := e.EnsureAccount("acct", decimal.RequireFromString("10000")); err != nil {
 		t.Fatal(err)
 	}
 	fail()
-	if _, err := e.PlaceOrder("acct", restingBuy("during-1")); !errors.Is(err, paper.ErrJournal) {
+	if _, err := e.PlaceOrder("acct", restingBuy("during-1")); !errors.Is(err, ErrJournal) {
 		t.Fatalf("placement while Postgres cannot commit: %v, want ErrJournal", err)
 	}
 	held := openOrderIDs(t, e) // the failed placement is in memory, its record queued
-	if _, err := e.PlaceOrder("acct", restingBuy("during-2")); !errors.Is(err, paper.ErrJournal) {
+	if _, err := e.PlaceOrder("acct", restingBuy("during-2")); !errors.Is(err, ErrJournal) {
 		t.Fatalf("second placement while the journal is failed: %v, want ErrJournal", err)
 	}
 	if got := openOrderIDs(t, e); !slices.Equal(got, held) {
@@ -265,7 +264,7 @@ func outage(t *testing.T, j *PostgresJournal, e *paper.Engine, fail, heal func()
 }
 
 // reopened checks that the journal in schema brings back e's open orders.
-func reopened(t *testing.T, dsn, schema string, e *paper.Engine) {
+func reopened(t *testing.T, dsn, schema string, e *Engine) {
 	t.Helper()
 	want := openOrderIDs(t, e)
 	_, again := openTestJournal(t, dsn, schema)
@@ -285,7 +284,7 @@ func TestPostgresJournalSecondWriter(t *testing.T) {
 	if _, err := ea.EnsureAccount("acct", decimal.RequireFromString("100")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eb.EnsureAccount("other", decimal.RequireFromString("200")); !errors.Is(err, paper.ErrJournal) {
+	if _, err := eb.EnsureAccount("other", decimal.RequireFromString("200")); !errors.Is(err, ErrJournal) {
 		t.Fatalf("second writer: %v, want ErrJournal", err)
 	}
 	if err := b.Ping(context.Background()); err == nil || !strings.Contains(err.Error(), "second paper-venue") {
@@ -308,7 +307,7 @@ func TestPostgresJournalFromSerialTable(t *testing.T) {
 	}
 	// The records of a fresh engine, as the earlier version wrote them.
 	mem := &memJournal{}
-	first, err := paper.Reopen(paper.Config{Seed: 3}, mem, nil)
+	first, err := Reopen(Config{Seed: 3}, mem, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,15 +335,6 @@ func TestPostgresJournalFromSerialTable(t *testing.T) {
 		t.Fatalf("highest position %d (%v), want 4", maxSeq, err)
 	}
 }
-
-// memJournal keeps records in memory, for building a journal's content.
-type memJournal struct{ records [][]byte }
-
-func (m *memJournal) Write(r []byte) (uint64, error) {
-	m.records = append(m.records, r)
-	return uint64(len(m.records)), nil
-}
-func (m *memJournal) Sync(uint64) error { return nil }
 
 // TestPostgresJournalConnectionLoss: the same over a real broken network
 // path: the journal reaches Postgres through a proxy that drops every

@@ -1,4 +1,4 @@
-package venue
+package paper
 
 import (
 	"context"
@@ -6,17 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// PostgresJournal keeps the paper engine's journal (paper.Journal) in the
-// venue's own schema of the deployment's Postgres, so that a restarted or
-// rescheduled paper-venue comes back with every account, order and
-// position. No other service reads the schema.
+// PostgresJournal is a Journal in the paper venue's own schema of the
+// deployment's Postgres, so that a restarted or rescheduled paper-venue
+// comes back with every account, order and position. No other service
+// reads the schema.
 //
 // Write only queues a record, under the engine's lock; Sync commits every
 // queued record in one statement, after the lock, so concurrent calls
@@ -49,7 +52,7 @@ type PostgresJournal struct {
 	closed   chan struct{}
 	close    sync.Once
 
-	// Snapshots (paper's compactor): the table of them, the one the
+	// Snapshots (compactor): the table of them, the one the
 	// records start from until Snapshot hands it over, records written
 	// since the last one, how many make the next due, and whether one is
 	// being stored (snapshotting counts it).
@@ -58,11 +61,10 @@ type PostgresJournal struct {
 	since, every     int
 	storing          bool
 	snapshotting     sync.WaitGroup
-}
 
-// snapshotEvery is how many records the journal takes between snapshots:
-// a restart reads the last snapshot and replays at most about that many.
-const snapshotEvery = 50_000
+	// Closed orders an account no longer holds in memory (archiver).
+	pgArchive
+}
 
 type queued struct {
 	seq    int64
@@ -105,10 +107,11 @@ JOIN ` + table + ` j ON j.seq = t.s AND j.record = t.r::jsonb`,
 	}
 	j.store = j.commitBatch
 	j.snapshots, j.every = pgx.Identifier{schema}.Sanitize()+".snapshot", snapshotEvery
+	j.pgArchive = pgArchive{db: pool, orders: pgx.Identifier{schema}.Sanitize() + ".orders"}
 	ddl := fmt.Sprintf(`CREATE SCHEMA IF NOT EXISTS %s;
 CREATE TABLE IF NOT EXISTS %s (seq bigint PRIMARY KEY, record jsonb NOT NULL);
-CREATE TABLE IF NOT EXISTS %s (upto bigint PRIMARY KEY, taken timestamptz NOT NULL, seed bigint NOT NULL, state bytea NOT NULL)`,
-		pgx.Identifier{schema}.Sanitize(), table, j.snapshots)
+CREATE TABLE IF NOT EXISTS %s (upto bigint PRIMARY KEY, taken timestamptz NOT NULL, seed bigint NOT NULL, state bytea NOT NULL);
+%s`, pgx.Identifier{schema}.Sanitize(), table, j.snapshots, j.ddl())
 	if _, err := pool.Exec(ctx, ddl); err != nil {
 		pool.Close()
 		return nil, nil, fmt.Errorf("paper journal: create schema %s: %w", schema, err)
@@ -122,7 +125,7 @@ CREATE TABLE IF NOT EXISTS %s (upto bigint PRIMARY KEY, taken timestamptz NOT NU
 }
 
 // read returns the records to replay: those after the latest snapshot,
-// behind a start record naming it (paper.Reopen then restores it), or
+// behind a start record naming it (Reopen then restores it), or
 // every record when there is none.
 func (j *PostgresJournal) read(ctx context.Context, table string) ([][]byte, error) {
 	var upto, seed int64
@@ -153,13 +156,19 @@ func (j *PostgresJournal) read(ctx context.Context, table string) ([][]byte, err
 	if err != nil {
 		return nil, err
 	}
+	if len(records) == 0 {
+		// A new engine: its order ids start again, so the orders archived
+		// by an earlier one must not answer for them.
+		if _, err := j.pool.Exec(ctx, `DELETE FROM `+j.orders); err != nil {
+			return nil, err
+		}
+	}
 	j.last, j.durable = uint64(seq), uint64(seq) // positions go on after the highest stored
 	j.since = len(records)
 	return records, nil
 }
 
-// Snapshot returns the state the records start from, once (paper's
-// compactor).
+// Snapshot returns the state the records start from, once (compactor).
 func (j *PostgresJournal) Snapshot() []byte {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -179,16 +188,18 @@ func (j *PostgresJournal) CompactDue() bool {
 // the snapshot the journal starts from, and drops those records. The
 // engine holds its lock, so the work goes on in the background: records
 // up to the snapshot that commit after it are ignored on open and
-// dropped by the next snapshot.
+// dropped by the next snapshot. The orders archived so far, which state
+// no longer holds, are stored with it.
 func (j *PostgresJournal) Compact(seed int64, state []byte) error {
 	j.mu.Lock()
 	upto, taken := int64(j.last), time.Now()
 	j.storing, j.since = true, 0
 	j.mu.Unlock()
+	archived, cutoff := j.queued(math.MaxInt), j.cutoff()
 	j.snapshotting.Add(1)
 	go func() {
 		defer j.snapshotting.Done()
-		err := j.storeSnapshot(upto, taken, seed, state)
+		err := j.storeSnapshot(upto, taken, seed, state, archived, cutoff)
 		j.mu.Lock()
 		j.storing = false
 		if err != nil {
@@ -202,12 +213,25 @@ func (j *PostgresJournal) Compact(seed int64, state []byte) error {
 	return nil
 }
 
-// storeSnapshot writes the snapshot and drops what it replaces, in one
+// storeSnapshot writes the snapshot and the orders archived before it,
+// and drops what it replaces and the orders closed before cutoff, in one
 // transaction.
-func (j *PostgresJournal) storeSnapshot(upto int64, taken time.Time, seed int64, state []byte) error {
+func (j *PostgresJournal) storeSnapshot(upto int64, taken time.Time, seed int64, state []byte, archived []archivedOrder, cutoff time.Time) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return pgx.BeginFunc(ctx, j.pool, func(tx pgx.Tx) error {
+		for chunk := range slices.Chunk(archived, pgArchiveBatch) {
+			insert, args, err := j.insertOrders(chunk)
+			if err == nil {
+				_, err = tx.Exec(ctx, insert, args...)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM `+j.orders+` WHERE closed < $1`, cutoff); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO `+j.snapshots+` (upto, taken, seed, state) VALUES ($1, $2, $3, $4)
 ON CONFLICT (upto) DO UPDATE SET taken = excluded.taken, seed = excluded.seed, state = excluded.state`, upto, taken, seed, state); err != nil {
 			return err
@@ -220,7 +244,7 @@ ON CONFLICT (upto) DO UPDATE SET taken = excluded.taken, seed = excluded.seed, s
 	})
 }
 
-// Write implements paper.Journal: it queues record for the next commit.
+// Write implements Journal: it queues record for the next commit.
 func (j *PostgresJournal) Write(record []byte) (uint64, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -233,7 +257,7 @@ func (j *PostgresJournal) Write(record []byte) (uint64, error) {
 	return j.last, nil
 }
 
-// Sync implements paper.Journal: it returns once the record at pos is
+// Sync implements Journal: it returns once the record at pos is
 // committed, committing every queued record if no commit under way
 // covers it.
 func (j *PostgresJournal) Sync(pos uint64) error {
@@ -303,18 +327,43 @@ func (j *PostgresJournal) commitOnce(batch []queued) error {
 	return j.store(ctx, batch)
 }
 
-// commitBatch stores batch in one statement. Rows already there must be
-// these very records: an earlier attempt committed them and its answer
-// was lost.
+// commitBatch stores batch in one statement, and in the same transaction
+// the oldest archived orders queued. Rows already there must be these
+// very records: an earlier attempt committed them and its answer was
+// lost.
 func (j *PostgresJournal) commitBatch(ctx context.Context, batch []queued) error {
 	seqs := make([]int64, len(batch))
 	records := make([]string, len(batch))
 	for i, q := range batch {
 		seqs[i], records[i] = q.seq, q.record
 	}
-	tag, err := j.pool.Exec(ctx, j.insert, seqs, records)
-	if err != nil || tag.RowsAffected() == int64(len(batch)) {
+	statements := &pgx.Batch{} // one implicit transaction, one round trip
+	archived := j.queued(pgArchiveBatch)
+	if len(archived) > 0 {
+		insert, args, err := j.insertOrders(archived)
+		if err != nil {
+			return err
+		}
+		statements.Queue(insert, args...)
+	}
+	statements.Queue(j.insert, seqs, records)
+	results := j.pool.SendBatch(ctx, statements)
+	var tag pgconn.CommandTag
+	var err error
+	for range statements.Len() {
+		if tag, err = results.Exec(); err != nil {
+			break
+		}
+	}
+	if cerr := results.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
+	}
+	j.stored(len(archived))
+	if tag.RowsAffected() == int64(len(batch)) {
+		return nil
 	}
 	var same int64
 	if err := j.pool.QueryRow(ctx, j.verify, seqs, records).Scan(&same); err != nil {

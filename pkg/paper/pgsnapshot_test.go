@@ -1,4 +1,4 @@
-package venue
+package paper
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/perpgate/perpgate/pkg/paper"
 	"github.com/shopspring/decimal"
 )
 
@@ -111,7 +110,7 @@ func TestPostgresJournalRestartTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j2.Close()
-	again, err := paper.Reopen(paper.Config{Seed: 3}, j2, records)
+	again, err := Reopen(Config{Seed: 3}, j2, records)
 	if err != nil {
 		t.Fatal(err)
 	}
