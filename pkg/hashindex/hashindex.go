@@ -73,6 +73,9 @@ func Write(path string, entries []Entry) (*Run, error) {
 	}
 	err = w.Flush()
 	if err == nil {
+		err = f.Sync() // the rename must not publish a file whose content a crash lost
+	}
+	if err == nil {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
