@@ -47,8 +47,14 @@ type Run struct {
 }
 
 // Write sorts entries by key (in place), writes them to path through a
-// temporary file and a rename, and opens the result.
-func Write(path string, entries []Entry) (*Run, error) {
+// temporary file, an fsync and a rename, and opens the result.
+func Write(path string, entries []Entry) (*Run, error) { return write(path, entries, true) }
+
+// WriteTemp is Write without the fsync, for an index its owner rebuilds
+// after a crash rather than reads.
+func WriteTemp(path string, entries []Entry) (*Run, error) { return write(path, entries, false) }
+
+func write(path string, entries []Entry, durable bool) (*Run, error) {
 	slices.SortFunc(entries, func(a, b Entry) int {
 		switch {
 		case a.Key < b.Key:
@@ -72,7 +78,7 @@ func Write(path string, entries []Entry) (*Run, error) {
 		r.add(i, e.Key)
 	}
 	err = w.Flush()
-	if err == nil {
+	if err == nil && durable {
 		err = f.Sync() // the rename must not publish a file whose content a crash lost
 	}
 	if err == nil {
