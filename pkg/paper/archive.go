@@ -363,6 +363,9 @@ func (a *orderArchive) archive(account string, o Order, seq uint64) error {
 	if err := a.expire(o.UpdatedAt); err != nil {
 		return err
 	}
+	if err := a.openCur(); err != nil { // a seal that could not open the next segment
+		return err
+	}
 	if a.cur.count > 0 && (a.cur.count >= a.segMax || o.UpdatedAt.Sub(a.cur.first) >= a.segSpan) {
 		if err := a.seal(); err != nil {
 			return err
@@ -431,7 +434,17 @@ func (a *orderArchive) seal() error {
 		return fmt.Errorf("paper order archive: %w", err)
 	}
 	a.sealed = append(a.sealed, &f)
-	next, err := a.openFile(f.num + 1)
+	a.cur = archiveFile{num: f.num + 1} // without files until they open
+	return a.openCur()
+}
+
+// openCur opens the newest segment's files when they are not; a.mu is
+// held.
+func (a *orderArchive) openCur() error {
+	if a.cur.data != nil {
+		return nil
+	}
+	next, err := a.openFile(a.cur.num)
 	if err != nil {
 		return fmt.Errorf("paper order archive: %w", err)
 	}
@@ -538,7 +551,7 @@ func (a *orderArchive) syncArchive() error {
 }
 
 func (a *orderArchive) syncLocked() error {
-	if !a.dirty {
+	if !a.dirty || a.cur.data == nil {
 		return nil
 	}
 	if err := errors.Join(a.cur.data.Sync(), a.cur.idx.Sync()); err != nil {
