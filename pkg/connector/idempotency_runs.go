@@ -17,7 +17,7 @@ import (
 // every record in them expired or a compaction moved them.
 
 // sealAt is how many settled records onDisk holds before they go to runs.
-const sealAt = 1 << 16
+const sealAt = 1 << 14
 
 // diskRun is a sorted index of settled records whose lines are in seg:
 // entries of key hash, line offset and length, and expiry (Unix ns).

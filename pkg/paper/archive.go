@@ -53,7 +53,7 @@ const keepClosedArchived = 1000
 const (
 	archiveSpan   = 24 * time.Hour
 	segmentSpan   = time.Hour
-	segmentOrders = 1 << 16
+	segmentOrders = 1 << 14
 )
 
 // archiveRef locates one order of the newest segment: its line's offset
