@@ -90,7 +90,10 @@ type MemoryIdempotency struct {
 	// entries holds the others: claims, records not yet settled, and keys
 	// whose hash another key holds.
 	onDisk map[uint64]diskEntry
-	seed   maphash.Seed
+	// runs, oldest first, hold the settled records onDisk held before it
+	// was sealed (idempotency_runs.go); a look-up tries them after it.
+	runs []*diskRun
+	seed maphash.Seed
 	// hashKey replaces the hash in tests, to make keys collide.
 	hashKey func(string) uint64
 	// With a log: persist writes each change under mu before it takes
@@ -148,15 +151,17 @@ func (s *MemoryIdempotency) lookup(key string) (memEntry, bool, error) {
 	if e, ok := s.entries[key]; ok {
 		return e, true, nil
 	}
-	d, ok := s.onDisk[s.hash(key)]
-	if !ok {
-		return memEntry{}, false, nil
+	h := s.hash(key)
+	if d, ok := s.onDisk[h]; ok {
+		k, rec, err := d.ref.seg.readLine(d.ref.off, d.ref.n)
+		if err != nil {
+			return memEntry{}, false, err
+		}
+		if k == key {
+			return memEntry{rec: rec, expires: time.Unix(0, d.expires)}, true, nil
+		}
 	}
-	k, rec, err := d.ref.seg.readLine(d.ref.off, d.ref.n)
-	if err != nil || k != key {
-		return memEntry{}, false, err
-	}
-	return memEntry{rec: rec, expires: time.Unix(0, d.expires)}, true, nil
+	return s.findRun(key, h) // a run's key may share another key's hash
 }
 
 // store sets key's entry: on disk by its hash when it is a settled record
@@ -196,7 +201,7 @@ func (s *MemoryIdempotency) dropDisk(key string) {
 }
 
 // live is how many records the store holds.
-func (s *MemoryIdempotency) live() int { return len(s.entries) + len(s.onDisk) }
+func (s *MemoryIdempotency) live() int { return len(s.entries) + len(s.onDisk) + s.runLen() }
 
 // change persists and applies one change under mu; rec nil removes key.
 func (s *MemoryIdempotency) change(key string, rec *Record) error {
@@ -370,6 +375,7 @@ func (s *MemoryIdempotency) sweep(now time.Time) {
 			delete(s.onDisk, h)
 		}
 	}
+	s.sweepRuns(now)
 }
 
 func sameRecord(a, b Record) bool {

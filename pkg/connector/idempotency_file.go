@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/appendlog"
+	"github.com/perpgate/perpgate/pkg/hashindex"
 )
 
 // FileIdempotency is the standalone IdempotencyStore: the in-process store
@@ -48,6 +49,10 @@ type FileIdempotency struct {
 	// compactAt is the least log size that starts a compaction, and
 	// recordBytes the size of a live record's line it assumes.
 	compactAt, recordBytes int64
+	// runFiles names the runs settled records are sealed into, once
+	// onDisk holds sealAt of them.
+	runFiles runFiles
+	sealAt   int
 }
 
 // compactMinBytes is the least log size worth compacting; beyond it the
@@ -89,7 +94,7 @@ func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, er
 		}
 		mem.entries[k] = memEntry{rec: rec, expires: e.expires}
 	}
-	s := &FileIdempotency{MemoryIdempotency: mem, path: path, compactAt: compactMinBytes, recordBytes: 400}
+	s := &FileIdempotency{MemoryIdempotency: mem, path: path, compactAt: compactMinBytes, recordBytes: 400, sealAt: sealAt}
 	// The live records become the base; then the logs they came from go.
 	items := mem.items()
 	base, err := writeBase(path+".base", items)
@@ -98,10 +103,24 @@ func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, er
 	}
 	s.base = base
 	mem.onDisk = map[uint64]diskEntry{}
+	// The base's settled records are indexed by a run, not in memory.
+	removeRuns(path)
+	s.runFiles.path = path
+	var settled []hashindex.Entry
 	for _, it := range items {
 		if it.e.ref.seg != nil || !it.e.rec.Pending() {
-			mem.store(it.key, memEntry{ref: it.moved, expires: it.e.expires})
+			delete(mem.entries, it.key)
+			settled = append(settled, hashindex.Entry{Key: mem.hash(it.key), Off: uint64(it.moved.off), N: uint32(it.moved.n),
+				Aux: uint64(it.e.expires.UnixNano())})
 		}
+	}
+	if len(settled) > 0 {
+		r, err := writeRun(&s.runFiles, base, settled)
+		if err != nil {
+			base.close()
+			return nil, err
+		}
+		mem.runs = []*diskRun{r}
 	}
 	for _, p := range []string{path + ".old", path} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -119,7 +138,11 @@ func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, er
 		return nil, err
 	}
 	s.log = log
-	mem.persist, mem.durable, mem.changed = s.append, s.sync, s.maybeCompact
+	mem.persist, mem.durable = s.append, s.sync
+	mem.changed = func() {
+		s.seal()
+		s.maybeCompact()
+	}
 	return s, nil
 }
 
@@ -130,6 +153,8 @@ type baseItem struct {
 	hash  uint64
 	e     memEntry
 	moved diskRef
+	// fromRun: the item was in a run (key is then empty too).
+	fromRun bool
 }
 
 // items lists the live records, for a new base; under mu.
@@ -141,7 +166,7 @@ func (s *MemoryIdempotency) items() []baseItem {
 	for h, d := range s.onDisk {
 		items = append(items, baseItem{hash: h, e: memEntry{ref: d.ref, expires: time.Unix(0, d.expires)}})
 	}
-	return items
+	return s.runItems(items)
 }
 
 // writeBase writes items to path through a temporary file and a rename,
@@ -359,11 +384,25 @@ func (s *FileIdempotency) compact(items []baseItem, done chan struct{}) {
 	if err != nil {
 		return
 	}
+	run, err := baseRun(&s.runFiles, base, items)
+	if err != nil {
+		base.close()
+		return
+	}
 	s.mu.Lock()
+	// The runs' records are all in the new base now (none is sealed while
+	// a compaction runs), indexed by one run.
+	for _, r := range s.runs {
+		_ = r.run.Remove()
+	}
+	s.runs = nil
+	if run != nil {
+		s.runs = []*diskRun{run}
+	}
 	// Records still where they were when copied move to the new base; any
 	// other is in the log, which stays.
 	for _, it := range items {
-		if it.e.ref.seg == nil {
+		if it.e.ref.seg == nil || it.fromRun {
 			continue
 		}
 		if it.key != "" {
@@ -449,6 +488,10 @@ func (s *FileIdempotency) Close() error {
 	for _, g := range append(s.retired, s.base, s.cur) {
 		g.close()
 	}
+	for _, r := range s.runs {
+		_ = r.run.Remove()
+	}
+	s.runs = nil
 	s.mu.Unlock()
 	return s.log.Close()
 }

@@ -1,8 +1,10 @@
 package paper
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,6 +28,7 @@ func TestArchivedOrderLookups(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.every = 7000
+	j.orderArchive.segMax = 3000 // bot-0 ends in a sealed segment
 	e, err := Reopen(cfg, j, records)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +70,9 @@ func TestArchivedOrderLookups(t *testing.T) {
 		}
 	}
 	check(e, "running")
+	if len(j.sealed) < 5 {
+		t.Fatalf("%d sealed segments, want at least 5", len(j.sealed))
+	}
 	j.Close()
 
 	j2, records, err := OpenFileJournal(path)
@@ -87,21 +93,21 @@ func TestArchivedOrderLookups(t *testing.T) {
 	}
 }
 
-// TestArchiveMemoryPerOrder: the archive's index costs a bounded number
-// of heap bytes per archived order.
+// TestArchiveMemoryPerOrder: the archive's heap hardly grows with the
+// orders it holds: only the newest segment is indexed in memory.
 func TestArchiveMemoryPerOrder(t *testing.T) {
 	a, err := openArchive(filepath.Join(t.TempDir(), "orders"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.close()
-	const n = 100_000
+	const n = 4 * segmentOrders
 	o := Order{Market: "BTC-USD-PERP", Side: Buy, Type: Limit, Size: decimal.RequireFromString("0.001"),
-		Price: decimal.RequireFromString("50000"), Status: Cancelled}
+		Price: decimal.RequireFromString("50000"), Status: Cancelled, UpdatedAt: time.Now()}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	for i := range n {
+	for i := range n + 1 { // the last starts the fifth segment
 		o.ID, o.ClientOrderID = fmt.Sprint(100000000+i), fmt.Sprintf("bench-5f0c1d2e3a4b-%d", i)
 		if err := a.archive("cred-0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11", o, uint64(i)); err != nil {
 			t.Fatal(err)
@@ -110,11 +116,81 @@ func TestArchiveMemoryPerOrder(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	per := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
-	t.Logf("%.0f bytes of heap per archived order", per)
-	if per > 160 {
-		t.Fatalf("%.0f bytes of heap per archived order; want at most 160", per)
+	t.Logf("%.1f bytes of heap per archived order in %d sealed segments", per, len(a.sealed))
+	if len(a.sealed) != 4 || per > 8 {
+		t.Fatalf("%d sealed segments, %.1f bytes of heap per archived order; want 4 and at most 8", len(a.sealed), per)
 	}
 	runtime.KeepAlive(a)
+}
+
+// TestArchiveSealedLookups: look-ups find orders in sealed segments (the
+// newest order of a client order id used again, across segments), a
+// replay does not archive an order twice, and all of it holds after
+// reopening, also when a sorted index file is lost.
+func TestArchiveSealedLookups(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orders")
+	a, err := openArchive(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.segMax = 10
+	t0 := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	const n = 100
+	put := func(a *orderArchive, i int) {
+		t.Helper()
+		o := Order{ID: fmt.Sprint(100000000 + i), ClientOrderID: fmt.Sprintf("c-%d", i%30), Status: Cancelled, UpdatedAt: t0.Add(time.Duration(i) * time.Second)}
+		if err := a.archive("bot", o, uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		put(a, i)
+	}
+	check := func(a *orderArchive, when string) {
+		t.Helper()
+		for i := range n {
+			if o, ok, _ := a.archivedByID("bot", fmt.Sprint(100000000+i)); !ok || o.ClientOrderID != fmt.Sprintf("c-%d", i%30) {
+				t.Fatalf("%s: order %d by id: %+v, %v", when, i, o, ok)
+			}
+			if _, ok, _ := a.archivedByID("other", fmt.Sprint(100000000+i)); ok {
+				t.Fatalf("%s: order %d found for another account", when, i)
+			}
+		}
+		for c := range 30 {
+			newest := 90 + c
+			if c >= 10 {
+				newest = 60 + c
+			}
+			if o, ok, _ := a.archivedByClient("bot", fmt.Sprintf("c-%d", c)); !ok || o.ID != fmt.Sprint(100000000+newest) {
+				t.Fatalf("%s: client id c-%d: %+v, %v; want order %d", when, c, o, ok, newest)
+			}
+		}
+		if _, ok, _ := a.archivedByClient("bot", "c-none"); ok {
+			t.Fatalf("%s: an unknown client id was found", when)
+		}
+		if got := a.indexed(); got != n {
+			t.Fatalf("%s: %d orders archived, want %d", when, got, n)
+		}
+	}
+	check(a, "running")
+	if len(a.sealed) != 9 {
+		t.Fatalf("%d sealed segments, want 9", len(a.sealed))
+	}
+	put(a, 5) // a replay archives an order again
+	check(a, "after a replay")
+	a.close()
+
+	if err := os.Remove(a.segPath(3) + ".run"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := openArchive(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	check(b, "reopened")
+	put(b, 7)
+	check(b, "reopened, after a replay")
 }
 
 // TestHistoryPerMarketAcrossRestart: a fill on a quiet market stays in
@@ -179,9 +255,11 @@ func TestHistoryPerMarketAcrossRestart(t *testing.T) {
 	check(again, "after restart")
 }
 
-// TestArchiveSpans: an archived order is found for at least one span
-// after it closed and forgotten after two, also after reopening, so
-// neither the files nor the index grow with history.
+// TestArchiveSpans: an archived order is found for at least a span after
+// it closed and forgotten once its segment's last order closed a span
+// ago (segments seal after an hour), also after reopening, so neither
+// the files nor the index grow with history. The files of the archive
+// before segments are taken over.
 func TestArchiveSpans(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "orders")
 	a, err := openArchive(path)
@@ -205,14 +283,18 @@ func TestArchiveSpans(t *testing.T) {
 		return byClient
 	}
 	put(a, 0, 0)
-	put(a, 1, 23*time.Hour)
-	put(a, 2, 25*time.Hour) // turns: 0 and 1 are in the previous file
-	if !found(a, 0) || !found(a, 1) || !found(a, 2) {
-		t.Fatal("an order closed less than two spans ago is forgotten")
+	put(a, 1, 30*time.Minute)
+	put(a, 2, 23*time.Hour)                // seals 0 and 1
+	put(a, 3, 24*time.Hour+15*time.Minute) // seals 2
+	if !found(a, 0) || !found(a, 1) || !found(a, 2) || !found(a, 3) {
+		t.Fatal("an order closed less than a span after its segment's last is forgotten")
 	}
-	put(a, 3, 50*time.Hour) // turns again: 0 and 1 are gone
-	if found(a, 0) || found(a, 1) || !found(a, 2) || !found(a, 3) {
-		t.Fatalf("after two spans: found 0 %v, 1 %v, 2 %v, 3 %v", found(a, 0), found(a, 1), found(a, 2), found(a, 3))
+	put(a, 4, 24*time.Hour+31*time.Minute) // 0 and 1's segment ended a span ago
+	if found(a, 0) || found(a, 1) || !found(a, 2) || !found(a, 3) || !found(a, 4) {
+		t.Fatalf("after a span: found 0 %v, 1 %v, 2 %v, 3 %v, 4 %v", found(a, 0), found(a, 1), found(a, 2), found(a, 3), found(a, 4))
+	}
+	if _, err := os.Stat(a.segPath(1)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the expired segment's file: %v", err)
 	}
 	a.close()
 	b, err := openArchive(path)
@@ -220,12 +302,31 @@ func TestArchiveSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.close()
-	if found(b, 0) || !found(b, 2) || !found(b, 3) || len(b.byID) != 2 {
-		t.Fatalf("after reopening: %d orders indexed, found 2 %v, 3 %v", len(b.byID), found(b, 2), found(b, 3))
+	if found(b, 0) || !found(b, 2) || !found(b, 3) || !found(b, 4) || b.indexed() != 3 {
+		t.Fatalf("after reopening: %d orders indexed, found 2 %v, 3 %v, 4 %v", b.indexed(), found(b, 2), found(b, 3), found(b, 4))
 	}
-	put(b, 4, 75*time.Hour) // the reopened archive turns from the time its file began
-	if found(b, 2) || !found(b, 3) || !found(b, 4) {
-		t.Fatal("the reopened archive did not turn after its span")
+	put(b, 5, 47*time.Hour+time.Minute) // 2's segment ended a span ago
+	if found(b, 2) || !found(b, 3) || !found(b, 4) || !found(b, 5) {
+		t.Fatal("the reopened archive did not expire a segment after its span")
+	}
+	b.close()
+
+	// An archive written before segments: path (this span) and path.1.
+	old := filepath.Join(t.TempDir(), "orders")
+	for i, p := range []string{old + ".1", old} {
+		o := Order{ID: fmt.Sprint(100000000 + i), ClientOrderID: fmt.Sprintf("c-%d", i), Status: Cancelled, UpdatedAt: t0}
+		line, _ := json.Marshal(archiveLine{Account: "bot", Seq: uint64(i), Order: o})
+		if err := os.WriteFile(p, append(line, '\n'), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := openArchive(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	if !found(c, 0) || !found(c, 1) || len(c.sealed) != 1 {
+		t.Fatalf("the archive before segments: found 0 %v, 1 %v, %d sealed", found(c, 0), found(c, 1), len(c.sealed))
 	}
 }
 
@@ -254,18 +355,19 @@ func TestArchiveOpenTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.close()
-	t.Logf("opened %d archived orders in %v", len(b.byID), took)
-	if len(b.byID) != n || took > 500*time.Millisecond {
-		t.Fatalf("opened %d of %d archived orders in %v; want all within 0.5s", len(b.byID), n, took)
+	t.Logf("opened %d archived orders in %v", b.indexed(), took)
+	if b.indexed() != n || took > 500*time.Millisecond {
+		t.Fatalf("opened %d of %d archived orders in %v; want all within 0.5s", b.indexed(), n, took)
 	}
 	b.close()
 
 	// A crash after the last lines were written but before their key
 	// entries (and amid a line): opening indexes them from the lines.
-	if err := os.Truncate(path+".idx", (n-10)*idxEntry-7); err != nil {
+	last := b.segPath(b.cur.num)
+	if err := os.Truncate(last+".idx", int64(b.cur.count-10)*idxEntry-7); err != nil {
 		t.Fatal(err)
 	}
-	fh, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	fh, err := os.OpenFile(last, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,10 +378,10 @@ func TestArchiveOpenTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.close()
-	if _, ok, _ := c.archivedByClient("cred-0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11", fmt.Sprintf("bench-5f0c1d2e3a4b-%d", n-1)); !ok || len(c.byID) != n {
-		t.Fatalf("after a torn key file: %d orders indexed, the last found %v", len(c.byID), ok)
+	if _, ok, _ := c.archivedByClient("cred-0b0e5b1e-6a55-4a4c-9d0e-1f6f0c3c2a11", fmt.Sprintf("bench-5f0c1d2e3a4b-%d", n-1)); !ok || c.indexed() != n {
+		t.Fatalf("after a torn key file: %d orders indexed, the last found %v", c.indexed(), ok)
 	}
-	if st, _ := os.Stat(path + ".idx"); st.Size() != n*idxEntry {
-		t.Fatalf("key file holds %d bytes, want %d", st.Size(), n*idxEntry)
+	if st, _ := os.Stat(last + ".idx"); st.Size() != int64(c.cur.count)*idxEntry {
+		t.Fatalf("key file holds %d bytes, want %d", st.Size(), c.cur.count*idxEntry)
 	}
 }
