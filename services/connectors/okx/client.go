@@ -30,7 +30,7 @@ type client struct {
 type host struct {
 	base  string
 	clock *connector.ServerClock
-	gate  *limiter
+	gate  *venuekit.Windows
 }
 
 // keys are a credential's API key, secret and passphrase, and whether it
@@ -65,7 +65,7 @@ func newClient(cfg Config, hc *http.Client) *client {
 	now := cfg.Clock()
 	return &client{http: venuekit.HTTP{Venue: "OKX", Client: hc}, now: now, expTime: cfg.ExpTime, wait: connector.SleepContext,
 		hosts: venuekit.NewHosts(func(base string) *host {
-			return &host{base: base, clock: connector.NewServerClock(now), gate: newLimiter()}
+			return &host{base: base, clock: connector.NewServerClock(now), gate: venuekit.NewWindows(rateWindow)}
 		})}
 }
 
@@ -149,7 +149,7 @@ func (c *client) do(ctx context.Context, base string, k *keys, r request, out an
 			continue
 		}
 		if ec == "50011" || ec == "50061" {
-			s := h.gate.block(c.now(), r.limit.key(r, k), rateWindow)
+			s := h.gate.Block(c.now(), r.limit.key(r, k), rateWindow)
 			return connector.RateLimited(ec, msg, s, "OKX answered code %s (%s); retry in %d s", ec, msg, s)
 		}
 		return upstreamError(status, ec, msg)
@@ -162,7 +162,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 		return 0, nil, err
 	}
 	key := r.limit.key(r, k)
-	wait, blocked := h.gate.admit(c.now(), key, r.limit.n)
+	wait, blocked := h.gate.Admit(c.now(), key, r.limit.n)
 	if blocked > 0 {
 		s := venuekit.Seconds(blocked)
 		return 0, nil, connector.RateLimited("", "", s, "OKX rate-limited %s %s; the connector sends nothing there for %d s", r.method, r.path, s)
@@ -185,7 +185,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 		if s, err := strconv.Atoi(strings.TrimSpace(ans.Header.Get("Retry-After"))); err == nil && s > 0 {
 			d = time.Duration(s) * time.Second
 		}
-		s := h.gate.block(c.now(), key, d)
+		s := h.gate.Block(c.now(), key, d)
 		return 0, nil, connector.RateLimited(string(env.Code), env.Msg, s, "OKX answered HTTP 429 (rate limit) to %s %s; retry in %d s", r.method, r.path, s)
 	}
 	return ans.Status, ans.Body, nil

@@ -11,7 +11,6 @@ import (
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
-	"github.com/shopspring/decimal"
 )
 
 var _ connector.AccountFeeder = (*Adapter)(nil)
@@ -59,33 +58,13 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	if err != nil {
 		return err
 	}
-	ws, err := venuekit.Dial(ctx, "OKX private", a.cfg.privateURL(c.Environment))
-	if err != nil {
-		return err
-	}
-	defer ws.Close()
 	ts := strconv.FormatInt(a.c.host(a.base(c)).clock.Now().Unix(), 10)
 	login := map[string]any{"op": "login", "args": []map[string]string{{"apiKey": k.apiKey, "passphrase": k.passphrase,
 		"timestamp": ts, "sign": sign(k.secret, ts, "GET", "/users/self/verify", "")}}}
-	if err := ws.WriteJSON(ctx, login); err != nil {
-		return fmt.Errorf("okx private stream: %w", err)
-	}
-	f := &privateFeed{a: a, c: c, ready: ready, emit: emit, ws: ws, trades: map[string]bool{}}
-	ws.Keepalive(pingEvery, func(ctx context.Context) error { return ws.WriteText(ctx, []byte("ping")) })
-	for {
-		data, err := ws.ReadWithin(ctx, privateSilence)
-		if err != nil {
-			return fmt.Errorf("okx private stream: %w", err)
-		}
-		if err := f.frame(ctx, data); err != nil {
-			return err
-		}
-	}
+	f := &privateFeed{a: a, c: c, ready: ready, emit: emit, trades: map[string]bool{}}
+	return venuekit.PrivateStream{Venue: "OKX private", Name: "okx private stream", URL: a.cfg.privateURL(c.Environment),
+		Open: []any{login}, Ping: []byte("ping"), Every: venuekit.PingEvery, Frame: f.frame}.Run(ctx)
 }
-
-// privateSilence is how long the socket may send nothing, pongs included,
-// before the feed counts it dead: three missed pings.
-const privateSilence = 3 * pingEvery
 
 // privateFeed is one socket's state.
 type privateFeed struct {
@@ -93,7 +72,6 @@ type privateFeed struct {
 	c          connector.Credential
 	ready      func()
 	emit       func(connector.AccountEvent)
-	ws         *venuekit.Socket
 	subscribed int
 	trades     map[string]bool // tradeIds told on this socket
 }
@@ -107,7 +85,7 @@ type privateMsg struct {
 	Data  json.RawMessage   `json:"data"`
 }
 
-func (f *privateFeed) frame(ctx context.Context, data []byte) error {
+func (f *privateFeed) frame(ctx context.Context, ws *venuekit.Socket, data []byte) error {
 	if string(data) == "pong" {
 		return nil
 	}
@@ -117,7 +95,7 @@ func (f *privateFeed) frame(ctx context.Context, data []byte) error {
 	}
 	switch m.Event {
 	case "login":
-		if err := f.ws.WriteJSON(ctx, map[string]any{"op": "subscribe", "args": privateArgs}); err != nil {
+		if err := ws.WriteJSON(ctx, map[string]any{"op": "subscribe", "args": privateArgs}); err != nil {
 			return fmt.Errorf("okx private stream: %w", err)
 		}
 		return nil
@@ -188,48 +166,36 @@ type balancePush struct {
 	} `json:"balData"`
 }
 
-func (f *privateFeed) events(ctx context.Context, channel string, data json.RawMessage) ([]connector.AccountEvent, error) {
-	var out []connector.AccountEvent
+func (f *privateFeed) events(ctx context.Context, channel string, data json.RawMessage) (out []connector.AccountEvent, err error) {
+	add := func(t ms, e any) { out = append(out, connector.AccountEvent{Time: time.UnixMilli(int64(t)), Data: e}) }
 	switch channel {
 	case "orders":
-		var rows []orderPush
-		if err := json.Unmarshal(data, &rows); err != nil {
-			return nil, fmt.Errorf("okx orders push: %w", err)
-		}
-		for _, r := range rows {
+		err = venuekit.EachRow(data, func(r orderPush) {
 			im, err := f.a.inst(ctx, f.c, r.InstID)
 			if err != nil {
-				continue // not a USDT swap of ours
+				return // not a USDT swap of ours
 			}
-			at := time.UnixMilli(int64(r.UTime))
-			out = append(out, connector.AccountEvent{Time: at, Data: orderEvent(r, im)})
+			add(r.UTime, orderEvent(r, im))
 			if r.TradeID != "" && r.FillSz.IsPositive() && !f.trades[r.TradeID] {
 				f.trades[r.TradeID] = true
-				out = append(out, connector.AccountEvent{Time: at, Data: fillEvent(r, im)})
+				add(r.UTime, fillEvent(r, im))
 			}
-		}
+		})
 	case "positions":
-		var rows []positionPush
-		if err := json.Unmarshal(data, &rows); err != nil {
-			return nil, fmt.Errorf("okx positions push: %w", err)
-		}
-		for _, r := range rows {
+		err = venuekit.EachRow(data, func(r positionPush) {
 			if im, err := f.a.inst(ctx, f.c, r.InstID); err == nil {
-				out = append(out, connector.AccountEvent{Time: time.UnixMilli(int64(r.UTime)), Data: positionEvent(r, im)})
+				add(r.UTime, positionEvent(r, im))
 			}
-		}
+		})
 	case "balance_and_position":
-		var rows []balancePush
-		if err := json.Unmarshal(data, &rows); err != nil {
-			return nil, fmt.Errorf("okx balance_and_position push: %w", err)
-		}
-		for _, r := range rows {
+		err = venuekit.EachRow(data, func(r balancePush) {
 			for _, b := range r.BalData {
-				wb := b.CashBal.D()
-				out = append(out, connector.AccountEvent{Time: time.UnixMilli(int64(r.PTime)),
-					Data: contract.BalanceEvent{Asset: b.Ccy, WalletBalance: &wb}})
+				add(r.PTime, contract.BalanceEvent{Asset: b.Ccy, WalletBalance: new(b.CashBal.D())})
 			}
-		}
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("okx %s push: %w", channel, err)
 	}
 	return out, nil
 }
@@ -278,18 +244,9 @@ func positionEvent(r positionPush, im instMeta) contract.PositionEvent {
 	if p.Size.IsZero() {
 		e.Side = contract.PositionFlat
 	}
-	e.UnrealizedPnl, e.Leverage = given(r.Upl), given(r.Lever)
+	e.UnrealizedPnl, e.Leverage = venuekit.Given(r.Upl), venuekit.Given(r.Lever)
 	if r.LiqPx.D().IsPositive() { // "" when there is none
-		e.LiquidationPrice = given(r.LiqPx)
+		e.LiquidationPrice = venuekit.Given(r.LiqPx)
 	}
 	return e
-}
-
-// given is d, or nil when OKX sent no value.
-func given(d dec) *decimal.Decimal {
-	if !d.Given {
-		return nil
-	}
-	v := d.D()
-	return &v
 }
