@@ -160,14 +160,9 @@ func pushEvents(topic string, data json.RawMessage) (out []any, err error) {
 func orderEvent(o order) contract.OrderEvent {
 	e := contract.OrderEvent{OrderID: o.OrderID, ClientOrderID: o.OrderLinkID, Market: o.Symbol, Side: sideFromWire(o.Side),
 		Type: orderType(o), Size: o.Qty.D(), FilledSize: o.CumExecQty.D(), Status: statusFromWire(o.OrderStatus), ReduceOnly: o.ReduceOnly}
-	if p := o.Price.D(); p.IsPositive() {
-		e.Price = &p
-	}
-	if t := o.TriggerPrice.D(); t.IsPositive() {
-		e.TriggerPrice = &t
-	}
-	if ap := o.AvgPrice.D(); e.FilledSize.IsPositive() && ap.IsPositive() {
-		e.AvgPrice = &ap
+	e.Price, e.TriggerPrice = venuekit.IfPositive(o.Price.D()), venuekit.IfPositive(o.TriggerPrice.D())
+	if e.FilledSize.IsPositive() {
+		e.AvgPrice = venuekit.IfPositive(o.AvgPrice.D())
 	}
 	if venueCancelled(o) {
 		e.Status, e.Reason = contract.StatusRejected, o.RejectReason
@@ -208,9 +203,7 @@ func positionEvent(p positionPush) contract.PositionEvent {
 		e.Side = contract.PositionFlat
 	}
 	e.UnrealizedPnl, e.Leverage = venuekit.Given(p.UnrealisedPnl), venuekit.Given(p.Leverage)
-	if p.LiqPrice.D().IsPositive() { // "" when there is none
-		e.LiquidationPrice = venuekit.Given(p.LiqPrice)
-	}
+	e.LiquidationPrice = venuekit.IfPositive(p.LiqPrice.D()) // "" when there is none
 	return e
 }
 

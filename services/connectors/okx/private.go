@@ -205,12 +205,9 @@ func orderEvent(r orderPush, im instMeta) contract.OrderEvent {
 	o := orderFromWire(r.order, im)
 	e := contract.OrderEvent{OrderID: o.ID, ClientOrderID: o.ClientOrderID, Market: o.Market, Side: o.Side, Type: o.Type,
 		Size: o.Size, FilledSize: o.FilledSize, Status: o.Status, ReduceOnly: o.ReduceOnly}
-	if o.Price.IsPositive() {
-		p := o.Price
-		e.Price = &p
-	}
-	if ap := r.AvgPx.D(); o.FilledSize.IsPositive() && ap.IsPositive() {
-		e.AvgPrice = &ap
+	e.Price = venuekit.IfPositive(o.Price)
+	if o.FilledSize.IsPositive() {
+		e.AvgPrice = venuekit.IfPositive(r.AvgPx.D())
 	}
 	if e.Status == contract.StatusRejected {
 		e.Reason = "cancel_source_" + r.CancelSource
@@ -231,10 +228,7 @@ func fillEvent(r orderPush, im instMeta) contract.FillEvent {
 	f := contract.FillEvent{FillID: r.TradeID, OrderID: r.OrdID, ClientOrderID: r.ClOrdID, Market: r.InstID,
 		Side: sideFromWire(r.Side), Size: im.base(r.FillSz.D()), Price: r.FillPx.D(), Fee: r.FillFee.D().Neg(),
 		FeeAsset: r.FillFeeCcy, Liquidity: liq, Timestamp: int64(r.FillTime) / 1000}
-	if r.FillPnl.Given {
-		pnl := r.FillPnl.D()
-		f.RealizedPnl = &pnl
-	}
+	f.RealizedPnl = venuekit.Given(r.FillPnl)
 	return f
 }
 
@@ -245,8 +239,6 @@ func positionEvent(r positionPush, im instMeta) contract.PositionEvent {
 		e.Side = contract.PositionFlat
 	}
 	e.UnrealizedPnl, e.Leverage = venuekit.Given(r.Upl), venuekit.Given(r.Lever)
-	if r.LiqPx.D().IsPositive() { // "" when there is none
-		e.LiquidationPrice = venuekit.Given(r.LiqPx)
-	}
+	e.LiquidationPrice = venuekit.IfPositive(r.LiqPx.D()) // "" when there is none
 	return e
 }
