@@ -54,7 +54,7 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	if err != nil {
 		return err
 	}
-	expires := strconv.FormatInt(a.c.host(a.base(c)).clock.Now().Add(authWindow).UnixMilli(), 10)
+	expires := strconv.FormatInt(a.c.Host(a.base(c)).clock.Now().Add(authWindow).UnixMilli(), 10)
 	return venuekit.PrivateStream{Venue: "Bybit private", Name: "bybit private stream", URL: a.cfg.privateURL(c.Environment, demo(c)),
 		Open: []any{map[string]any{"req_id": "auth", "op": "auth", "args": []any{k.apiKey, expires, authSignature(k.secret, expires)}},
 			map[string]any{"req_id": "subscribe", "op": "subscribe", "args": privateTopics}},

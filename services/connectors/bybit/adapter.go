@@ -417,7 +417,7 @@ func (a *Adapter) oneWay(ctx context.Context, c connector.Credential, m connecto
 		return err
 	}
 	key := a.base(c) + " " + k.apiKey + " " + m.Native
-	if _, ok := a.modes.Get(key, a.c.now(), modeTTL); ok {
+	if _, ok := a.modes.Get(key, a.c.Now(), modeTTL); ok {
 		return nil
 	}
 	rows, err := a.positionRows(ctx, c, &m)
@@ -429,7 +429,7 @@ func (a *Adapter) oneWay(ctx context.Context, c connector.Credential, m connecto
 			return errHedgeMode(m)
 		}
 	}
-	a.modes.Put(key, true, a.c.now())
+	a.modes.Put(key, true, a.c.Now())
 	return nil
 }
 

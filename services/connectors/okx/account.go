@@ -236,7 +236,7 @@ func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *
 	if len(cfgs) == 0 {
 		return accountConfig{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "OKX answered /api/v5/account/config without data")
 	}
-	a.configs.Put(a.scope(c)+" "+k.apiKey, cfgs[0], a.c.now())
+	a.configs.Put(a.scope(c)+" "+k.apiKey, cfgs[0], a.c.Now())
 	return cfgs[0], nil
 }
 
@@ -269,7 +269,7 @@ func (a *Adapter) config(ctx context.Context, c connector.Credential) (accountCo
 	if err != nil {
 		return accountConfig{}, err
 	}
-	if cfg, ok := a.configs.Get(a.scope(c)+" "+k.apiKey, a.c.now(), configTTL); ok {
+	if cfg, ok := a.configs.Get(a.scope(c)+" "+k.apiKey, a.c.Now(), configTTL); ok {
 		return cfg, nil
 	}
 	return a.accountConfig(ctx, c, k)

@@ -58,7 +58,7 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	if err != nil {
 		return err
 	}
-	ts := strconv.FormatInt(a.c.host(a.base(c)).clock.Now().Unix(), 10)
+	ts := strconv.FormatInt(a.c.Host(a.base(c)).clock.Now().Unix(), 10)
 	login := map[string]any{"op": "login", "args": []map[string]string{{"apiKey": k.apiKey, "passphrase": k.passphrase,
 		"timestamp": ts, "sign": sign(k.secret, ts, "GET", "/users/self/verify", "")}}}
 	f := &privateFeed{a: a, c: c, ready: ready, emit: emit, trades: map[string]bool{}}
