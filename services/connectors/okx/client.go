@@ -73,6 +73,14 @@ func sign(secret, ts, method, requestPath, body string) string {
 	return base64.StdEncoding.EncodeToString(venuekit.HMACSHA256(secret, ts+strings.ToUpper(method)+requestPath+body))
 }
 
+// wsLogin is the private socket's login frame: timestamp in seconds, sign
+// as for REST over timestamp+"GET/users/self/verify".
+func wsLogin(k *keys, now time.Time) map[string]any {
+	ts := strconv.FormatInt(now.Unix(), 10)
+	return map[string]any{"op": "login", "args": []map[string]string{{"apiKey": k.apiKey, "passphrase": k.passphrase,
+		"timestamp": ts, "sign": sign(k.secret, ts, "GET", "/users/self/verify", "")}}}
+}
+
 // code is OKX's code or sCode: a string on the wire, tolerated as a number.
 type code = connector.Text
 

@@ -6,11 +6,21 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
+	"github.com/perpgate/perpgate/pkg/contract"
 )
 
 // DefaultURL is OKX's REST base. Demo trading uses the same host with the
 // x-simulated-trading header, so one URL serves both environments.
 const DefaultURL = "https://www.okx.com"
+
+// Websockets (fact sheet §1, §10): live, and demo trading's own host for
+// testnet credentials; public for market data, private for the account.
+const (
+	LiveStreamURL  = "wss://ws.okx.com:8443/ws/v5/public"
+	DemoStreamURL  = "wss://wspap.okx.com:8443/ws/v5/public"
+	LivePrivateURL = "wss://ws.okx.com:8443/ws/v5/private"
+	DemoPrivateURL = "wss://wspap.okx.com:8443/ws/v5/private"
+)
 
 // Config holds the OKX connector's own settings: MainnetURL serves live
 // credentials, TestnetURL demo trading.
@@ -43,4 +53,25 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 func (c Config) Validate() error {
 	return errors.Join(c.Check("OKX", "PERPGATE_OKX_URL", DefaultURL),
 		connector.CheckRecvWindow("PERPGATE_OKX_EXP_TIME", c.ExpTime))
+}
+
+// streamURL is env's public stream, privateURL its private one.
+func (c Config) streamURL(env contract.Environment) string {
+	return c.socketURL(env, "/ws/v5/public", LiveStreamURL, DemoStreamURL)
+}
+
+func (c Config) privateURL(env contract.Environment) string {
+	return c.socketURL(env, "/ws/v5/private", LivePrivateURL, DemoPrivateURL)
+}
+
+// socketURL is live or demo by env; a REST base that is not OKX's (a
+// simulator) serves path on the same host.
+func (c Config) socketURL(env contract.Environment, path, live, demo string) string {
+	switch base := c.BaseURL(env); {
+	case base != DefaultURL:
+		return venuekit.WSURL(base) + path
+	case env == contract.Testnet:
+		return demo
+	}
+	return live
 }

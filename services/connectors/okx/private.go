@@ -4,22 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
-)
-
-var _ connector.AccountFeeder = (*Adapter)(nil)
-
-// Private websockets (fact sheet §1): live, and demo trading's own host
-// for testnet credentials.
-const (
-	LivePrivateURL = "wss://ws.okx.com:8443/ws/v5/private"
-	DemoPrivateURL = "wss://wspap.okx.com:8443/ws/v5/private"
 )
 
 // privateArgs are the channels followed: orders
@@ -34,36 +23,18 @@ var privateArgs = []map[string]string{
 	{"channel": "balance_and_position"},
 }
 
-// privateURL is env's private socket; a REST base that is not OKX's (a
-// simulator) serves it on the same host.
-func (c Config) privateURL(env contract.Environment) string {
-	base := c.BaseURL(env)
-	switch {
-	case base != DefaultURL:
-		return "ws" + strings.TrimPrefix(base, "http") + "/ws/v5/private"
-	case env == contract.Testnet:
-		return DemoPrivateURL
-	}
-	return LivePrivateURL
-}
-
-// FollowAccount implements connector.AccountFeeder: login
-// (https://www.okx.com/docs-v5/en/#overview-websocket-login: timestamp in
-// seconds, sign = base64 HMAC-SHA256 of timestamp+"GET/users/self/verify"),
-// subscribe the three channels, then read; "ping" every 20 s inside OKX's
-// 30 s idle limit. Sizes come in contracts and leave in base units, as in
-// REST.
+// FollowAccount implements connector.AccountFeeder: login (wsLogin;
+// https://www.okx.com/docs-v5/en/#overview-websocket-login), subscribe the
+// three channels, then read; "ping" every 20 s inside OKX's 30 s idle
+// limit. Sizes come in contracts and leave in base units, as in REST.
 func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, ready func(), emit func(connector.AccountEvent)) error {
 	k, err := credKeys(c)
 	if err != nil {
 		return err
 	}
-	ts := strconv.FormatInt(a.c.Host(a.base(c)).clock.Now().Unix(), 10)
-	login := map[string]any{"op": "login", "args": []map[string]string{{"apiKey": k.apiKey, "passphrase": k.passphrase,
-		"timestamp": ts, "sign": sign(k.secret, ts, "GET", "/users/self/verify", "")}}}
 	f := &privateFeed{a: a, c: c, ready: ready, emit: emit, trades: map[string]bool{}}
 	return venuekit.PrivateStream{Venue: "OKX private", Name: "okx private stream", URL: a.cfg.privateURL(c.Environment),
-		Open: []any{login}, Ping: []byte("ping"), Every: venuekit.PingEvery, Frame: f.frame}.Run(ctx)
+		Open: []any{wsLogin(k, a.c.Host(a.base(c)).clock.Now())}, Ping: []byte("ping"), Every: venuekit.PingEvery, Frame: f.frame}.Run(ctx)
 }
 
 // privateFeed is one socket's state.
