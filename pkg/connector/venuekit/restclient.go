@@ -29,3 +29,8 @@ func NewClient[H any](venue string, hc *http.Client, now func() time.Time, host 
 
 // Host is base's state.
 func (c *Client[H]) Host(base string) *H { return c.hosts.Get(base) }
+
+// APIKey is the key pair of a venue that signs with an HMAC secret.
+type APIKey struct {
+	Key, Secret string
+}

@@ -56,7 +56,7 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	}
 	expires := strconv.FormatInt(a.c.Host(a.base(c)).clock.Now().Add(authWindow).UnixMilli(), 10)
 	return venuekit.PrivateStream{Venue: "Bybit private", Name: "bybit private stream", URL: a.cfg.privateURL(c.Environment, demo(c)),
-		Open: []any{map[string]any{"req_id": "auth", "op": "auth", "args": []any{k.apiKey, expires, authSignature(k.secret, expires)}},
+		Open: []any{map[string]any{"req_id": "auth", "op": "auth", "args": []any{k.Key, expires, authSignature(k.Secret, expires)}},
 			map[string]any{"req_id": "subscribe", "op": "subscribe", "args": privateTopics}},
 		Ping: []byte(`{"op":"ping","req_id":"ping"}`), Every: pingEvery,
 		Frame: func(_ context.Context, _ *venuekit.Socket, data []byte) error { return privateFrame(data, ready, emit) },

@@ -66,7 +66,7 @@ func credKeys(c connector.Credential) (*keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &keys{apiKey: s.APIKey, secret: s.APISecret}, nil
+	return &keys{Key: s.APIKey, Secret: s.APISecret}, nil
 }
 
 // demo reports whether the credential trades on Bybit's demo host.
@@ -416,7 +416,7 @@ func (a *Adapter) oneWay(ctx context.Context, c connector.Credential, m connecto
 	if err != nil {
 		return err
 	}
-	key := a.base(c) + " " + k.apiKey + " " + m.Native
+	key := a.base(c) + " " + k.Key + " " + m.Native
 	if _, ok := a.modes.Get(key, a.c.Now(), modeTTL); ok {
 		return nil
 	}
@@ -435,7 +435,7 @@ func (a *Adapter) oneWay(ctx context.Context, c connector.Credential, m connecto
 
 func (a *Adapter) forgetMode(c connector.Credential, m connector.Market) {
 	if k, err := credKeys(c); err == nil {
-		a.modes.Forget(a.base(c) + " " + k.apiKey + " " + m.Native)
+		a.modes.Forget(a.base(c) + " " + k.Key + " " + m.Native)
 	}
 }
 

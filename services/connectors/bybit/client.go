@@ -35,21 +35,17 @@ type host struct {
 }
 
 // keys are a credential's API key and secret.
-type keys struct {
-	apiKey string
-	secret string
-}
+type keys = venuekit.APIKey
 
 // params keep their order: the string signed is exactly the string sent.
 type params = connector.Query
 
 // request is one REST call: GETs carry query, POSTs a JSON body.
 type request struct {
-	method string
-	path   string
-	query  params
-	body   any
-	signed bool
+	method, path string
+	query        params
+	body         any
+	signed       bool
 }
 
 // envelope is every v5 answer (guide: "Response"): business errors are
@@ -133,7 +129,7 @@ func quotaKey(h *host, k *keys, path string) string {
 	if k == nil {
 		return ""
 	}
-	return h.base + " " + k.apiKey + " " + path
+	return h.base + " " + k.Key + " " + path
 }
 
 // admit waits until the endpoint's quota has room again when Bybit said it
@@ -210,10 +206,10 @@ func (c *client) request(ctx context.Context, h *host, k *keys, r request) (*htt
 	req.Header.Set("Content-Type", "application/json")
 	if r.signed {
 		ts := h.clock.Now().UnixMilli()
-		req.Header.Set("X-BAPI-API-KEY", k.apiKey)
+		req.Header.Set("X-BAPI-API-KEY", k.Key)
 		req.Header.Set("X-BAPI-TIMESTAMP", strconv.FormatInt(ts, 10))
 		req.Header.Set("X-BAPI-RECV-WINDOW", strconv.FormatInt(c.recvWindow, 10))
-		req.Header.Set("X-BAPI-SIGN", sign(k.secret, ts, k.apiKey, c.recvWindow, payload))
+		req.Header.Set("X-BAPI-SIGN", sign(k.Secret, ts, k.Key, c.recvWindow, payload))
 	}
 	return req, nil
 }
