@@ -6,7 +6,6 @@ import (
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
-	"github.com/perpgate/perpgate/pkg/contract"
 )
 
 // DefaultURL is OKX's REST base. Demo trading uses the same host with the
@@ -53,25 +52,4 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 func (c Config) Validate() error {
 	return errors.Join(c.Check("OKX", "PERPGATE_OKX_URL", DefaultURL),
 		connector.CheckRecvWindow("PERPGATE_OKX_EXP_TIME", c.ExpTime))
-}
-
-// streamURL is env's public stream, privateURL its private one.
-func (c Config) streamURL(env contract.Environment) string {
-	return c.socketURL(env, "/ws/v5/public", LiveStreamURL, DemoStreamURL)
-}
-
-func (c Config) privateURL(env contract.Environment) string {
-	return c.socketURL(env, "/ws/v5/private", LivePrivateURL, DemoPrivateURL)
-}
-
-// socketURL is live or demo by env; a REST base that is not OKX's (a
-// simulator) serves path on the same host.
-func (c Config) socketURL(env contract.Environment, path, live, demo string) string {
-	switch base := c.BaseURL(env); {
-	case base != DefaultURL:
-		return venuekit.WSURL(base) + path
-	case env == contract.Testnet:
-		return demo
-	}
-	return live
 }

@@ -14,6 +14,27 @@ import (
 // books5Depth is the books5 channel's depth.
 const books5Depth = 5
 
+// streamURL is env's public stream, privateURL its private one.
+func (c Config) streamURL(env contract.Environment) string {
+	return c.socketURL(env, "/ws/v5/public", LiveStreamURL, DemoStreamURL)
+}
+
+func (c Config) privateURL(env contract.Environment) string {
+	return c.socketURL(env, "/ws/v5/private", LivePrivateURL, DemoPrivateURL)
+}
+
+// socketURL is live or demo by env; a REST base that is not OKX's (a
+// simulator) serves path on the same host.
+func (c Config) socketURL(env contract.Environment, path, live, demo string) string {
+	switch base := c.BaseURL(env); {
+	case base != DefaultURL:
+		return venuekit.WSURL(base) + path
+	case env == contract.Testnet:
+		return demo
+	}
+	return live
+}
+
 // DialStream implements connector.Streamer: mark-price, index-tickers,
 // funding-rate and books5 per swap on one socket.
 func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (connector.StreamConn, error) {
