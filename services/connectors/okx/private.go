@@ -85,14 +85,7 @@ func (f *privateFeed) frame(ctx context.Context, ws *venuekit.Socket, data []byt
 	default:
 		return nil // channel-conn-count, notice: informational
 	}
-	events, err := f.events(ctx, m.Arg["channel"], m.Data)
-	if err != nil {
-		return err
-	}
-	for _, e := range events {
-		f.emit(e)
-	}
-	return nil
+	return f.events(ctx, m.Arg["channel"], m.Data)
 }
 
 // loginCode reports the login refusals of OKX's websocket error codes
@@ -137,8 +130,9 @@ type balancePush struct {
 	} `json:"balData"`
 }
 
-func (f *privateFeed) events(ctx context.Context, channel string, data json.RawMessage) (out []connector.AccountEvent, err error) {
-	add := func(t ms, e any) { out = append(out, connector.AccountEvent{Time: time.UnixMilli(int64(t)), Data: e}) }
+// events emits a push's rows; an unreadable push emits none.
+func (f *privateFeed) events(ctx context.Context, channel string, data json.RawMessage) (err error) {
+	add := func(t ms, e any) { f.emit(connector.AccountEvent{Time: time.UnixMilli(int64(t)), Data: e}) }
 	switch channel {
 	case "orders":
 		err = venuekit.EachRow(data, func(r orderPush) {
@@ -166,9 +160,9 @@ func (f *privateFeed) events(ctx context.Context, channel string, data json.RawM
 		})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("okx %s push: %w", channel, err)
+		return fmt.Errorf("okx %s push: %w", channel, err)
 	}
-	return out, nil
+	return nil
 }
 
 // orderEvent: sizes from contracts to base units, as getOrders.
