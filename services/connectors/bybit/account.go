@@ -2,19 +2,15 @@ package bybit
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
-	"github.com/shopspring/decimal"
 )
 
 var _ connector.AccountFeeder = (*Adapter)(nil)
@@ -27,10 +23,6 @@ const (
 	TestnetPrivateURL = "wss://stream-testnet.bybit.com/v5/private"
 	DemoPrivateURL    = "wss://stream-demo.bybit.com/v5/private"
 )
-
-// privateSilence is how long the socket may send nothing, pongs included,
-// before the feed counts it dead: three missed pings.
-const privateSilence = 3 * pingEvery
 
 // authWindow is how far ahead the auth message's expires lies.
 const authWindow = 10 * time.Second
@@ -51,7 +43,7 @@ func (c Config) privateURL(env contract.Environment, demo bool) string {
 	case DefaultDemoURL:
 		return DemoPrivateURL
 	}
-	return "ws" + strings.TrimPrefix(base, "http") + "/v5/private"
+	return venuekit.WSURL(base) + "/v5/private"
 }
 
 // FollowAccount implements connector.AccountFeeder: auth, subscribe the
@@ -62,52 +54,22 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	if err != nil {
 		return err
 	}
-	ws, err := venuekit.Dial(ctx, "Bybit private", a.cfg.privateURL(c.Environment, demo(c)))
-	if err != nil {
-		return err
-	}
-	defer ws.Close()
-	expires := strconv.FormatInt(a.c.host(a.base(c)).clock.Now().Add(authWindow).UnixMilli(), 10)
-	if err := ws.WriteJSON(ctx, map[string]any{"req_id": "auth", "op": "auth",
-		"args": []any{k.apiKey, expires, authSignature(k.secret, expires)}}); err != nil {
-		return fmt.Errorf("bybit private stream: %w", err)
-	}
-	if err := ws.WriteJSON(ctx, map[string]any{"req_id": "subscribe", "op": "subscribe", "args": privateTopics}); err != nil {
-		return fmt.Errorf("bybit private stream: %w", err)
-	}
-	ws.Keepalive(pingEvery, func(ctx context.Context) error {
-		return ws.WriteJSON(ctx, map[string]string{"req_id": "ping", "op": "ping"})
-	})
-	for {
-		data, err := ws.ReadWithin(ctx, privateSilence)
-		if err != nil {
-			return fmt.Errorf("bybit private stream: %w", err)
-		}
-		if err := privateFrame(data, ready, emit); err != nil {
-			return err
-		}
-	}
+	expires := strconv.FormatInt(a.c.Host(a.base(c)).clock.Now().Add(authWindow).UnixMilli(), 10)
+	return venuekit.PrivateStream{Venue: "Bybit private", Name: "bybit private stream", URL: a.cfg.privateURL(c.Environment, demo(c)),
+		Open: []any{map[string]any{"req_id": "auth", "op": "auth", "args": []any{k.Key, expires, authSignature(k.Secret, expires)}},
+			map[string]any{"req_id": "subscribe", "op": "subscribe", "args": privateTopics}},
+		Ping: []byte(`{"op":"ping","req_id":"ping"}`), Every: pingEvery,
+		Frame: func(_ context.Context, _ *venuekit.Socket, data []byte) error { return privateFrame(data, ready, emit) },
+	}.Run(ctx)
 }
 
 // authSignature is the hex HMAC-SHA256 of "GET/realtime"+expires.
 func authSignature(secret, expires string) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte("GET/realtime" + expires))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// privateMsg is an op answer or a push.
-type privateMsg struct {
-	Op           string          `json:"op"`
-	Success      bool            `json:"success"`
-	RetMsg       string          `json:"ret_msg"`
-	Topic        string          `json:"topic"`
-	CreationTime int64           `json:"creationTime"`
-	Data         json.RawMessage `json:"data"`
+	return hex.EncodeToString(venuekit.HMACSHA256(secret, "GET/realtime"+expires))
 }
 
 func privateFrame(data []byte, ready func(), emit func(connector.AccountEvent)) error {
-	var m privateMsg
+	var m wsFrame
 	if err := json.Unmarshal(data, &m); err != nil {
 		return fmt.Errorf("bybit private stream: unreadable frame: %w", err)
 	}
@@ -174,49 +136,23 @@ type walletPush struct {
 	TotalAvailableBalance dec    `json:"totalAvailableBalance"`
 }
 
-func pushEvents(topic string, data json.RawMessage) ([]any, error) {
-	var out []any
-	switch topic {
-	case "order":
-		var rows []orderPush
-		if err := json.Unmarshal(data, &rows); err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			if r.Category == "linear" {
-				out = append(out, orderEvent(r.order))
-			}
-		}
-	case "execution":
-		var rows []execPush
-		if err := json.Unmarshal(data, &rows); err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			if e := execEvent(r); r.Category == "linear" && e != nil {
-				out = append(out, e)
-			}
-		}
-	case "position":
-		var rows []positionPush
-		if err := json.Unmarshal(data, &rows); err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			if r.Category == "linear" {
-				out = append(out, positionEvent(r))
-			}
-		}
-	case "wallet":
-		var rows []walletPush
-		if err := json.Unmarshal(data, &rows); err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			out = append(out, balanceEvent(r))
+func pushEvents(topic string, data json.RawMessage) (out []any, err error) {
+	add := func(linear bool, e any) {
+		if linear && e != nil {
+			out = append(out, e)
 		}
 	}
-	return out, nil
+	switch topic {
+	case "order":
+		err = venuekit.EachRow(data, func(r orderPush) { add(r.Category == "linear", orderEvent(r.order)) })
+	case "execution":
+		err = venuekit.EachRow(data, func(r execPush) { add(r.Category == "linear", execEvent(r)) })
+	case "position":
+		err = venuekit.EachRow(data, func(r positionPush) { add(r.Category == "linear", positionEvent(r)) })
+	case "wallet":
+		err = venuekit.EachRow(data, func(r walletPush) { add(true, balanceEvent(r)) })
+	}
+	return out, err
 }
 
 // orderEvent: as getOrders reads it, with a venue's own cancel of an
@@ -224,14 +160,9 @@ func pushEvents(topic string, data json.RawMessage) ([]any, error) {
 func orderEvent(o order) contract.OrderEvent {
 	e := contract.OrderEvent{OrderID: o.OrderID, ClientOrderID: o.OrderLinkID, Market: o.Symbol, Side: sideFromWire(o.Side),
 		Type: orderType(o), Size: o.Qty.D(), FilledSize: o.CumExecQty.D(), Status: statusFromWire(o.OrderStatus), ReduceOnly: o.ReduceOnly}
-	if p := o.Price.D(); p.IsPositive() {
-		e.Price = &p
-	}
-	if t := o.TriggerPrice.D(); t.IsPositive() {
-		e.TriggerPrice = &t
-	}
-	if ap := o.AvgPrice.D(); e.FilledSize.IsPositive() && ap.IsPositive() {
-		e.AvgPrice = &ap
+	e.Price, e.TriggerPrice = venuekit.IfPositive(o.Price.D()), venuekit.IfPositive(o.TriggerPrice.D())
+	if e.FilledSize.IsPositive() {
+		e.AvgPrice = venuekit.IfPositive(o.AvgPrice.D())
 	}
 	if venueCancelled(o) {
 		e.Status, e.Reason = contract.StatusRejected, o.RejectReason
@@ -256,7 +187,7 @@ func execEvent(r execPush) any {
 			Side: sideFromWire(r.Side), Size: r.ExecQty.D(), Price: r.ExecPrice.D(), Fee: r.ExecFee.D(), FeeAsset: r.FeeCurrency,
 			Liquidity: liq, Timestamp: msToSeconds(r.ExecTime)}
 	case "Funding":
-		return contract.FundingEvent{Market: r.Symbol, Amount: r.ExecFee.D().Neg(), Rate: given(r.FeeRate), PositionSize: given(r.ExecQty)}
+		return contract.FundingEvent{Market: r.Symbol, Amount: r.ExecFee.D().Neg(), Rate: venuekit.Given(r.FeeRate), PositionSize: venuekit.Given(r.ExecQty)}
 	}
 	return nil
 }
@@ -271,10 +202,8 @@ func positionEvent(p positionPush) contract.PositionEvent {
 	default:
 		e.Side = contract.PositionFlat
 	}
-	e.UnrealizedPnl, e.Leverage = given(p.UnrealisedPnl), given(p.Leverage)
-	if p.LiqPrice.D().IsPositive() { // "" when there is none
-		e.LiquidationPrice = given(p.LiqPrice)
-	}
+	e.UnrealizedPnl, e.Leverage = venuekit.Given(p.UnrealisedPnl), venuekit.Given(p.Leverage)
+	e.LiquidationPrice = venuekit.IfPositive(p.LiqPrice.D()) // "" when there is none
 	return e
 }
 
@@ -282,15 +211,6 @@ func positionEvent(p positionPush) contract.PositionEvent {
 // reads them.
 func balanceEvent(w walletPush) contract.BalanceEvent {
 	e := contract.BalanceEvent{Asset: "USD"}
-	e.Equity, e.FreeCollateral, e.WalletBalance = given(w.TotalEquity), given(w.TotalAvailableBalance), given(w.TotalWalletBalance)
+	e.Equity, e.FreeCollateral, e.WalletBalance = venuekit.Given(w.TotalEquity), venuekit.Given(w.TotalAvailableBalance), venuekit.Given(w.TotalWalletBalance)
 	return e
-}
-
-// given is d, or nil when the venue sent no value.
-func given(d dec) *decimal.Decimal {
-	if !d.Given {
-		return nil
-	}
-	v := d.D()
-	return &v
 }

@@ -66,7 +66,7 @@ func credKeys(c connector.Credential) (*keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &keys{apiKey: s.APIKey, secret: s.APISecret}, nil
+	return &keys{Key: s.APIKey, Secret: s.APISecret}, nil
 }
 
 // demo reports whether the credential trades on Bybit's demo host.
@@ -416,8 +416,8 @@ func (a *Adapter) oneWay(ctx context.Context, c connector.Credential, m connecto
 	if err != nil {
 		return err
 	}
-	key := a.base(c) + " " + k.apiKey + " " + m.Native
-	if _, ok := a.modes.Get(key, a.c.now(), modeTTL); ok {
+	key := a.base(c) + " " + k.Key + " " + m.Native
+	if _, ok := a.modes.Get(key, a.c.Now(), modeTTL); ok {
 		return nil
 	}
 	rows, err := a.positionRows(ctx, c, &m)
@@ -429,13 +429,13 @@ func (a *Adapter) oneWay(ctx context.Context, c connector.Credential, m connecto
 			return errHedgeMode(m)
 		}
 	}
-	a.modes.Put(key, true, a.c.now())
+	a.modes.Put(key, true, a.c.Now())
 	return nil
 }
 
 func (a *Adapter) forgetMode(c connector.Credential, m connector.Market) {
 	if k, err := credKeys(c); err == nil {
-		a.modes.Forget(a.base(c) + " " + k.apiKey + " " + m.Native)
+		a.modes.Forget(a.base(c) + " " + k.Key + " " + m.Native)
 	}
 }
 

@@ -42,7 +42,7 @@ func newFixture(t *testing.T, simCfg sim.Config, now func() time.Time) *fixture 
 	cfg := DefaultConfig()
 	cfg.MainnetURL, cfg.TestnetURL, cfg.DemoURL, cfg.Now = srv.URL, srv.URL, srv.URL, now
 	f := &fixture{sim: s, a: NewAdapter(cfg, srv.Client()), cred: credential(contract.Mainnet, testKey, testSecret, false)}
-	f.a.c.wait = func(ctx context.Context, d time.Duration) error {
+	f.a.c.Wait = func(ctx context.Context, d time.Duration) error {
 		f.mu.Lock()
 		f.waits = append(f.waits, d)
 		f.mu.Unlock()

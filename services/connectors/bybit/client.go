@@ -22,13 +22,9 @@ const ipCoolDown = 10 * time.Minute
 // the offset of Bybit's clock and an IP block; per API key and path the
 // quota Bybit last reported.
 type client struct {
-	http       venuekit.HTTP
-	now        func() time.Time
-	recvWindow int64 // milliseconds
-	// wait blocks for d or until ctx ends; tests replace it.
-	wait   func(ctx context.Context, d time.Duration) error
-	hosts  *venuekit.Hosts[host]
-	quotas venuekit.Quotas // by host + apiKey + path, on Bybit's clock
+	venuekit.Client[host]
+	recvWindow int64           // milliseconds
+	quotas     venuekit.Quotas // by host + apiKey + path, on Bybit's clock
 }
 
 // host is what the client knows about one REST base URL.
@@ -39,21 +35,17 @@ type host struct {
 }
 
 // keys are a credential's API key and secret.
-type keys struct {
-	apiKey string
-	secret string
-}
+type keys = venuekit.APIKey
 
 // params keep their order: the string signed is exactly the string sent.
 type params = connector.Query
 
 // request is one REST call: GETs carry query, POSTs a JSON body.
 type request struct {
-	method string
-	path   string
-	query  params
-	body   any
-	signed bool
+	method, path string
+	query        params
+	body         any
+	signed       bool
 }
 
 // envelope is every v5 answer (guide: "Response"): business errors are
@@ -67,19 +59,10 @@ type envelope struct {
 }
 
 func newClient(cfg Config, hc *http.Client) *client {
-	now := cfg.Clock()
-	return &client{
-		http:       venuekit.HTTP{Venue: "Bybit", Client: hc},
-		now:        now,
-		recvWindow: cfg.RecvWindow.Milliseconds(),
-		wait:       connector.SleepContext,
-		hosts: venuekit.NewHosts(func(base string) *host {
-			return &host{base: base, clock: connector.NewServerClock(now)}
-		}),
-	}
+	return &client{Client: venuekit.NewClient("Bybit", hc, cfg.Clock(), func(base string, clock *connector.ServerClock) *host {
+		return &host{base: base, clock: clock}
+	}), recvWindow: cfg.RecvWindow.Milliseconds()}
 }
-
-func (c *client) host(base string) *host { return c.hosts.Get(base) }
 
 // sign is HMAC-SHA256 of timestamp + apiKey + recvWindow + payload under
 // secret, in lower-case hex (guide: "Authentication").
@@ -91,7 +74,7 @@ func sign(secret string, timestampMs int64, apiKey string, recvWindowMs int64, p
 // (when not nil). A request Bybit refused for its timestamp (10002) is
 // retried once after measuring the clock again: Bybit did not act on it.
 func (c *client) do(ctx context.Context, base string, k *keys, r request, out any) (envelope, error) {
-	h := c.host(base)
+	h := c.Host(base)
 	if r.signed {
 		if k == nil {
 			return envelope{}, contract.Errorf(contract.CodeInternal, "signed Bybit request without keys")
@@ -146,14 +129,14 @@ func quotaKey(h *host, k *keys, path string) string {
 	if k == nil {
 		return ""
 	}
-	return h.base + " " + k.apiKey + " " + path
+	return h.base + " " + k.Key + " " + path
 }
 
 // admit waits until the endpoint's quota has room again when Bybit said it
 // is used up, so the connector slows down before Bybit refuses; a wait
 // past the caller's deadline is answered at once as rate-limited.
 func (c *client) admit(ctx context.Context, h *host, k *keys, path string) error {
-	if blocked := h.ban.Left(c.now()); blocked > 0 {
+	if blocked := h.ban.Left(c.Now()); blocked > 0 {
 		s := venuekit.Seconds(blocked)
 		return connector.RateLimited("403", "", s, "Bybit blocked this IP (HTTP 403); the connector sends nothing there for %d s", s)
 	}
@@ -161,7 +144,7 @@ func (c *client) admit(ctx context.Context, h *host, k *keys, path string) error
 	if key == "" {
 		return nil
 	}
-	return venuekit.Pace(ctx, c.now(), c.quotas.Wait(key, h.clock.Now()), c.wait,
+	return venuekit.Pace(ctx, c.Now(), c.quotas.Wait(key, h.clock.Now()), c.Wait,
 		"Bybit's quota for %s on this API key is used up; retry in %d s", path)
 }
 
@@ -177,7 +160,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (envelop
 	if err != nil {
 		return envelope{}, err
 	}
-	ans, err := c.http.Send(ctx, req, r.method+" "+r.path)
+	ans, err := c.HTTP.Send(ctx, req, r.method+" "+r.path)
 	if err != nil {
 		return envelope{}, err
 	}
@@ -186,7 +169,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (envelop
 	}
 	switch {
 	case ans.Status == http.StatusForbidden:
-		h.ban.Until(c.now().Add(ipCoolDown))
+		h.ban.Until(c.Now().Add(ipCoolDown))
 		return envelope{}, connector.RateLimited("403", "", int(ipCoolDown/time.Second),
 			"Bybit answered HTTP 403: this IP went over 600 requests in 5 s (or its region is blocked); the connector sends nothing there for 10 minutes")
 	case ans.Status == http.StatusTooManyRequests:
@@ -223,10 +206,10 @@ func (c *client) request(ctx context.Context, h *host, k *keys, r request) (*htt
 	req.Header.Set("Content-Type", "application/json")
 	if r.signed {
 		ts := h.clock.Now().UnixMilli()
-		req.Header.Set("X-BAPI-API-KEY", k.apiKey)
+		req.Header.Set("X-BAPI-API-KEY", k.Key)
 		req.Header.Set("X-BAPI-TIMESTAMP", strconv.FormatInt(ts, 10))
 		req.Header.Set("X-BAPI-RECV-WINDOW", strconv.FormatInt(c.recvWindow, 10))
-		req.Header.Set("X-BAPI-SIGN", sign(k.secret, ts, k.apiKey, c.recvWindow, payload))
+		req.Header.Set("X-BAPI-SIGN", sign(k.Secret, ts, k.Key, c.recvWindow, payload))
 	}
 	return req, nil
 }

@@ -41,7 +41,7 @@ type transactionLog struct {
 // filtered here: baseCoin would not tell 1000PEPE from PEPE listings.
 func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential, m *connector.Market, since int64, limit int) ([]contract.FundingPayment, error) {
 	var out []contract.FundingPayment
-	end := a.c.now()
+	end := a.c.Now()
 	for i := 0; len(out) < limit && (since > 0 || i < logWindows); i++ {
 		start := end.Add(-logWindow)
 		if since > 0 && start.Unix() < since {

@@ -82,7 +82,7 @@ func (a *Adapter) settled(ctx context.Context, c connector.Credential, m connect
 	found := false
 	for _, d := range readWaits {
 		if d > 0 {
-			if err := a.c.wait(ctx, d); err != nil {
+			if err := a.c.Wait(ctx, d); err != nil {
 				return last, found, err
 			}
 		}

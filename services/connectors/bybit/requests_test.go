@@ -159,7 +159,7 @@ func TestRequestsMatchVectors(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.Now = func() time.Time { return time.UnixMilli(v.Inputs.ClockMs) }
 			a := NewAdapter(cfg, hc)
-			a.c.wait = func(context.Context, time.Duration) error { return nil }
+			a.c.Wait = func(context.Context, time.Duration) error { return nil }
 			env := contract.Mainnet
 			if v.Env == "testnet" {
 				env = contract.Testnet

@@ -32,7 +32,7 @@ func TestStopDirection(t *testing.T) {
 // never a zero fill.
 func TestMarketFillUnread(t *testing.T) {
 	f := newFixture(t, sim.Config{}, nil)
-	f.a.c.wait = func(context.Context, time.Duration) error { return nil }
+	f.a.c.Wait = func(context.Context, time.Duration) error { return nil }
 	r := connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret)
 	connectortest.RunUnreadFill(t, r, "BTC-USDT-PERP", "0.01", func(on bool) {
 		if on {
@@ -64,7 +64,7 @@ func TestFillsPastOneHundred(t *testing.T) {
 	f := newFixture(t, sim.Config{Quota: map[string]int{"/v5/order/create": 1000, "/v5/order/realtime": 1000, "/v5/execution/list": 1000}}, nil)
 	ctx := context.Background()
 	m := f.market(t, "BTCUSDT")
-	f.a.c.wait = func(context.Context, time.Duration) error { return nil }
+	f.a.c.Wait = func(context.Context, time.Duration) error { return nil }
 	for i := range 130 {
 		side := contract.Buy
 		if i%2 == 1 {

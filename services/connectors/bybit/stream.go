@@ -10,7 +10,6 @@ import (
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
-	"github.com/shopspring/decimal"
 )
 
 var (
@@ -93,23 +92,28 @@ func topics(markets []string) []string {
 	return out
 }
 
-// push is a topic message {"topic","type":"snapshot"|"delta","data"}; acks
-// and pongs have no topic.
-type push struct {
-	Topic string          `json:"topic"`
-	Type  string          `json:"type"`
-	Data  json.RawMessage `json:"data"`
+// wsFrame is any frame of Bybit's sockets, public or private: an op
+// answer (op, success, ret_msg; pongs too) or a topic push {"topic",
+// "type":"snapshot"|"delta","creationTime","data"}.
+type wsFrame struct {
+	Op           string          `json:"op"`
+	Success      bool            `json:"success"`
+	RetMsg       string          `json:"ret_msg"`
+	Topic        string          `json:"topic"`
+	Type         string          `json:"type"`
+	CreationTime int64           `json:"creationTime"`
+	Data         json.RawMessage `json:"data"`
 }
 
 // tickerDelta holds the fields a ticker push may carry; a delta carries
 // only those that changed, so each is optional.
 type tickerDelta struct {
-	Symbol          string              `json:"symbol"`
-	MarkPrice       decimal.NullDecimal `json:"markPrice"`
-	IndexPrice      decimal.NullDecimal `json:"indexPrice"`
-	FundingRate     decimal.NullDecimal `json:"fundingRate"`
-	NextFundingTime connector.Int       `json:"nextFundingTime"`
-	OpenInterest    decimal.NullDecimal `json:"openInterest"`
+	Symbol          string        `json:"symbol"`
+	MarkPrice       dec           `json:"markPrice"`
+	IndexPrice      dec           `json:"indexPrice"`
+	FundingRate     dec           `json:"fundingRate"`
+	NextFundingTime connector.Int `json:"nextFundingTime"`
+	OpenInterest    dec           `json:"openInterest"`
 }
 
 type bookPush struct {
@@ -124,7 +128,7 @@ func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {
 	if err != nil {
 		return connector.StreamEvent{}, err
 	}
-	var p push
+	var p wsFrame
 	if err := json.Unmarshal(data, &p); err != nil {
 		return connector.StreamEvent{}, err
 	}
@@ -135,9 +139,9 @@ func (s *stream) Next(ctx context.Context) (connector.StreamEvent, error) {
 			return connector.StreamEvent{}, err
 		}
 		return connector.StreamEvent{Market: t.Symbol,
-			Mark: &connector.MarkUpdate{MarkPrice: t.MarkPrice, IndexPrice: t.IndexPrice},
-			Funding: &connector.FundingUpdate{Rate: t.FundingRate, NextFundingTime: msToSeconds(t.NextFundingTime),
-				OpenInterest: t.OpenInterest}}, nil
+			Mark: &connector.MarkUpdate{MarkPrice: venuekit.Null(t.MarkPrice), IndexPrice: venuekit.Null(t.IndexPrice)},
+			Funding: &connector.FundingUpdate{Rate: venuekit.Null(t.FundingRate), NextFundingTime: msToSeconds(t.NextFundingTime),
+				OpenInterest: venuekit.Null(t.OpenInterest)}}, nil
 	case strings.HasPrefix(p.Topic, "orderbook."):
 		var b bookPush
 		if err := json.Unmarshal(p.Data, &b); err != nil {

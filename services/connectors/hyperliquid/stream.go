@@ -22,7 +22,7 @@ const (
 
 // pingEvery keeps the socket open: the venue drops one that sent nothing
 // for about 60 s (the SDK pings every 50 s).
-const pingEvery = 20 * time.Second
+const pingEvery = venuekit.PingEvery
 
 // l2Depth is how many levels per side l2Book carries (fact sheet §12).
 const l2Depth = 20
@@ -40,11 +40,10 @@ func (a *Adapter) streamURL(env contract.Environment) string {
 // DialStream implements connector.Streamer: one socket with l2Book and
 // activeAssetCtx per coin.
 func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (connector.StreamConn, error) {
-	c, err := venuekit.Dial(ctx, "Hyperliquid", a.streamURL(env))
+	c, err := venuekit.DialPinged(ctx, "Hyperliquid", a.streamURL(env), []byte(`{"method":"ping"}`))
 	if err != nil {
 		return nil, err
 	}
-	c.Keepalive(pingEvery, func(ctx context.Context) error { return c.WriteText(ctx, []byte(`{"method":"ping"}`)) })
 	s := &stream{Socket: c, now: a.now}
 	s.Subscriber = s.send
 	return s, nil

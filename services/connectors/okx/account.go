@@ -142,51 +142,40 @@ func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, m *con
 	}
 	var algos []algoOrder
 	for _, t := range algoTypes {
-		for after := ""; ; {
-			q := params{}.Add("ordType", t).Add("instType", "SWAP")
-			if m != nil {
-				q = q.Add("instId", m.Native)
-			}
-			q = q.Add("limit", strconv.Itoa(pageSize))
-			if after != "" {
-				q = q.Add("after", after)
-			}
-			var page []algoOrder
-			if err := a.get(ctx, c, "/api/v5/trade/orders-algo-pending", q, rule{n: 20}, &page); err != nil {
-				return nil, nil, err
-			}
-			algos = append(algos, page...)
-			if len(page) < pageSize {
-				break
-			}
-			after = page[len(page)-1].AlgoID
+		q := params{}.Add("ordType", t).Add("instType", "SWAP")
+		if m != nil {
+			q = q.Add("instId", m.Native)
 		}
+		page, err := pending(ctx, a, c, "/api/v5/trade/orders-algo-pending", q, rule{n: 20}, func(o algoOrder) string { return o.AlgoID })
+		if err != nil {
+			return nil, nil, err
+		}
+		algos = append(algos, page...)
 	}
 	return regular, algos, nil
 }
 
-// pendingRegular lists the pending regular orders, 100 a page.
+// pendingRegular lists the pending regular orders.
 func (a *Adapter) pendingRegular(ctx context.Context, c connector.Credential, m *connector.Market) ([]order, error) {
-	base := params{}.Add("instType", "SWAP")
+	q := params{}.Add("instType", "SWAP")
 	if m != nil {
-		base = base.Add("instId", m.Native)
+		q = q.Add("instId", m.Native)
 	}
-	var regular []order
-	for after := ""; ; {
+	return pending(ctx, a, c, "/api/v5/trade/orders-pending", q, rule{n: 60}, func(o order) string { return o.OrdID })
+}
+
+// pending reads a pending-orders list pageSize a page, each page after
+// the last id of the one before.
+func pending[T any](ctx context.Context, a *Adapter, c connector.Credential, path string, base params, lim rule, id func(T) string) ([]T, error) {
+	return venuekit.AfterPages(pageSize, func(after string) ([]T, error) {
 		q := base.Add("limit", strconv.Itoa(pageSize))
 		if after != "" {
 			q = q.Add("after", after)
 		}
-		var page []order
-		if err := a.get(ctx, c, "/api/v5/trade/orders-pending", q, rule{n: 60}, &page); err != nil {
-			return nil, err
-		}
-		regular = append(regular, page...)
-		if len(page) < pageSize {
-			return regular, nil
-		}
-		after = page[len(page)-1].OrdID
-	}
+		var page []T
+		err := a.get(ctx, c, path, q, lim, &page)
+		return page, err
+	}, id)
 }
 
 // fillsPerCall is the most fills /trade/fills answers.
@@ -247,7 +236,7 @@ func (a *Adapter) accountConfig(ctx context.Context, c connector.Credential, k *
 	if len(cfgs) == 0 {
 		return accountConfig{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "OKX answered /api/v5/account/config without data")
 	}
-	a.configs.Put(a.scope(c)+" "+k.apiKey, cfgs[0], a.c.now())
+	a.configs.Put(a.scope(c)+" "+k.apiKey, cfgs[0], a.c.Now())
 	return cfgs[0], nil
 }
 
@@ -280,7 +269,7 @@ func (a *Adapter) config(ctx context.Context, c connector.Credential) (accountCo
 	if err != nil {
 		return accountConfig{}, err
 	}
-	if cfg, ok := a.configs.Get(a.scope(c)+" "+k.apiKey, a.c.now(), configTTL); ok {
+	if cfg, ok := a.configs.Get(a.scope(c)+" "+k.apiKey, a.c.Now(), configTTL); ok {
 		return cfg, nil
 	}
 	return a.accountConfig(ctx, c, k)

@@ -26,6 +26,8 @@ var (
 	_ connector.Adapter          = (*Adapter)(nil)
 	_ connector.ProtectionLinker = (*Adapter)(nil)
 	_ connector.LeverageReader   = (*Adapter)(nil)
+	_ connector.Streamer         = (*Adapter)(nil)
+	_ connector.AccountFeeder    = (*Adapter)(nil)
 )
 
 // configTTL is how long a credential's account configuration is trusted.

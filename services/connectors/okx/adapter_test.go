@@ -58,7 +58,7 @@ func newFixtureWrapped(t *testing.T, simCfg sim.Config, now func() time.Time, wr
 	cfg := DefaultConfig()
 	cfg.MainnetURL, cfg.TestnetURL, cfg.Now = srv.URL, srv.URL, now
 	f := &fixture{sim: s, url: srv.URL, a: NewAdapter(cfg, srv.Client())}
-	f.a.c.wait = func(ctx context.Context, d time.Duration) error { return nil } // read-backs without real pauses
+	f.a.c.Wait = func(ctx context.Context, d time.Duration) error { return nil } // read-backs without real pauses
 	f.cred = credential(contract.Mainnet, testKey, testSecret, testPassphrase)
 	return f
 }

@@ -104,5 +104,5 @@ func (a *Adapter) SetDeadManSwitch(ctx context.Context, c connector.Credential, 
 			return time.UnixMilli(ms), nil
 		}
 	}
-	return a.c.now().Add(time.Duration(timeoutSeconds) * time.Second), nil
+	return a.c.Now().Add(time.Duration(timeoutSeconds) * time.Second), nil
 }

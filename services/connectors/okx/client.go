@@ -18,19 +18,15 @@ import (
 // client signs and sends OKX REST requests. It keeps, per REST host, the
 // offset of OKX's clock from ours and the per-endpoint request budgets.
 type client struct {
-	http    venuekit.HTTP
-	now     func() time.Time
+	venuekit.Client[host]
 	expTime time.Duration
-	// wait blocks for d or until ctx ends; tests replace it.
-	wait  func(ctx context.Context, d time.Duration) error
-	hosts *venuekit.Hosts[host]
 }
 
 // host is what the client knows about one REST base URL.
 type host struct {
 	base  string
 	clock *connector.ServerClock
-	gate  *limiter
+	gate  *venuekit.Windows
 }
 
 // keys are a credential's API key, secret and passphrase, and whether it
@@ -62,14 +58,10 @@ type request struct {
 }
 
 func newClient(cfg Config, hc *http.Client) *client {
-	now := cfg.Clock()
-	return &client{http: venuekit.HTTP{Venue: "OKX", Client: hc}, now: now, expTime: cfg.ExpTime, wait: connector.SleepContext,
-		hosts: venuekit.NewHosts(func(base string) *host {
-			return &host{base: base, clock: connector.NewServerClock(now), gate: newLimiter()}
-		})}
+	return &client{Client: venuekit.NewClient("OKX", hc, cfg.Clock(), func(base string, clock *connector.ServerClock) *host {
+		return &host{base: base, clock: clock, gate: venuekit.NewWindows(rateWindow)}
+	}), expTime: cfg.ExpTime}
 }
-
-func (c *client) host(base string) *host { return c.hosts.Get(base) }
 
 // timestamp is OK-ACCESS-TIMESTAMP: ISO-8601 UTC with milliseconds (fact
 // sheet §2).
@@ -79,6 +71,14 @@ func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 // request path (with ?query) + body.
 func sign(secret, ts, method, requestPath, body string) string {
 	return base64.StdEncoding.EncodeToString(venuekit.HMACSHA256(secret, ts+strings.ToUpper(method)+requestPath+body))
+}
+
+// wsLogin is the private socket's login frame: timestamp in seconds, sign
+// as for REST over timestamp+"GET/users/self/verify".
+func wsLogin(k *keys, now time.Time) map[string]any {
+	ts := strconv.FormatInt(now.Unix(), 10)
+	return map[string]any{"op": "login", "args": []map[string]string{{"apiKey": k.apiKey, "passphrase": k.passphrase,
+		"timestamp": ts, "sign": sign(k.secret, ts, "GET", "/users/self/verify", "")}}}
 }
 
 // code is OKX's code or sCode: a string on the wire, tolerated as a number.
@@ -103,7 +103,7 @@ type itemResult struct {
 // request rejected for its timestamp (50102) is retried once after
 // measuring the clock offset again: OKX did not act on it.
 func (c *client) do(ctx context.Context, base string, k *keys, r request, out any) error {
-	h := c.host(base)
+	h := c.Host(base)
 	if r.signed {
 		if k == nil {
 			return contract.Errorf(contract.CodeInternal, "signed OKX request without keys")
@@ -149,7 +149,7 @@ func (c *client) do(ctx context.Context, base string, k *keys, r request, out an
 			continue
 		}
 		if ec == "50011" || ec == "50061" {
-			s := h.gate.block(c.now(), r.limit.key(r, k), rateWindow)
+			s := h.gate.Block(c.Now(), r.limit.key(r, k), rateWindow)
 			return connector.RateLimited(ec, msg, s, "OKX answered code %s (%s); retry in %d s", ec, msg, s)
 		}
 		return upstreamError(status, ec, msg)
@@ -162,19 +162,19 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 		return 0, nil, err
 	}
 	key := r.limit.key(r, k)
-	wait, blocked := h.gate.admit(c.now(), key, r.limit.n)
+	wait, blocked := h.gate.Admit(c.Now(), key, r.limit.n)
 	if blocked > 0 {
 		s := venuekit.Seconds(blocked)
 		return 0, nil, connector.RateLimited("", "", s, "OKX rate-limited %s %s; the connector sends nothing there for %d s", r.method, r.path, s)
 	}
-	if err := venuekit.Pace(ctx, c.now(), wait, c.wait, "the OKX request budget of %s is used up for now; retry in %d s", r.path); err != nil {
+	if err := venuekit.Pace(ctx, c.Now(), wait, c.Wait, "the OKX request budget of %s is used up for now; retry in %d s", r.path); err != nil {
 		return 0, nil, err
 	}
 	req, err := c.request(ctx, h, k, r)
 	if err != nil {
 		return 0, nil, err
 	}
-	ans, err := c.http.Send(ctx, req, r.method+" "+r.path)
+	ans, err := c.HTTP.Send(ctx, req, r.method+" "+r.path)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -185,7 +185,7 @@ func (c *client) send(ctx context.Context, h *host, k *keys, r request) (int, []
 		if s, err := strconv.Atoi(strings.TrimSpace(ans.Header.Get("Retry-After"))); err == nil && s > 0 {
 			d = time.Duration(s) * time.Second
 		}
-		s := h.gate.block(c.now(), key, d)
+		s := h.gate.Block(c.Now(), key, d)
 		return 0, nil, connector.RateLimited(string(env.Code), env.Msg, s, "OKX answered HTTP 429 (rate limit) to %s %s; retry in %d s", r.method, r.path, s)
 	}
 	return ans.Status, ans.Body, nil

@@ -12,6 +12,15 @@ import (
 // x-simulated-trading header, so one URL serves both environments.
 const DefaultURL = "https://www.okx.com"
 
+// Websockets (fact sheet §1, §10): live, and demo trading's own host for
+// testnet credentials; public for market data, private for the account.
+const (
+	LiveStreamURL  = "wss://ws.okx.com:8443/ws/v5/public"
+	DemoStreamURL  = "wss://wspap.okx.com:8443/ws/v5/public"
+	LivePrivateURL = "wss://ws.okx.com:8443/ws/v5/private"
+	DemoPrivateURL = "wss://wspap.okx.com:8443/ws/v5/private"
+)
+
 // Config holds the OKX connector's own settings: MainnetURL serves live
 // credentials, TestnetURL demo trading.
 type Config struct {

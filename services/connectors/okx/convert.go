@@ -224,10 +224,7 @@ func fillFromWire(f fill, im instMeta) contract.Fill {
 		Fee:       f.Fee.Neg(),
 		Timestamp: int64(t) / 1000,
 	}
-	if f.FillPnl.Given {
-		pnl := f.FillPnl.D()
-		out.RealizedPnl = &pnl
-	}
+	out.RealizedPnl = venuekit.Given(f.FillPnl)
 	return out
 }
 

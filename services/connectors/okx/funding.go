@@ -13,11 +13,11 @@ const billsPerCall = 100
 
 // bill is one bill of GET /api/v5/account/bills-archive.
 type bill struct {
-	BillID connector.Text `json:"billId"`
-	InstID string         `json:"instId"`
-	Type   string         `json:"type"`
-	BalChg dec            `json:"balChg"` // signed: negative when paid
-	TS     ms             `json:"ts"`
+	BillID text   `json:"billId"`
+	InstID string `json:"instId"`
+	Type   string `json:"type"`
+	BalChg dec    `json:"balChg"` // signed: negative when paid
+	TS     ms     `json:"ts"`
 }
 
 // GetFundingPayments implements connector.FundingPaymentsReader with GET

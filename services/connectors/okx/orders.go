@@ -117,7 +117,7 @@ func (a *Adapter) PlaceLimitOrder(ctx context.Context, c connector.Credential, o
 func (a *Adapter) postOnlyOutcome(ctx context.Context, c connector.Credential, instID, ordID string) (string, error) {
 	for _, d := range postOnlyWaits {
 		if d > 0 {
-			if err := a.c.wait(ctx, d); err != nil {
+			if err := a.c.Wait(ctx, d); err != nil {
 				return "", err
 			}
 		}
@@ -181,7 +181,7 @@ func (a *Adapter) executed(ctx context.Context, c connector.Credential, instID, 
 	var err error
 	for _, d := range fillWaits {
 		if d > 0 {
-			if err := a.c.wait(ctx, d); err != nil {
+			if err := a.c.Wait(ctx, d); err != nil {
 				return execution{}, o, err
 			}
 		}
@@ -352,7 +352,7 @@ func (a *Adapter) batchPostOnly(ctx context.Context, c connector.Credential, ord
 	if len(byInst) == 0 {
 		return nil
 	}
-	if err := a.c.wait(ctx, postOnlyWaits[1]); err != nil {
+	if err := a.c.Wait(ctx, postOnlyWaits[1]); err != nil {
 		return nil // placed; the slots stay OPEN
 	}
 	for instID, idx := range byInst {

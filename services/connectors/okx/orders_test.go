@@ -34,7 +34,7 @@ func TestPostOnlyWouldTake(t *testing.T) {
 	ctx := context.Background()
 	m := f.market(t, "BTC-USDT-SWAP")
 	var waited time.Duration
-	f.a.c.wait = func(_ context.Context, d time.Duration) error { waited += d; return nil }
+	f.a.c.Wait = func(_ context.Context, d time.Duration) error { waited += d; return nil }
 	_, err := f.a.PlaceLimitOrder(ctx, f.cred, limitOrder(m, contract.Buy, "0.01", above(t, f, m, "1.1"), true, "po-1"))
 	if ce := testenv.WantUpstream(t, err, contract.ReasonPostOnlyRejected); ce.ExchangeMessage != "cancelSource=31" {
 		t.Errorf("error %+v", ce)
@@ -294,7 +294,7 @@ func TestClientSideLimit(t *testing.T) {
 	clk := testenv.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	f := newFixture(t, sim.Config{Now: clk.Now}, clk.Now)
 	var waits []time.Duration
-	f.a.c.wait = func(_ context.Context, d time.Duration) error { waits = append(waits, d); clk.Advance(d); return nil }
+	f.a.c.Wait = func(_ context.Context, d time.Duration) error { waits = append(waits, d); clk.Advance(d); return nil }
 	m := f.market(t, "BTC-USDT-SWAP")
 	for i := range 12 {
 		if _, err := f.a.GetMarkPrice(context.Background(), f.cred, m); err != nil {

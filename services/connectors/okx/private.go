@@ -4,23 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
-	"github.com/shopspring/decimal"
-)
-
-var _ connector.AccountFeeder = (*Adapter)(nil)
-
-// Private websockets (fact sheet §1): live, and demo trading's own host
-// for testnet credentials.
-const (
-	LivePrivateURL = "wss://ws.okx.com:8443/ws/v5/private"
-	DemoPrivateURL = "wss://wspap.okx.com:8443/ws/v5/private"
 )
 
 // privateArgs are the channels followed: orders
@@ -35,57 +23,19 @@ var privateArgs = []map[string]string{
 	{"channel": "balance_and_position"},
 }
 
-// privateURL is env's private socket; a REST base that is not OKX's (a
-// simulator) serves it on the same host.
-func (c Config) privateURL(env contract.Environment) string {
-	base := c.BaseURL(env)
-	switch {
-	case base != DefaultURL:
-		return "ws" + strings.TrimPrefix(base, "http") + "/ws/v5/private"
-	case env == contract.Testnet:
-		return DemoPrivateURL
-	}
-	return LivePrivateURL
-}
-
-// FollowAccount implements connector.AccountFeeder: login
-// (https://www.okx.com/docs-v5/en/#overview-websocket-login: timestamp in
-// seconds, sign = base64 HMAC-SHA256 of timestamp+"GET/users/self/verify"),
-// subscribe the three channels, then read; "ping" every 20 s inside OKX's
-// 30 s idle limit. Sizes come in contracts and leave in base units, as in
-// REST.
+// FollowAccount implements connector.AccountFeeder: login (wsLogin;
+// https://www.okx.com/docs-v5/en/#overview-websocket-login), subscribe the
+// three channels, then read; "ping" every 20 s inside OKX's 30 s idle
+// limit. Sizes come in contracts and leave in base units, as in REST.
 func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, ready func(), emit func(connector.AccountEvent)) error {
 	k, err := credKeys(c)
 	if err != nil {
 		return err
 	}
-	ws, err := venuekit.Dial(ctx, "OKX private", a.cfg.privateURL(c.Environment))
-	if err != nil {
-		return err
-	}
-	defer ws.Close()
-	ts := strconv.FormatInt(a.c.host(a.base(c)).clock.Now().Unix(), 10)
-	login := map[string]any{"op": "login", "args": []map[string]string{{"apiKey": k.apiKey, "passphrase": k.passphrase,
-		"timestamp": ts, "sign": sign(k.secret, ts, "GET", "/users/self/verify", "")}}}
-	if err := ws.WriteJSON(ctx, login); err != nil {
-		return fmt.Errorf("okx private stream: %w", err)
-	}
-	f := &privateFeed{a: a, c: c, ready: ready, emit: emit, ws: ws, trades: map[string]bool{}}
-	ws.Keepalive(pingEvery, func(ctx context.Context) error { return ws.WriteText(ctx, []byte("ping")) })
-	for {
-		data, err := ws.ReadWithin(ctx, privateSilence)
-		if err != nil {
-			return fmt.Errorf("okx private stream: %w", err)
-		}
-		if err := f.frame(ctx, data); err != nil {
-			return err
-		}
-	}
+	f := &privateFeed{a: a, c: c, ready: ready, emit: emit, trades: map[string]bool{}}
+	return venuekit.PrivateStream{Venue: "OKX private", Name: "okx private stream", URL: a.cfg.privateURL(c.Environment),
+		Open: []any{wsLogin(k, a.c.Host(a.base(c)).clock.Now())}, Ping: []byte("ping"), Every: venuekit.PingEvery, Frame: f.frame}.Run(ctx)
 }
-
-// privateSilence is how long the socket may send nothing, pongs included,
-// before the feed counts it dead: three missed pings.
-const privateSilence = 3 * pingEvery
 
 // privateFeed is one socket's state.
 type privateFeed struct {
@@ -93,7 +43,6 @@ type privateFeed struct {
 	c          connector.Credential
 	ready      func()
 	emit       func(connector.AccountEvent)
-	ws         *venuekit.Socket
 	subscribed int
 	trades     map[string]bool // tradeIds told on this socket
 }
@@ -107,7 +56,7 @@ type privateMsg struct {
 	Data  json.RawMessage   `json:"data"`
 }
 
-func (f *privateFeed) frame(ctx context.Context, data []byte) error {
+func (f *privateFeed) frame(ctx context.Context, ws *venuekit.Socket, data []byte) error {
 	if string(data) == "pong" {
 		return nil
 	}
@@ -117,7 +66,7 @@ func (f *privateFeed) frame(ctx context.Context, data []byte) error {
 	}
 	switch m.Event {
 	case "login":
-		if err := f.ws.WriteJSON(ctx, map[string]any{"op": "subscribe", "args": privateArgs}); err != nil {
+		if err := ws.WriteJSON(ctx, map[string]any{"op": "subscribe", "args": privateArgs}); err != nil {
 			return fmt.Errorf("okx private stream: %w", err)
 		}
 		return nil
@@ -136,14 +85,7 @@ func (f *privateFeed) frame(ctx context.Context, data []byte) error {
 	default:
 		return nil // channel-conn-count, notice: informational
 	}
-	events, err := f.events(ctx, m.Arg["channel"], m.Data)
-	if err != nil {
-		return err
-	}
-	for _, e := range events {
-		f.emit(e)
-	}
-	return nil
+	return f.events(ctx, m.Arg["channel"], m.Data)
 }
 
 // loginCode reports the login refusals of OKX's websocket error codes
@@ -188,50 +130,39 @@ type balancePush struct {
 	} `json:"balData"`
 }
 
-func (f *privateFeed) events(ctx context.Context, channel string, data json.RawMessage) ([]connector.AccountEvent, error) {
-	var out []connector.AccountEvent
+// events emits a push's rows; an unreadable push emits none.
+func (f *privateFeed) events(ctx context.Context, channel string, data json.RawMessage) (err error) {
+	add := func(t ms, e any) { f.emit(connector.AccountEvent{Time: time.UnixMilli(int64(t)), Data: e}) }
 	switch channel {
 	case "orders":
-		var rows []orderPush
-		if err := json.Unmarshal(data, &rows); err != nil {
-			return nil, fmt.Errorf("okx orders push: %w", err)
-		}
-		for _, r := range rows {
+		err = venuekit.EachRow(data, func(r orderPush) {
 			im, err := f.a.inst(ctx, f.c, r.InstID)
 			if err != nil {
-				continue // not a USDT swap of ours
+				return // not a USDT swap of ours
 			}
-			at := time.UnixMilli(int64(r.UTime))
-			out = append(out, connector.AccountEvent{Time: at, Data: orderEvent(r, im)})
+			add(r.UTime, orderEvent(r, im))
 			if r.TradeID != "" && r.FillSz.IsPositive() && !f.trades[r.TradeID] {
 				f.trades[r.TradeID] = true
-				out = append(out, connector.AccountEvent{Time: at, Data: fillEvent(r, im)})
+				add(r.UTime, fillEvent(r, im))
 			}
-		}
+		})
 	case "positions":
-		var rows []positionPush
-		if err := json.Unmarshal(data, &rows); err != nil {
-			return nil, fmt.Errorf("okx positions push: %w", err)
-		}
-		for _, r := range rows {
+		err = venuekit.EachRow(data, func(r positionPush) {
 			if im, err := f.a.inst(ctx, f.c, r.InstID); err == nil {
-				out = append(out, connector.AccountEvent{Time: time.UnixMilli(int64(r.UTime)), Data: positionEvent(r, im)})
+				add(r.UTime, positionEvent(r, im))
 			}
-		}
+		})
 	case "balance_and_position":
-		var rows []balancePush
-		if err := json.Unmarshal(data, &rows); err != nil {
-			return nil, fmt.Errorf("okx balance_and_position push: %w", err)
-		}
-		for _, r := range rows {
+		err = venuekit.EachRow(data, func(r balancePush) {
 			for _, b := range r.BalData {
-				wb := b.CashBal.D()
-				out = append(out, connector.AccountEvent{Time: time.UnixMilli(int64(r.PTime)),
-					Data: contract.BalanceEvent{Asset: b.Ccy, WalletBalance: &wb}})
+				add(r.PTime, contract.BalanceEvent{Asset: b.Ccy, WalletBalance: new(b.CashBal.D())})
 			}
-		}
+		})
 	}
-	return out, nil
+	if err != nil {
+		return fmt.Errorf("okx %s push: %w", channel, err)
+	}
+	return nil
 }
 
 // orderEvent: sizes from contracts to base units, as getOrders.
@@ -239,12 +170,9 @@ func orderEvent(r orderPush, im instMeta) contract.OrderEvent {
 	o := orderFromWire(r.order, im)
 	e := contract.OrderEvent{OrderID: o.ID, ClientOrderID: o.ClientOrderID, Market: o.Market, Side: o.Side, Type: o.Type,
 		Size: o.Size, FilledSize: o.FilledSize, Status: o.Status, ReduceOnly: o.ReduceOnly}
-	if o.Price.IsPositive() {
-		p := o.Price
-		e.Price = &p
-	}
-	if ap := r.AvgPx.D(); o.FilledSize.IsPositive() && ap.IsPositive() {
-		e.AvgPrice = &ap
+	e.Price = venuekit.IfPositive(o.Price)
+	if o.FilledSize.IsPositive() {
+		e.AvgPrice = venuekit.IfPositive(r.AvgPx.D())
 	}
 	if e.Status == contract.StatusRejected {
 		e.Reason = "cancel_source_" + r.CancelSource
@@ -265,10 +193,7 @@ func fillEvent(r orderPush, im instMeta) contract.FillEvent {
 	f := contract.FillEvent{FillID: r.TradeID, OrderID: r.OrdID, ClientOrderID: r.ClOrdID, Market: r.InstID,
 		Side: sideFromWire(r.Side), Size: im.base(r.FillSz.D()), Price: r.FillPx.D(), Fee: r.FillFee.D().Neg(),
 		FeeAsset: r.FillFeeCcy, Liquidity: liq, Timestamp: int64(r.FillTime) / 1000}
-	if r.FillPnl.Given {
-		pnl := r.FillPnl.D()
-		f.RealizedPnl = &pnl
-	}
+	f.RealizedPnl = venuekit.Given(r.FillPnl)
 	return f
 }
 
@@ -278,18 +203,7 @@ func positionEvent(r positionPush, im instMeta) contract.PositionEvent {
 	if p.Size.IsZero() {
 		e.Side = contract.PositionFlat
 	}
-	e.UnrealizedPnl, e.Leverage = given(r.Upl), given(r.Lever)
-	if r.LiqPx.D().IsPositive() { // "" when there is none
-		e.LiquidationPrice = given(r.LiqPx)
-	}
+	e.UnrealizedPnl, e.Leverage = venuekit.Given(r.Upl), venuekit.Given(r.Lever)
+	e.LiquidationPrice = venuekit.IfPositive(r.LiqPx.D()) // "" when there is none
 	return e
-}
-
-// given is d, or nil when OKX sent no value.
-func given(d dec) *decimal.Decimal {
-	if !d.Given {
-		return nil
-	}
-	v := d.D()
-	return &v
 }

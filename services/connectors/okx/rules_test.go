@@ -43,7 +43,7 @@ func TestMarketFillUnread(t *testing.T) {
 			h.ServeHTTP(w, r)
 		})
 	})
-	f.a.c.wait = func(context.Context, time.Duration) error { return nil }
+	f.a.c.Wait = func(context.Context, time.Duration) error { return nil }
 	r := connectortest.ServeREST(t, f.a, contract.Mainnet, f.cred.Secret)
 	connectortest.RunUnreadFill(t, r, "BTC-USDT-PERP", "0.01", hidden.Store)
 }

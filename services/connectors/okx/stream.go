@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
@@ -12,41 +11,38 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-var _ connector.Streamer = (*Adapter)(nil)
-
-// Public websockets (fact sheet §1, §10): live, and demo trading's own.
-const (
-	LiveStreamURL = "wss://ws.okx.com:8443/ws/v5/public"
-	DemoStreamURL = "wss://wspap.okx.com:8443/ws/v5/public"
-)
-
-// pingEvery stays inside OKX's 30 s idle limit with the plain text "ping".
-const pingEvery = 20 * time.Second
-
 // books5Depth is the books5 channel's depth.
 const books5Depth = 5
 
-// streamURL is env's public stream; a REST base that is not OKX's (a
-// simulator) serves it on the same host.
+// streamURL is env's public stream, privateURL its private one.
 func (c Config) streamURL(env contract.Environment) string {
-	base := c.BaseURL(env)
-	switch {
+	return c.socketURL(env, "/ws/v5/public", LiveStreamURL, DemoStreamURL)
+}
+
+func (c Config) privateURL(env contract.Environment) string {
+	return c.socketURL(env, "/ws/v5/private", LivePrivateURL, DemoPrivateURL)
+}
+
+// socketURL is live or demo by env; a REST base that is not OKX's (a
+// simulator) serves path on the same host.
+func (c Config) socketURL(env contract.Environment, path, live, demo string) string {
+	switch base := c.BaseURL(env); {
 	case base != DefaultURL:
-		return venuekit.WSURL(base) + "/ws/v5/public"
+		return venuekit.WSURL(base) + path
 	case env == contract.Testnet:
-		return DemoStreamURL
+		return demo
 	}
-	return LiveStreamURL
+	return live
 }
 
 // DialStream implements connector.Streamer: mark-price, index-tickers,
 // funding-rate and books5 per swap on one socket.
 func (a *Adapter) DialStream(ctx context.Context, env contract.Environment) (connector.StreamConn, error) {
-	c, err := venuekit.Dial(ctx, "OKX", a.cfg.streamURL(env))
+	// The plain text "ping" every 20 s stays inside OKX's 30 s idle limit.
+	c, err := venuekit.DialPinged(ctx, "OKX", a.cfg.streamURL(env), []byte("ping"))
 	if err != nil {
 		return nil, err
 	}
-	c.Keepalive(pingEvery, func(ctx context.Context) error { return c.WriteText(ctx, []byte("ping")) })
 	s := &stream{Socket: c, a: a, env: env, insts: map[string]instMeta{}, byIndex: map[string][]string{}}
 	s.Subscriber = s.op
 	return s, nil

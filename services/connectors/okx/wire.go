@@ -10,11 +10,13 @@ import (
 // OKX's JSON, as v5 sends it (fact sheet §3-§5): every number is a string,
 // an absent value is often "" rather than missing, times are milliseconds.
 
-// dec and ms are the shared lenient decoders: a decimal and a
-// millisecond time OKX sends as a string ("" read as zero) or a number.
+// dec, ms and text are the shared lenient decoders: a decimal, a
+// millisecond time and an id OKX sends as a string ("" read as zero) or a
+// number.
 type (
-	dec = connector.Decimal
-	ms  = connector.Int
+	dec  = connector.Decimal
+	ms   = connector.Int
+	text = connector.Text
 )
 
 // flag is a boolean OKX sends as "true"/"false" or as a JSON bool.
@@ -156,18 +158,18 @@ type algoOrder struct {
 }
 
 type fill struct {
-	InstID   string         `json:"instId"`
-	TradeID  connector.Text `json:"tradeId"`
-	OrdID    connector.Text `json:"ordId"`
-	BillID   connector.Text `json:"billId"`
-	Side     string         `json:"side"`
-	FillSz   dec            `json:"fillSz"`
-	FillPx   dec            `json:"fillPx"`
-	Fee      dec            `json:"fee"`
-	FeeCcy   string         `json:"feeCcy"`
-	TS       ms             `json:"ts"`
-	FillTime ms             `json:"fillTime"`
-	FillPnl  dec            `json:"fillPnl"` // Given false when OKX leaves it out
+	InstID   string `json:"instId"`
+	TradeID  text   `json:"tradeId"`
+	OrdID    text   `json:"ordId"`
+	BillID   text   `json:"billId"`
+	Side     string `json:"side"`
+	FillSz   dec    `json:"fillSz"`
+	FillPx   dec    `json:"fillPx"`
+	Fee      dec    `json:"fee"`
+	FeeCcy   string `json:"feeCcy"`
+	TS       ms     `json:"ts"`
+	FillTime ms     `json:"fillTime"`
+	FillPnl  dec    `json:"fillPnl"` // Given false when OKX leaves it out
 }
 
 // placed is one slot of a placement answer (order, batch, algo).
