@@ -3,11 +3,12 @@ package paradex
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -61,47 +62,41 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	if _, err := a.c.token(ctx, a.c.host(a.base(c)), acct, ""); err != nil {
 		return err
 	}
-	ws, _, err := websocket.Dial(ctx, a.cfg.streamURL(c.Environment), nil)
+	s, err := venuekit.DialAccount(ctx, "Paradex", a.cfg.streamURL(c.Environment))
 	if err != nil {
-		return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Paradex account stream: %v", err)
-	}
-	defer ws.CloseNow()
-	ws.SetReadLimit(16 << 20)
-	if err := a.streamLogin(ctx, ws, c, acct); err != nil {
 		return err
 	}
-	for i, ch := range accountChannels {
-		if err := writeRPC(ctx, ws, int64(i+1), "subscribe", map[string]string{"channel": ch}); err != nil {
-			return lost(err)
-		}
+	defer s.Close()
+	if err := a.streamLogin(ctx, s, c, acct); err != nil {
+		return err
 	}
-	acked := 0
-	for {
-		m, err := readRPC(ctx, ws)
-		if err != nil {
-			return lost(err)
-		}
+	subs := make([]any, len(accountChannels))
+	for i, ch := range accountChannels {
+		subs[i] = rpc(int64(i+1), "subscribe", map[string]string{"channel": ch})
+	}
+	return s.Follow(ctx, subs, ready, func(data []byte) (bool, error) {
+		var m rpcMessage
 		switch {
+		case json.Unmarshal(data, &m) != nil:
 		case m.Error != nil:
-			return contract.Upstream(contract.ReasonUpstreamUnavailable, "", m.Error.Message,
+			return false, contract.Upstream(contract.ReasonUpstreamUnavailable, "", m.Error.Message,
 				"Paradex refused an account channel: %s (%d)", m.Error.Message, m.Error.Code)
 		case m.ID != nil && m.Result != nil:
-			if acked++; acked == len(accountChannels) {
-				ready()
-			}
+			return true, nil
 		case m.Method == "subscription":
 			if ev, ok := accountEvent(m.Params.Channel, m.Params.Data); ok {
 				emit(ev)
 			}
 		}
-	}
+		return false, nil
+	})
 }
 
 // streamLogin sends the auth method with the credential's JWT. A token
 // the socket refuses (expired or revoked early) is replaced once with a
 // fresh one; a second refusal, or a POST /auth Paradex refuses, is
 // AUTHENTICATION_FAILED naming Paradex's reason.
-func (a *Adapter) streamLogin(ctx context.Context, ws *websocket.Conn, c connector.Credential, acct *account) error {
+func (a *Adapter) streamLogin(ctx context.Context, s *venuekit.AccountSocket, c connector.Credential, acct *account) error {
 	h := a.c.host(a.base(c))
 	refused := ""
 	var last string
@@ -110,17 +105,17 @@ func (a *Adapter) streamLogin(ctx context.Context, ws *websocket.Conn, c connect
 		if err != nil {
 			return err // POST /auth's refusal is AUTHENTICATION_FAILED already
 		}
-		if err := writeRPC(ctx, ws, 0, "auth", map[string]string{"bearer": jwt}); err != nil {
-			return lost(err)
+		if err := s.WriteJSON(ctx, rpc(0, "auth", map[string]string{"bearer": jwt})); err != nil {
+			return s.Lost(ctx, err)
 		}
-		m, err := readAnswer(ctx, ws, 0)
+		m, err := readAnswer(ctx, s, 0)
 		if err != nil {
-			return lost(err)
+			return s.Lost(ctx, err)
 		}
 		if m.Error == nil {
 			return nil
 		}
-		last = m.Error.Message + " (" + itoa(m.Error.Code) + ")"
+		last = m.Error.Message + " (" + strconv.Itoa(m.Error.Code) + ")"
 		if m.Error.Code != wsMalformedBearer && m.Error.Code != wsInvalidBearer {
 			break
 		}
@@ -130,43 +125,23 @@ func (a *Adapter) streamLogin(ctx context.Context, ws *websocket.Conn, c connect
 		"Paradex refused the account stream's login of credential %s: %s", c.ID, last)
 }
 
-func itoa(n int) string { return decimal.NewFromInt(int64(n)).String() }
-
-func lost(err error) error {
-	if ce, ok := contract.AsError(err); ok {
-		return ce
-	}
-	return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Paradex account stream closed: %v", err)
+// rpc is a JSON-RPC 2.0 request.
+func rpc(id int64, method string, params any) map[string]any {
+	return map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": id}
 }
 
-func writeRPC(ctx context.Context, ws *websocket.Conn, id int64, method string, params any) error {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": id})
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+// readAnswer reads until the answer to id, within 10 s.
+func readAnswer(ctx context.Context, s *venuekit.AccountSocket, id int64) (rpcMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return ws.Write(wctx, websocket.MessageText, b)
-}
-
-func readRPC(ctx context.Context, ws *websocket.Conn) (rpcMessage, error) {
 	for {
-		_, data, err := ws.Read(ctx)
+		_, data, err := s.Read(ctx)
 		if err != nil {
 			return rpcMessage{}, err
 		}
 		var m rpcMessage
-		if json.Unmarshal(data, &m) == nil {
+		if json.Unmarshal(data, &m) == nil && m.ID != nil && *m.ID == id {
 			return m, nil
-		}
-	}
-}
-
-// readAnswer reads until the answer to id, within 10 s.
-func readAnswer(ctx context.Context, ws *websocket.Conn, id int64) (rpcMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	for {
-		m, err := readRPC(ctx, ws)
-		if err != nil || (m.ID != nil && *m.ID == id) {
-			return m, err
 		}
 	}
 }
@@ -204,7 +179,7 @@ func accountEvent(channel string, data json.RawMessage) (connector.AccountEvent,
 			asset = "USDC"
 		}
 		return connector.AccountEvent{Time: ms(r.UpdatedAt), Data: contract.BalanceEvent{Asset: asset,
-			Equity: given(r.AccountValue), FreeCollateral: given(r.FreeCollateral), WalletBalance: given(r.TotalCollateral)}}, true
+			Equity: venuekit.Given(r.AccountValue), FreeCollateral: venuekit.Given(r.FreeCollateral), WalletBalance: venuekit.Given(r.TotalCollateral)}}, true
 	case "funding_payments":
 		var p struct {
 			Market    string        `json:"market"`
@@ -221,15 +196,6 @@ func accountEvent(channel string, data json.RawMessage) (connector.AccountEvent,
 }
 
 func ms(t connector.Int) time.Time { return time.UnixMilli(int64(t)) }
-
-// given is d, or nil when Paradex left it empty.
-func given(d dec) *decimal.Decimal {
-	if !d.Given {
-		return nil
-	}
-	v := d.D()
-	return &v
-}
 
 type wsOrder struct {
 	orderResp
@@ -254,13 +220,10 @@ type wsAccount struct {
 // refusal is post_only_would_take, as on every venue).
 func orderEvent(w wsOrder) contract.OrderEvent {
 	o := orderFromWire(w.orderResp)
-	ev := contract.OrderEvent{OrderID: o.ID, ClientOrderID: o.ClientOrderID, Market: o.Market, Side: o.Side, Type: o.Type,
-		Size: o.Size, TriggerPrice: o.TriggerPrice, FilledSize: o.FilledSize, Status: o.Status, ReduceOnly: o.ReduceOnly}
-	if p := w.Price.D(); p.IsPositive() {
-		ev.Price = &p
-	}
-	if avg := w.AvgFillPrice.D(); w.AvgFillPrice.Given && avg.IsPositive() && o.FilledSize.IsPositive() {
-		ev.AvgPrice = &avg
+	ev := venuekit.OrderEvent(o)
+	ev.Price = venuekit.Positive(w.Price.D())
+	if w.AvgFillPrice.Given && o.FilledSize.IsPositive() {
+		ev.AvgPrice = venuekit.Positive(w.AvgFillPrice.D())
 	}
 	if r := w.CancelReason; r != "" && r != "USER_CANCELED" && o.Status != contract.StatusFilled {
 		ev.Reason = r
@@ -272,26 +235,17 @@ func orderEvent(w wsOrder) contract.OrderEvent {
 }
 
 func fillEvent(f fillResp) contract.FillEvent {
-	fl := fillFromWire(f)
-	return contract.FillEvent{FillID: fl.ID, OrderID: fl.OrderID, ClientOrderID: f.ClientID, Market: fl.Market, Side: fl.Side,
-		Size: fl.Size, Price: fl.Price, Fee: fl.Fee, FeeAsset: f.FeeCurrency, Liquidity: f.Liquidity, RealizedPnl: fl.RealizedPnl,
-		Timestamp: fl.Timestamp}
+	ev := venuekit.FillEvent(fillFromWire(f), f.FeeCurrency, f.Liquidity)
+	ev.ClientOrderID = f.ClientID
+	return ev
 }
 
 // positionEvent: a CLOSED or empty position is FLAT; leverage and the
 // liquidation price only when Paradex gave them.
 func positionEvent(p wsPosition) contract.PositionEvent {
 	if p.Status == "CLOSED" || p.Size.D().IsZero() {
-		return contract.PositionEvent{Market: p.Market, Side: contract.PositionFlat, Size: decimal.Zero, EntryPrice: decimal.Zero}
+		return venuekit.FlatEvent(p.Market)
 	}
-	pos := positionFromWire(p.positionResp, decimal.Zero)
-	ev := contract.PositionEvent{Market: p.Market, Side: pos.Side, Size: pos.Size, EntryPrice: pos.EntryPrice,
-		UnrealizedPnl: given(p.UnrealizedPnl)}
-	if l := p.Leverage.D(); l.IsPositive() {
-		ev.Leverage = &l
-	}
-	if lp := p.LiquidationPrice.D(); lp.IsPositive() {
-		ev.LiquidationPrice = &lp
-	}
-	return ev
+	return venuekit.PositionEvent(positionFromWire(p.positionResp, decimal.Zero), venuekit.Given(p.UnrealizedPnl),
+		venuekit.Positive(p.LiquidationPrice.D()))
 }
