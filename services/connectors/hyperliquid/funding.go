@@ -2,11 +2,11 @@ package hyperliquid
 
 import (
 	"context"
-	"math"
 	"strconv"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -40,29 +40,12 @@ func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential
 	if since == 0 {
 		start = a.now().Add(-fundingLookback).UnixMilli()
 	}
-	seen := map[string]bool{}
-	entries, err := connector.Paginate(ctx, math.MaxInt, func(ctx context.Context, cursor string) ([]fundingEntry, string, error) {
-		from := start
-		if cursor != "" {
-			from, _ = strconv.ParseInt(cursor, 10, 64)
-		}
+	entries, err := venuekit.TimePages(ctx, start, func(ctx context.Context, from int64) ([]fundingEntry, error) {
 		var page []fundingEntry
-		if err := a.info(ctx, c, map[string]any{"type": "userFunding", "user": acct.user, "startTime": from}, &page); err != nil {
-			return nil, "", err
-		}
-		fresh := []fundingEntry{}
-		for _, e := range page {
-			k := strconv.FormatInt(int64(e.Time), 10) + " " + e.Delta.Coin
-			if !seen[k] {
-				seen[k] = true
-				fresh = append(fresh, e)
-			}
-		}
-		if len(fresh) == 0 {
-			return nil, "", nil
-		}
-		return fresh, strconv.FormatInt(int64(page[len(page)-1].Time), 10), nil
-	})
+		err := a.info(ctx, c, map[string]any{"type": "userFunding", "user": acct.user, "startTime": from}, &page)
+		return page, err
+	}, func(e fundingEntry) int64 { return int64(e.Time) },
+		func(e fundingEntry) string { return strconv.FormatInt(int64(e.Time), 10) + " " + e.Delta.Coin })
 	if err != nil {
 		return nil, err
 	}
