@@ -3,14 +3,9 @@ package hyperliquid
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"math/big"
-	"strings"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
-	"github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
 	"github.com/perpgate/perpgate/pkg/connector/venuekit/evm"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -85,40 +80,24 @@ func ParsePrivateKey(s string) (*secp256k1.PrivateKey, error) {
 	return evm.ParseKey("agent private key", s)
 }
 
-// Address returns the lowercase 0x address of a public key.
-func Address(pub *secp256k1.PublicKey) string { return evm.Address(pub) }
+var (
+	// Address returns the lowercase 0x address of a public key.
+	Address = evm.Address
+	// ParseAddress reads a 0x address (any case; the prefix may be missing,
+	// as ccxt sends vault addresses) into its 20 bytes.
+	ParseAddress = evm.ParseAddress
+)
 
 // SignL1 signs an action hash as the agent. Signing is RFC 6979
 // deterministic, so the same inputs give the same {r, s, v}.
 func SignL1(key *secp256k1.PrivateKey, connectionID [32]byte, mainnet bool) Signature {
-	digest := AgentDigest(connectionID, mainnet)
-	sig := ecdsa.SignCompact(key, digest[:], false) // [27+recid] ‖ r ‖ s
-	return Signature{
-		R: "0x" + hex.EncodeToString(sig[1:33]),
-		S: "0x" + hex.EncodeToString(sig[33:65]),
-		V: int(sig[0]),
-	}
+	r, s, v := evm.Sign(key, AgentDigest(connectionID, mainnet))
+	return Signature{R: r, S: s, V: v}
 }
 
 // RecoverL1 returns the lowercase address that signed connectionId for
 // the given network. r and s may have fewer than 64 hex digits (Python's
 // to_hex drops leading zeros).
 func RecoverL1(connectionID [32]byte, mainnet bool, sig Signature) (string, error) {
-	if sig.V != 27 && sig.V != 28 {
-		return "", fmt.Errorf("signature v must be 27 or 28, got %d", sig.V)
-	}
-	compact := make([]byte, 65)
-	compact[0] = byte(sig.V)
-	for i, part := range []string{sig.R, sig.S} {
-		n, ok := new(big.Int).SetString(strings.TrimPrefix(strings.TrimPrefix(part, "0x"), "0X"), 16)
-		if !ok || n.Sign() <= 0 || n.BitLen() > 256 {
-			return "", errors.New("signature r and s must be hex numbers of at most 32 bytes")
-		}
-		n.FillBytes(compact[1+32*i : 33+32*i])
-	}
-	return evm.Recover(AgentDigest(connectionID, mainnet), compact)
+	return evm.RecoverRS(AgentDigest(connectionID, mainnet), sig.R, sig.S, sig.V)
 }
-
-// ParseAddress reads a 0x address (any case; the prefix may be missing, as
-// ccxt sends vault addresses) into its 20 bytes.
-func ParseAddress(s string) ([]byte, error) { return evm.ParseAddress(s) }

@@ -83,3 +83,28 @@ func Recover(digest [32]byte, compact []byte) (string, error) {
 	}
 	return Address(pub), nil
 }
+
+// Sign signs digest with key as {r, s, v}: 0x-prefixed 32-byte hex and
+// 27 or 28. Signing is RFC 6979 deterministic.
+func Sign(key *secp256k1.PrivateKey, digest [32]byte) (r, s string, v int) {
+	sig := ecdsa.SignCompact(key, digest[:], false) // [27+recid] ‖ r ‖ s
+	return "0x" + hex.EncodeToString(sig[1:33]), "0x" + hex.EncodeToString(sig[33:65]), int(sig[0])
+}
+
+// RecoverRS is the address that signed digest as {r, s, v}; r and s may
+// have fewer than 64 hex digits (Python's to_hex drops leading zeros).
+func RecoverRS(digest [32]byte, r, s string, v int) (string, error) {
+	if v != 27 && v != 28 {
+		return "", fmt.Errorf("signature v must be 27 or 28, got %d", v)
+	}
+	compact := make([]byte, 65)
+	compact[0] = byte(v)
+	for i, part := range []string{r, s} {
+		n, ok := new(big.Int).SetString(strings.TrimPrefix(strings.TrimPrefix(part, "0x"), "0X"), 16)
+		if !ok || n.Sign() <= 0 || n.BitLen() > 256 {
+			return "", errors.New("signature r and s must be hex numbers of at most 32 bytes")
+		}
+		n.FillBytes(compact[1+32*i : 33+32*i])
+	}
+	return Recover(digest, compact)
+}
