@@ -266,4 +266,4 @@ func positionEvent(p PositionWire) contract.PositionEvent {
 }
 
 // optDec is s as a decimal, or nil when the venue gave none.
-func optDec(s string) *decimal.Decimal { return venuekit.OptDecimal(s) }
+var optDec = venuekit.OptDecimal

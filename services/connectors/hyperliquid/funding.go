@@ -32,17 +32,13 @@ type fundingEntry struct {
 // that millisecond already read are skipped). The runtime keeps the
 // newest and filters the market (userFunding has no coin filter).
 func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential, m *connector.Market, since int64, limit int) ([]contract.FundingPayment, error) {
-	acct, err := a.account(c)
-	if err != nil {
-		return nil, err
-	}
 	start := since * 1000
 	if since == 0 {
 		start = a.now().Add(-fundingLookback).UnixMilli()
 	}
 	entries, err := venuekit.TimePages(ctx, start, func(ctx context.Context, from int64) ([]fundingEntry, error) {
 		var page []fundingEntry
-		err := a.info(ctx, c, map[string]any{"type": "userFunding", "user": acct.user, "startTime": from}, &page)
+		err := a.userInfo(ctx, c, &page, "userFunding", "startTime", from)
 		return page, err
 	}, func(e fundingEntry) int64 { return int64(e.Time) },
 		func(e fundingEntry) string { return strconv.FormatInt(int64(e.Time), 10) + " " + e.Delta.Coin })
