@@ -125,11 +125,8 @@ func (f *follower) handle(ctx context.Context, m wsMessage) error {
 		var x struct {
 			IsSnapshot bool `json:"isSnapshot"`
 			Fundings   []struct {
-				Time        connector.Int `json:"time"`
-				Coin        string        `json:"coin"`
-				USDC        string        `json:"usdc"`
-				Szi         string        `json:"szi"`
-				FundingRate string        `json:"fundingRate"`
+				Time connector.Int `json:"time"`
+				fundingDelta
 			} `json:"fundings"`
 		}
 		if err := json.Unmarshal(m.Data, &x); err != nil || x.IsSnapshot {
@@ -152,17 +149,10 @@ func (f *follower) handle(ctx context.Context, m wsMessage) error {
 	return nil
 }
 
-// wsOrder is one orderUpdates entry: WsBasicOrder and its status.
+// wsOrder is one orderUpdates entry: WsBasicOrder (the fields of an open
+// order it has) and its status.
 type wsOrder struct {
-	Order struct {
-		Coin       string        `json:"coin"`
-		Side       string        `json:"side"`
-		LimitPx    string        `json:"limitPx"`
-		Sz         string        `json:"sz"` // remaining
-		Oid        connector.Int `json:"oid"`
-		OrigSz     string        `json:"origSz"`
-		ReduceOnly bool          `json:"reduceOnly"`
-	} `json:"order"`
+	Order           FrontendOrder `json:"order"`
 	Status          string        `json:"status"`
 	StatusTimestamp connector.Int `json:"statusTimestamp"`
 }

@@ -17,13 +17,17 @@ const fundingLookback = 7 * 24 * time.Hour
 // fundingEntry is one entry of the userFunding info request.
 type fundingEntry struct {
 	Time  connector.Int `json:"time"` // ms
-	Delta struct {
-		Type        string `json:"type"`
-		Coin        string `json:"coin"`
-		USDC        string `json:"usdc"` // signed: negative when paid
-		Szi         string `json:"szi"`  // the position, signed
-		FundingRate string `json:"fundingRate"`
-	} `json:"delta"`
+	Delta fundingDelta  `json:"delta"`
+}
+
+// fundingDelta is one funding payment (userFunding's delta, an entry of
+// the userFundings push).
+type fundingDelta struct {
+	Type        string `json:"type"`
+	Coin        string `json:"coin"`
+	USDC        string `json:"usdc"` // signed: negative when paid
+	Szi         string `json:"szi"`  // the position, signed
+	FundingRate string `json:"fundingRate"`
 }
 
 // GetFundingPayments implements connector.FundingPaymentsReader with the
