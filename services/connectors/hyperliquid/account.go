@@ -3,7 +3,6 @@ package hyperliquid
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"time"
 
@@ -37,12 +36,7 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 		return err
 	}
 	if _, err := a.TestCredentials(ctx, c); err != nil {
-		var rej *connector.CredentialRejected
-		if errors.As(err, &rej) {
-			return contract.Upstream(contract.ReasonAuthenticationFailed, rej.Reason.Code, rej.Reason.Message,
-				"hyperliquid refused the account feed of credential %s: %s", c.ID, rej.Reason.Message)
-		}
-		return err
+		return venuekit.FeedRefused("hyperliquid", c.ID, err)
 	}
 	s, err := venuekit.DialAccount(ctx, "Hyperliquid", a.streamURL(c.Environment))
 	if err != nil {
@@ -56,7 +50,7 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	for i, typ := range accountSubscriptions {
 		subs[i] = map[string]any{"method": "subscribe", "subscription": map[string]string{"type": typ, "user": acct.user}}
 	}
-	f := &follower{a: a, c: c, acct: acct, emit: emit, orders: map[uint64]orderInfo{}, positions: map[string]string{}}
+	f := &follower{a: a, c: c, emit: emit, orders: map[uint64]orderInfo{}, positions: map[string]string{}}
 	return s.Follow(ctx, subs, ready, func(data []byte) (bool, error) { return f.frame(ctx, data) })
 }
 
@@ -64,7 +58,6 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 type follower struct {
 	a    *Adapter
 	c    connector.Credential
-	acct *account
 	emit func(connector.AccountEvent)
 	// orders: what orderUpdates does not say (type, trigger, tif), read
 	// once per order with orderStatus.
@@ -134,7 +127,7 @@ func (f *follower) handle(ctx context.Context, m wsMessage) error {
 		}
 		for _, p := range x.Fundings {
 			f.moved = true
-			ev := contract.FundingEvent{Market: p.Coin, Amount: dec(p.USDC), Rate: optDec(p.FundingRate), PositionSize: optDec(p.Szi)}
+			ev := contract.FundingEvent{Market: p.Coin, Amount: dec(p.USDC), Rate: venuekit.OptDecimal(p.FundingRate), PositionSize: venuekit.OptDecimal(p.Szi)}
 			f.emit(connector.AccountEvent{Time: time.UnixMilli(int64(p.Time)), Data: ev})
 		}
 	case "clearinghouseState":
@@ -165,8 +158,7 @@ func (f *follower) order(ctx context.Context, o wsOrder) error {
 	info, ok := f.orders[oid]
 	if !ok {
 		var st OrderStatusResponse
-		err := f.a.info(ctx, f.c, map[string]any{"type": "orderStatus", "user": f.acct.user, "oid": oid}, &st)
-		if err != nil {
+		if err := f.a.userInfo(ctx, f.c, &st, "orderStatus", "oid", oid); err != nil {
 			return err
 		}
 		info = orderInfo{typ: "LIMIT"}
@@ -187,7 +179,7 @@ func (f *follower) order(ctx context.Context, o wsOrder) error {
 		Status: statusFromOrderStatus(o.Status, open, size.Sub(left).IsPositive()),
 	}
 	if info.trigger == nil {
-		ev.Price = optDec(o.Order.LimitPx)
+		ev.Price = venuekit.OptDecimal(o.Order.LimitPx)
 	}
 	switch {
 	case o.Status == "badAloPxRejected": // the name every venue's post-only refusal has (DESIGN §13)
@@ -243,17 +235,14 @@ func (f *follower) state(s ClearinghouseState) {
 	if changed || f.moved {
 		f.moved = false
 		f.emit(connector.AccountEvent{Time: t, Data: contract.BalanceEvent{Asset: "USDC",
-			Equity: optDec(s.MarginSummary.AccountValue), FreeCollateral: optDec(s.Withdrawable)}})
+			Equity: venuekit.OptDecimal(s.MarginSummary.AccountValue), FreeCollateral: venuekit.OptDecimal(s.Withdrawable)}})
 	}
 }
 
 func positionEvent(p PositionWire) contract.PositionEvent {
 	var liq *decimal.Decimal
 	if p.LiquidationPx != nil {
-		liq = optDec(*p.LiquidationPx)
+		liq = venuekit.OptDecimal(*p.LiquidationPx)
 	}
-	return venuekit.PositionEvent(positionFromWire(p), optDec(p.UnrealizedPnl), liq)
+	return venuekit.PositionEvent(positionFromWire(p), venuekit.OptDecimal(p.UnrealizedPnl), liq)
 }
-
-// optDec is s as a decimal, or nil when the venue gave none.
-var optDec = venuekit.OptDecimal

@@ -12,6 +12,7 @@ import (
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -64,14 +65,9 @@ func WithClock(now func() time.Time) Option { return func(a *Adapter) { a.now = 
 // checks it); zero fields take the defaults.
 func NewAdapter(cfg Config, h *http.Client, opts ...Option) *Adapter {
 	def := DefaultConfig()
-	if cfg.WeightPerMinute <= 0 {
-		cfg.WeightPerMinute = def.WeightPerMinute
-	}
+	cfg.WeightPerMinute, cfg.Timeout = venuekit.OrPositive(cfg.WeightPerMinute, def.WeightPerMinute), venuekit.OrPositive(cfg.Timeout, def.Timeout)
 	if !cfg.Slippage.IsPositive() {
 		cfg.Slippage = def.Slippage
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = def.Timeout
 	}
 	if h == nil {
 		h = connector.NewHTTPClient(cfg.Timeout)
