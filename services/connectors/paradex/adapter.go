@@ -143,7 +143,7 @@ func (a *Adapter) GetOrderbook(ctx context.Context, c connector.Credential, m co
 	if err := a.public(ctx, c, "/orderbook/"+url.PathEscape(m.Native), url.Values{"depth": {strconv.Itoa(min(max(n, 1), 100))}}, &b); err != nil {
 		return contract.OrderbookResult{}, err
 	}
-	return contract.OrderbookResult{Bids: levels(b.Bids, n), Asks: levels(b.Asks, n)}, nil
+	return contract.OrderbookResult{Bids: venuekit.Levels(b.Bids, n), Asks: venuekit.Levels(b.Asks, n)}, nil
 }
 
 func (a *Adapter) summary(ctx context.Context, c connector.Credential, native string) ([]summaryResp, error) {
@@ -284,7 +284,7 @@ func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m conn
 		return contract.FeeInfoResult{}, contract.Upstream(contract.ReasonUnknown, "", "",
 			"Paradex lists %s without a fee_config, so its fee is unknown; see Paradex's fee schedule", m.Native)
 	}
-	return contract.FeeInfoResult{MakerFee: bps(f[0]), TakerFee: bps(f[1])}, nil
+	return contract.FeeInfoResult{MakerFee: venuekit.Bps(f[0]), TakerFee: venuekit.Bps(f[1])}, nil
 }
 
 // GetBalance implements connector.Adapter from GET /account: equity and

@@ -194,8 +194,6 @@ func fillFromWire(f fillResp) contract.Fill {
 	return out
 }
 
-func levels(in [][2]dec, n int) []contract.Level { return venuekit.Levels(in, n) }
-
 // resolutions are the kline resolutions Paradex serves, in minutes
 // (GET /markets/klines); longer candles are built from 60-minute ones.
 var resolutions = map[int]bool{1: true, 3: true, 5: true, 15: true, 30: true, 60: true}
@@ -203,9 +201,6 @@ var resolutions = map[int]bool{1: true, 3: true, 5: true, 15: true, 30: true, 60
 // aggregate builds candles of minutes (a multiple of 60) from hourly
 // candles, on UTC boundaries, oldest first; the last may be partial.
 var aggregate = venuekit.Aggregate
-
-// bps converts a fee rate (0.0002) to basis points (2).
-func bps(rate decimal.Decimal) decimal.Decimal { return venuekit.Bps(rate) }
 
 // fmtDec renders a decimal as Paradex takes it: a plain string.
 func fmtDec(d decimal.Decimal) string { return d.String() }
