@@ -3,13 +3,11 @@ package hyperliquid
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -38,54 +36,28 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 		return err
 	}
 	if _, err := a.TestCredentials(ctx, c); err != nil {
-		var rej *connector.CredentialRejected
-		if errors.As(err, &rej) {
-			return contract.Upstream(contract.ReasonAuthenticationFailed, rej.Reason.Code, rej.Reason.Message,
-				"hyperliquid refused the account feed of credential %s: %s", c.ID, rej.Reason.Message)
-		}
+		return venuekit.FeedRefused("hyperliquid", c.ID, err)
+	}
+	s, err := venuekit.DialAccount(ctx, "Hyperliquid", a.streamURL(c.Environment))
+	if err != nil {
 		return err
 	}
-	ws, _, err := websocket.Dial(ctx, a.streamURL(c.Environment), nil)
-	if err != nil {
-		return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Hyperliquid account stream: %v", err)
+	defer s.Close()
+	// Pings as the SDK does: the venue drops a socket that sent nothing for
+	// about a minute.
+	s.Keepalive(pingEvery, func(ctx context.Context) error { return s.WriteText(ctx, []byte(`{"method":"ping"}`)) })
+	subs := make([]any, len(accountSubscriptions))
+	for i, typ := range accountSubscriptions {
+		subs[i] = map[string]any{"method": "subscribe", "subscription": map[string]string{"type": typ, "user": acct.user}}
 	}
-	defer ws.CloseNow()
-	ws.SetReadLimit(16 << 20)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for _, typ := range accountSubscriptions {
-		b, _ := json.Marshal(map[string]any{"method": "subscribe", "subscription": map[string]string{"type": typ, "user": acct.user}})
-		if err := ws.Write(ctx, websocket.MessageText, b); err != nil {
-			return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Hyperliquid account stream: %v", err)
-		}
-	}
-	go keepAlive(ctx, ws)
-	f := &follower{a: a, c: c, acct: acct, emit: emit, orders: map[uint64]orderInfo{}, positions: map[string]string{}}
-	return f.run(ctx, ws, ready)
-}
-
-// keepAlive pings as the SDK does: the venue drops a socket that sent
-// nothing for about a minute.
-func keepAlive(ctx context.Context, ws *websocket.Conn) {
-	t := time.NewTicker(pingEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_ = ws.Write(wctx, websocket.MessageText, []byte(`{"method":"ping"}`))
-			cancel()
-		}
-	}
+	f := &follower{a: a, c: c, emit: emit, orders: map[uint64]orderInfo{}, positions: map[string]string{}}
+	return s.Follow(ctx, subs, ready, func(data []byte) (bool, error) { return f.frame(ctx, data) })
 }
 
 // follower turns one socket's messages into account events.
 type follower struct {
 	a    *Adapter
 	c    connector.Credential
-	acct *account
 	emit func(connector.AccountEvent)
 	// orders: what orderUpdates does not say (type, trigger, tif), read
 	// once per order with orderStatus.
@@ -101,35 +73,21 @@ type orderInfo struct {
 	trigger *decimal.Decimal
 }
 
-func (f *follower) run(ctx context.Context, ws *websocket.Conn, ready func()) error {
-	acked := 0
-	for {
-		_, data, err := ws.Read(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Hyperliquid account stream closed: %v", err)
-		}
-		var m wsMessage
-		if json.Unmarshal(data, &m) != nil {
-			continue // "Websocket connection established." and the like
-		}
-		switch m.Channel {
-		case "subscriptionResponse":
-			if acked++; acked == len(accountSubscriptions) {
-				ready()
-			}
-		case "error":
-			var msg string
-			_ = json.Unmarshal(m.Data, &msg)
-			return contract.Upstream(contract.ReasonUpstreamUnavailable, "", msg, "Hyperliquid refused the account subscription: %s", msg)
-		default:
-			if err := f.handle(ctx, m); err != nil {
-				return err
-			}
-		}
+// frame reads one message; it is an acknowledgement, a refusal or data.
+func (f *follower) frame(ctx context.Context, data []byte) (bool, error) {
+	var m wsMessage
+	if json.Unmarshal(data, &m) != nil {
+		return false, nil // "Websocket connection established." and the like
 	}
+	switch m.Channel {
+	case "subscriptionResponse":
+		return true, nil
+	case "error":
+		var msg string
+		_ = json.Unmarshal(m.Data, &msg)
+		return false, contract.Upstream(contract.ReasonUpstreamUnavailable, "", msg, "Hyperliquid refused the account subscription: %s", msg)
+	}
+	return false, f.handle(ctx, m)
 }
 
 func (f *follower) handle(ctx context.Context, m wsMessage) error {
@@ -160,11 +118,8 @@ func (f *follower) handle(ctx context.Context, m wsMessage) error {
 		var x struct {
 			IsSnapshot bool `json:"isSnapshot"`
 			Fundings   []struct {
-				Time        connector.Int `json:"time"`
-				Coin        string        `json:"coin"`
-				USDC        string        `json:"usdc"`
-				Szi         string        `json:"szi"`
-				FundingRate string        `json:"fundingRate"`
+				Time connector.Int `json:"time"`
+				fundingDelta
 			} `json:"fundings"`
 		}
 		if err := json.Unmarshal(m.Data, &x); err != nil || x.IsSnapshot {
@@ -172,7 +127,7 @@ func (f *follower) handle(ctx context.Context, m wsMessage) error {
 		}
 		for _, p := range x.Fundings {
 			f.moved = true
-			ev := contract.FundingEvent{Market: p.Coin, Amount: dec(p.USDC), Rate: optDec(p.FundingRate), PositionSize: optDec(p.Szi)}
+			ev := contract.FundingEvent{Market: p.Coin, Amount: dec(p.USDC), Rate: venuekit.OptDecimal(p.FundingRate), PositionSize: venuekit.OptDecimal(p.Szi)}
 			f.emit(connector.AccountEvent{Time: time.UnixMilli(int64(p.Time)), Data: ev})
 		}
 	case "clearinghouseState":
@@ -187,17 +142,10 @@ func (f *follower) handle(ctx context.Context, m wsMessage) error {
 	return nil
 }
 
-// wsOrder is one orderUpdates entry: WsBasicOrder and its status.
+// wsOrder is one orderUpdates entry: WsBasicOrder (the fields of an open
+// order it has) and its status.
 type wsOrder struct {
-	Order struct {
-		Coin       string        `json:"coin"`
-		Side       string        `json:"side"`
-		LimitPx    string        `json:"limitPx"`
-		Sz         string        `json:"sz"` // remaining
-		Oid        connector.Int `json:"oid"`
-		OrigSz     string        `json:"origSz"`
-		ReduceOnly bool          `json:"reduceOnly"`
-	} `json:"order"`
+	Order           FrontendOrder `json:"order"`
 	Status          string        `json:"status"`
 	StatusTimestamp connector.Int `json:"statusTimestamp"`
 }
@@ -210,8 +158,7 @@ func (f *follower) order(ctx context.Context, o wsOrder) error {
 	info, ok := f.orders[oid]
 	if !ok {
 		var st OrderStatusResponse
-		err := f.a.info(ctx, f.c, map[string]any{"type": "orderStatus", "user": f.acct.user, "oid": oid}, &st)
-		if err != nil {
+		if err := f.a.userInfo(ctx, f.c, &st, "orderStatus", "oid", oid); err != nil {
 			return err
 		}
 		info = orderInfo{typ: "LIMIT"}
@@ -232,7 +179,7 @@ func (f *follower) order(ctx context.Context, o wsOrder) error {
 		Status: statusFromOrderStatus(o.Status, open, size.Sub(left).IsPositive()),
 	}
 	if info.trigger == nil {
-		ev.Price = optDec(o.Order.LimitPx)
+		ev.Price = venuekit.OptDecimal(o.Order.LimitPx)
 	}
 	switch {
 	case o.Status == "badAloPxRejected": // the name every venue's post-only refusal has (DESIGN §13)
@@ -248,13 +195,11 @@ func (f *follower) order(ctx context.Context, o wsOrder) error {
 }
 
 func fillEvent(u UserFill) contract.FillEvent {
-	fl := fillFromWire(u)
 	liq := "MAKER"
 	if u.Crossed { // crossed: the fill took liquidity
 		liq = "TAKER"
 	}
-	return contract.FillEvent{FillID: fl.ID, OrderID: fl.OrderID, Market: fl.Market, Side: fl.Side, Size: fl.Size,
-		Price: fl.Price, Fee: fl.Fee, FeeAsset: u.FeeToken, Liquidity: liq, RealizedPnl: fl.RealizedPnl, Timestamp: fl.Timestamp}
+	return venuekit.FillEvent(fillFromWire(u), u.FeeToken, liq)
 }
 
 // state turns a clearinghouseState push into position events for the
@@ -284,40 +229,20 @@ func (f *follower) state(s ClearinghouseState) {
 		if !seen[coin] {
 			delete(f.positions, coin)
 			changed = true
-			f.emit(connector.AccountEvent{Time: t, Data: contract.PositionEvent{Market: coin, Side: contract.PositionFlat,
-				Size: decimal.Zero, EntryPrice: decimal.Zero}})
+			f.emit(connector.AccountEvent{Time: t, Data: venuekit.FlatEvent(coin)})
 		}
 	}
 	if changed || f.moved {
 		f.moved = false
 		f.emit(connector.AccountEvent{Time: t, Data: contract.BalanceEvent{Asset: "USDC",
-			Equity: optDec(s.MarginSummary.AccountValue), FreeCollateral: optDec(s.Withdrawable)}})
+			Equity: venuekit.OptDecimal(s.MarginSummary.AccountValue), FreeCollateral: venuekit.OptDecimal(s.Withdrawable)}})
 	}
 }
 
 func positionEvent(p PositionWire) contract.PositionEvent {
-	pos := positionFromWire(p)
-	ev := contract.PositionEvent{Market: p.Coin, Side: pos.Side, Size: pos.Size, EntryPrice: pos.EntryPrice,
-		UnrealizedPnl: optDec(p.UnrealizedPnl)}
-	if p.Leverage.Value > 0 {
-		lev := decimal.NewFromInt(int64(p.Leverage.Value))
-		ev.Leverage = &lev
-	}
+	var liq *decimal.Decimal
 	if p.LiquidationPx != nil {
-		ev.LiquidationPrice = optDec(*p.LiquidationPx)
+		liq = venuekit.OptDecimal(*p.LiquidationPx)
 	}
-	return ev
-}
-
-// optDec is s as a decimal, or nil when the venue gave none.
-func optDec(s string) *decimal.Decimal {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil
-	}
-	d, err := decimal.NewFromString(s)
-	if err != nil {
-		return nil
-	}
-	return &d
+	return venuekit.PositionEvent(positionFromWire(p), venuekit.OptDecimal(p.UnrealizedPnl), liq)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"github.com/shopspring/decimal"
 )
@@ -64,14 +65,9 @@ func WithClock(now func() time.Time) Option { return func(a *Adapter) { a.now = 
 // checks it); zero fields take the defaults.
 func NewAdapter(cfg Config, h *http.Client, opts ...Option) *Adapter {
 	def := DefaultConfig()
-	if cfg.WeightPerMinute <= 0 {
-		cfg.WeightPerMinute = def.WeightPerMinute
-	}
+	cfg.WeightPerMinute, cfg.Timeout = venuekit.OrPositive(cfg.WeightPerMinute, def.WeightPerMinute), venuekit.OrPositive(cfg.Timeout, def.Timeout)
 	if !cfg.Slippage.IsPositive() {
 		cfg.Slippage = def.Slippage
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = def.Timeout
 	}
 	if h == nil {
 		h = connector.NewHTTPClient(cfg.Timeout)
@@ -150,6 +146,20 @@ func (a *Adapter) account(c connector.Credential) (*account, error) {
 		acct.user, acct.vaultStr = v, &v
 	}
 	return acct, nil
+}
+
+// userInfo posts an /info request of typ about the credential's user;
+// kv are more fields, name then value.
+func (a *Adapter) userInfo(ctx context.Context, c connector.Credential, out any, typ string, kv ...any) error {
+	acct, err := a.account(c)
+	if err != nil {
+		return err
+	}
+	body := map[string]any{"type": typ, "user": acct.user}
+	for i := 0; i+1 < len(kv); i += 2 {
+		body[kv[i].(string)] = kv[i+1]
+	}
+	return a.info(ctx, c, body, out)
 }
 
 // info posts one /info request; body must carry "type".
@@ -387,30 +397,22 @@ var bps = decimal.NewFromInt(10000)
 // GetFeeInfo implements connector.Adapter: the user's rates with discounts
 // applied, in basis points.
 func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, _ connector.Market) (contract.FeeInfoResult, error) {
-	acct, err := a.account(c)
-	if err != nil {
-		return contract.FeeInfoResult{}, err
-	}
 	var f UserFees
-	if err := a.info(ctx, c, map[string]any{"type": "userFees", "user": acct.user}, &f); err != nil {
+	if err := a.userInfo(ctx, c, &f, "userFees"); err != nil {
 		return contract.FeeInfoResult{}, err
 	}
 	return contract.FeeInfoResult{MakerFee: dec(f.UserAddRate).Mul(bps), TakerFee: dec(f.UserCrossRate).Mul(bps)}, nil
 }
 
-func (a *Adapter) clearinghouse(ctx context.Context, c connector.Credential, acct *account) (ClearinghouseState, error) {
+func (a *Adapter) clearinghouse(ctx context.Context, c connector.Credential) (ClearinghouseState, error) {
 	var s ClearinghouseState
-	err := a.info(ctx, c, map[string]any{"type": "clearinghouseState", "user": acct.user, "dex": ""}, &s)
+	err := a.userInfo(ctx, c, &s, "clearinghouseState", "dex", "")
 	return s, err
 }
 
 // GetBalance implements connector.Adapter.
 func (a *Adapter) GetBalance(ctx context.Context, c connector.Credential) (contract.BalanceResult, error) {
-	acct, err := a.account(c)
-	if err != nil {
-		return contract.BalanceResult{}, err
-	}
-	s, err := a.clearinghouse(ctx, c, acct)
+	s, err := a.clearinghouse(ctx, c)
 	if err != nil {
 		return contract.BalanceResult{}, err
 	}
@@ -420,11 +422,7 @@ func (a *Adapter) GetBalance(ctx context.Context, c connector.Credential) (contr
 
 // GetPositions implements connector.Adapter.
 func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *connector.Market) (contract.PositionsResult, error) {
-	acct, err := a.account(c)
-	if err != nil {
-		return contract.PositionsResult{}, err
-	}
-	s, err := a.clearinghouse(ctx, c, acct)
+	s, err := a.clearinghouse(ctx, c)
 	if err != nil {
 		return contract.PositionsResult{}, err
 	}
@@ -442,32 +440,24 @@ func (a *Adapter) GetPositions(ctx context.Context, c connector.Credential, m *c
 // activeAssetData carries the account's leverage on one coin, position or
 // not.
 func (a *Adapter) GetLeverage(ctx context.Context, c connector.Credential, m connector.Market) (int, error) {
-	acct, err := a.account(c)
-	if err != nil {
-		return 0, err
-	}
 	var r struct {
 		Leverage Leverage `json:"leverage"`
 	}
-	if err := a.info(ctx, c, map[string]any{"type": "activeAssetData", "user": acct.user, "coin": m.Native}, &r); err != nil {
+	if err := a.userInfo(ctx, c, &r, "activeAssetData", "coin", m.Native); err != nil {
 		return 0, err
 	}
 	return r.Leverage.Value, nil
 }
 
-func (a *Adapter) openOrders(ctx context.Context, c connector.Credential, acct *account) ([]FrontendOrder, error) {
+func (a *Adapter) openOrders(ctx context.Context, c connector.Credential) ([]FrontendOrder, error) {
 	var os []FrontendOrder
-	err := a.info(ctx, c, map[string]any{"type": "frontendOpenOrders", "user": acct.user, "dex": ""}, &os)
+	err := a.userInfo(ctx, c, &os, "frontendOpenOrders", "dex", "")
 	return os, err
 }
 
 // GetOrders implements connector.Adapter.
 func (a *Adapter) GetOrders(ctx context.Context, c connector.Credential, m *connector.Market) (contract.OrdersResult, error) {
-	acct, err := a.account(c)
-	if err != nil {
-		return contract.OrdersResult{}, err
-	}
-	os, err := a.openOrders(ctx, c, acct)
+	os, err := a.openOrders(ctx, c)
 	if err != nil {
 		return contract.OrdersResult{}, err
 	}
@@ -483,12 +473,8 @@ func (a *Adapter) GetOrders(ctx context.Context, c connector.Credential, m *conn
 // GetFills implements connector.Adapter: the most recent fills, newest
 // first, filtered by coin here (the venue has no coin filter).
 func (a *Adapter) GetFills(ctx context.Context, c connector.Credential, m connector.Market, limit int) (contract.FillsResult, error) {
-	acct, err := a.account(c)
-	if err != nil {
-		return contract.FillsResult{}, err
-	}
 	var fs []UserFill
-	if err := a.info(ctx, c, map[string]any{"type": "userFills", "user": acct.user}, &fs); err != nil {
+	if err := a.userInfo(ctx, c, &fs, "userFills"); err != nil {
 		return contract.FillsResult{}, err
 	}
 	out := []contract.Fill{}
@@ -929,7 +915,7 @@ func (a *Adapter) CancelAllOrders(ctx context.Context, c connector.Credential, m
 	if err != nil {
 		return 0, err
 	}
-	os, err := a.openOrders(ctx, c, acct)
+	os, err := a.openOrders(ctx, c)
 	if err != nil {
 		return 0, err
 	}
@@ -966,7 +952,7 @@ func (a *Adapter) CloseAllPositions(ctx context.Context, c connector.Credential,
 	if err != nil {
 		return contract.CloseAllResult{}, err
 	}
-	s, err := a.clearinghouse(ctx, c, acct)
+	s, err := a.clearinghouse(ctx, c)
 	if err != nil {
 		return contract.CloseAllResult{}, err
 	}
@@ -1027,12 +1013,8 @@ func (a *Adapter) FindOrderByID(ctx context.Context, c connector.Credential, _ c
 
 // findOrder reads one order by ref (an oid or a cloid) with orderStatus.
 func (a *Adapter) findOrder(ctx context.Context, c connector.Credential, ref any, clientOrderID string) (connector.FoundOrder, bool, error) {
-	acct, err := a.account(c)
-	if err != nil {
-		return connector.FoundOrder{}, false, err
-	}
 	var st OrderStatusResponse
-	if err := a.info(ctx, c, map[string]any{"type": "orderStatus", "user": acct.user, "oid": ref}, &st); err != nil {
+	if err := a.userInfo(ctx, c, &st, "orderStatus", "oid", ref); err != nil {
 		return connector.FoundOrder{}, false, err
 	}
 	if st.Status != "order" || st.Order == nil {
@@ -1044,7 +1026,7 @@ func (a *Adapter) findOrder(ctx context.Context, c connector.Credential, ref any
 	found := connector.FoundOrder{Order: o, AvgPrice: decimal.Zero, Fee: decimal.Zero}
 	if o.Status == contract.StatusFilled || o.FilledSize.IsPositive() {
 		var fs []UserFill
-		if err := a.info(ctx, c, map[string]any{"type": "userFills", "user": acct.user}, &fs); err != nil {
+		if err := a.userInfo(ctx, c, &fs, "userFills"); err != nil {
 			return found, true, nil // the state is known; price and fee stay unknown
 		}
 		size, notional := decimal.Zero, decimal.Zero

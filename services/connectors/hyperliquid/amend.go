@@ -27,7 +27,7 @@ func (a *Adapter) ModifyOrder(ctx context.Context, c connector.Credential, am co
 		return contract.Order{}, contract.Errorf(contract.CodeInvalidRequest, "field \"orderId\": %q is not a hyperliquid order id", am.OrderID)
 	}
 	// The modify sends the whole order: it keeps its time in force and cloid.
-	tif, cloid := a.resting(ctx, c, acct, oid)
+	tif, cloid := a.resting(ctx, c, oid)
 	after := am.After
 	after.PostOnly = tif == "Alo"
 	var w OrderWire
@@ -53,8 +53,8 @@ func (a *Adapter) ModifyOrder(ctx context.Context, c connector.Credential, am co
 }
 
 // resting reads an open order's time in force and cloid ("" when unknown).
-func (a *Adapter) resting(ctx context.Context, c connector.Credential, acct *account, oid uint64) (tif, cloid string) {
-	open, err := a.openOrders(ctx, c, acct)
+func (a *Adapter) resting(ctx context.Context, c connector.Credential, oid uint64) (tif, cloid string) {
+	open, err := a.openOrders(ctx, c)
 	if err != nil {
 		return "", ""
 	}

@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 	"golang.org/x/time/rate"
 )
@@ -63,20 +64,14 @@ func (c *client) spend(ctx context.Context, weight int) error {
 	}
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) < delay || delay > 5*time.Second {
 		r.Cancel()
-		e := contract.Upstream(contract.ReasonUpstreamRateLimited, "", "",
-			"hyperliquid request weight budget of this connector is used up; retry in %d s", int(math.Ceil(delay.Seconds())))
-		e.RetryAfterSeconds = int(math.Ceil(delay.Seconds()))
-		return e
+		s := venuekit.Seconds(delay)
+		return connector.RateLimited("", "", s, "hyperliquid request weight budget of this connector is used up; retry in %d s", s)
 	}
-	t := time.NewTimer(delay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
+	if err := connector.SleepContext(ctx, delay); err != nil {
 		r.Cancel()
-		return ctx.Err()
+		return err
 	}
+	return nil
 }
 
 // post sends a JSON body to base+path and decodes a 200 answer into out.
@@ -130,9 +125,7 @@ func httpError(status int, raw []byte) error {
 	code := fmt.Sprint(status)
 	switch {
 	case status == http.StatusTooManyRequests:
-		e := contract.Upstream(contract.ReasonUpstreamRateLimited, code, msg, "hyperliquid rate limit reached (per-IP request weight)")
-		e.RetryAfterSeconds = 60
-		return e
+		return connector.RateLimited(code, msg, 60, "hyperliquid rate limit reached (per-IP request weight)")
 	case status >= 500:
 		return contract.Upstream(contract.ReasonUpstreamUnavailable, code, msg, "hyperliquid is unavailable (HTTP %d)", status)
 	default:

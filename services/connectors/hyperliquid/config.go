@@ -2,11 +2,10 @@ package hyperliquid
 
 import (
 	"errors"
-	"fmt"
 	"net/url"
-	"strconv"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/shopspring/decimal"
 )
 
@@ -41,27 +40,11 @@ func DefaultConfig() Config {
 
 // LoadConfig reads the PERPGATE_HYPERLIQUID_* settings through lookup.
 func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
-	c := DefaultConfig()
-	var errs []error
-	if v, ok := lookup("PERPGATE_HYPERLIQUID_URL"); ok && v != "" {
-		c.URL = v
-	}
-	if v, ok := lookup("PERPGATE_HYPERLIQUID_SLIPPAGE"); ok && v != "" {
-		d, err := decimal.NewFromString(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("PERPGATE_HYPERLIQUID_SLIPPAGE: %q is not a decimal such as 0.05", v))
-		}
-		c.Slippage = d
-	}
-	if v, ok := lookup("PERPGATE_HYPERLIQUID_WEIGHT_PER_MINUTE"); ok && v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("PERPGATE_HYPERLIQUID_WEIGHT_PER_MINUTE: %q is not an integer", v))
-		}
-		c.WeightPerMinute = n
-	}
-	errs = append(errs, c.Validate())
-	return c, errors.Join(errs...)
+	c, e := DefaultConfig(), venuekit.NewEnv(lookup)
+	e.String("PERPGATE_HYPERLIQUID_URL", &c.URL)
+	e.Decimal("PERPGATE_HYPERLIQUID_SLIPPAGE", "0.05", &c.Slippage)
+	e.Int("PERPGATE_HYPERLIQUID_WEIGHT_PER_MINUTE", &c.WeightPerMinute)
+	return c, e.Err(c.Validate())
 }
 
 // Validate reports every invalid setting at once.

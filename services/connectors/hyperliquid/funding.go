@@ -2,11 +2,11 @@ package hyperliquid
 
 import (
 	"context"
-	"math"
 	"strconv"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -17,13 +17,17 @@ const fundingLookback = 7 * 24 * time.Hour
 // fundingEntry is one entry of the userFunding info request.
 type fundingEntry struct {
 	Time  connector.Int `json:"time"` // ms
-	Delta struct {
-		Type        string `json:"type"`
-		Coin        string `json:"coin"`
-		USDC        string `json:"usdc"` // signed: negative when paid
-		Szi         string `json:"szi"`  // the position, signed
-		FundingRate string `json:"fundingRate"`
-	} `json:"delta"`
+	Delta fundingDelta  `json:"delta"`
+}
+
+// fundingDelta is one funding payment (userFunding's delta, an entry of
+// the userFundings push).
+type fundingDelta struct {
+	Type        string `json:"type"`
+	Coin        string `json:"coin"`
+	USDC        string `json:"usdc"` // signed: negative when paid
+	Szi         string `json:"szi"`  // the position, signed
+	FundingRate string `json:"fundingRate"`
 }
 
 // GetFundingPayments implements connector.FundingPaymentsReader with the
@@ -32,37 +36,16 @@ type fundingEntry struct {
 // that millisecond already read are skipped). The runtime keeps the
 // newest and filters the market (userFunding has no coin filter).
 func (a *Adapter) GetFundingPayments(ctx context.Context, c connector.Credential, m *connector.Market, since int64, limit int) ([]contract.FundingPayment, error) {
-	acct, err := a.account(c)
-	if err != nil {
-		return nil, err
-	}
 	start := since * 1000
 	if since == 0 {
 		start = a.now().Add(-fundingLookback).UnixMilli()
 	}
-	seen := map[string]bool{}
-	entries, err := connector.Paginate(ctx, math.MaxInt, func(ctx context.Context, cursor string) ([]fundingEntry, string, error) {
-		from := start
-		if cursor != "" {
-			from, _ = strconv.ParseInt(cursor, 10, 64)
-		}
+	entries, err := venuekit.TimePages(ctx, start, func(ctx context.Context, from int64) ([]fundingEntry, error) {
 		var page []fundingEntry
-		if err := a.info(ctx, c, map[string]any{"type": "userFunding", "user": acct.user, "startTime": from}, &page); err != nil {
-			return nil, "", err
-		}
-		fresh := []fundingEntry{}
-		for _, e := range page {
-			k := strconv.FormatInt(int64(e.Time), 10) + " " + e.Delta.Coin
-			if !seen[k] {
-				seen[k] = true
-				fresh = append(fresh, e)
-			}
-		}
-		if len(fresh) == 0 {
-			return nil, "", nil
-		}
-		return fresh, strconv.FormatInt(int64(page[len(page)-1].Time), 10), nil
-	})
+		err := a.userInfo(ctx, c, &page, "userFunding", "startTime", from)
+		return page, err
+	}, func(e fundingEntry) int64 { return int64(e.Time) },
+		func(e fundingEntry) string { return strconv.FormatInt(int64(e.Time), 10) + " " + e.Delta.Coin })
 	if err != nil {
 		return nil, err
 	}

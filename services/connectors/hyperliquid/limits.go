@@ -2,9 +2,9 @@ package hyperliquid
 
 import (
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
 )
 
@@ -47,14 +47,11 @@ func isAddressLimit(msg string) bool {
 
 // addressLimits remembers which addresses the venue throttles, until when.
 type addressLimits struct {
-	now   func() time.Time
-	mu    sync.Mutex
-	until map[string]time.Time
+	now  func() time.Time
+	held venuekit.Memo[time.Time]
 }
 
-func newAddressLimits(now func() time.Time) *addressLimits {
-	return &addressLimits{now: now, until: map[string]time.Time{}}
-}
+func newAddressLimits(now func() time.Time) *addressLimits { return &addressLimits{now: now} }
 
 func limitKey(env contract.Environment, user, class string) string {
 	return string(env) + "/" + user + "/" + class
@@ -63,13 +60,8 @@ func limitKey(env contract.Environment, user, class string) string {
 // check refuses an action while its address and class are held.
 func (l *addressLimits) check(env contract.Environment, user, class string) error {
 	now := l.now()
-	l.mu.Lock()
-	until, ok := l.until[limitKey(env, user, class)]
-	if ok && !now.Before(until) {
-		delete(l.until, limitKey(env, user, class))
-	}
-	l.mu.Unlock()
-	if !ok || !now.Before(until) {
+	until, held := l.held.Get(limitKey(env, user, class), now, addressThrottle)
+	if !held {
 		return nil
 	}
 	wait := int(until.Sub(now).Seconds() + 0.999)
@@ -82,7 +74,6 @@ func (l *addressLimits) check(env contract.Environment, user, class string) erro
 
 // throttled records that the venue refused the address for its budget.
 func (l *addressLimits) throttled(env contract.Environment, user, class string) {
-	l.mu.Lock()
-	l.until[limitKey(env, user, class)] = l.now().Add(addressThrottle)
-	l.mu.Unlock()
+	now := l.now()
+	l.held.Put(limitKey(env, user, class), now.Add(addressThrottle), now)
 }

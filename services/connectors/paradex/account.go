@@ -3,13 +3,12 @@ package paradex
 import (
 	"context"
 	"encoding/json"
-	"strings"
+	"strconv"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/perpgate/perpgate/pkg/connector"
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/perpgate/perpgate/pkg/contract"
-	"github.com/shopspring/decimal"
 )
 
 var _ connector.AccountFeeder = (*Adapter)(nil)
@@ -61,47 +60,41 @@ func (a *Adapter) FollowAccount(ctx context.Context, c connector.Credential, rea
 	if _, err := a.c.token(ctx, a.c.host(a.base(c)), acct, ""); err != nil {
 		return err
 	}
-	ws, _, err := websocket.Dial(ctx, a.cfg.streamURL(c.Environment), nil)
+	s, err := venuekit.DialAccount(ctx, "Paradex", a.cfg.streamURL(c.Environment))
 	if err != nil {
-		return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Paradex account stream: %v", err)
-	}
-	defer ws.CloseNow()
-	ws.SetReadLimit(16 << 20)
-	if err := a.streamLogin(ctx, ws, c, acct); err != nil {
 		return err
 	}
-	for i, ch := range accountChannels {
-		if err := writeRPC(ctx, ws, int64(i+1), "subscribe", map[string]string{"channel": ch}); err != nil {
-			return lost(err)
-		}
+	defer s.Close()
+	if err := a.streamLogin(ctx, s, c, acct); err != nil {
+		return err
 	}
-	acked := 0
-	for {
-		m, err := readRPC(ctx, ws)
-		if err != nil {
-			return lost(err)
-		}
+	subs := make([]any, len(accountChannels))
+	for i, ch := range accountChannels {
+		subs[i] = rpc(int64(i+1), "subscribe", map[string]string{"channel": ch})
+	}
+	return s.Follow(ctx, subs, ready, func(data []byte) (bool, error) {
+		var m rpcMessage
 		switch {
+		case json.Unmarshal(data, &m) != nil:
 		case m.Error != nil:
-			return contract.Upstream(contract.ReasonUpstreamUnavailable, "", m.Error.Message,
+			return false, contract.Upstream(contract.ReasonUpstreamUnavailable, "", m.Error.Message,
 				"Paradex refused an account channel: %s (%d)", m.Error.Message, m.Error.Code)
 		case m.ID != nil && m.Result != nil:
-			if acked++; acked == len(accountChannels) {
-				ready()
-			}
+			return true, nil
 		case m.Method == "subscription":
 			if ev, ok := accountEvent(m.Params.Channel, m.Params.Data); ok {
 				emit(ev)
 			}
 		}
-	}
+		return false, nil
+	})
 }
 
 // streamLogin sends the auth method with the credential's JWT. A token
 // the socket refuses (expired or revoked early) is replaced once with a
 // fresh one; a second refusal, or a POST /auth Paradex refuses, is
 // AUTHENTICATION_FAILED naming Paradex's reason.
-func (a *Adapter) streamLogin(ctx context.Context, ws *websocket.Conn, c connector.Credential, acct *account) error {
+func (a *Adapter) streamLogin(ctx context.Context, s *venuekit.AccountSocket, c connector.Credential, acct *account) error {
 	h := a.c.host(a.base(c))
 	refused := ""
 	var last string
@@ -110,17 +103,17 @@ func (a *Adapter) streamLogin(ctx context.Context, ws *websocket.Conn, c connect
 		if err != nil {
 			return err // POST /auth's refusal is AUTHENTICATION_FAILED already
 		}
-		if err := writeRPC(ctx, ws, 0, "auth", map[string]string{"bearer": jwt}); err != nil {
-			return lost(err)
+		if err := s.WriteJSON(ctx, rpc(0, "auth", map[string]string{"bearer": jwt})); err != nil {
+			return s.Lost(ctx, err)
 		}
-		m, err := readAnswer(ctx, ws, 0)
+		m, err := readAnswer(ctx, s, 0)
 		if err != nil {
-			return lost(err)
+			return s.Lost(ctx, err)
 		}
 		if m.Error == nil {
 			return nil
 		}
-		last = m.Error.Message + " (" + itoa(m.Error.Code) + ")"
+		last = m.Error.Message + " (" + strconv.Itoa(m.Error.Code) + ")"
 		if m.Error.Code != wsMalformedBearer && m.Error.Code != wsInvalidBearer {
 			break
 		}
@@ -130,168 +123,25 @@ func (a *Adapter) streamLogin(ctx context.Context, ws *websocket.Conn, c connect
 		"Paradex refused the account stream's login of credential %s: %s", c.ID, last)
 }
 
-func itoa(n int) string { return decimal.NewFromInt(int64(n)).String() }
-
-func lost(err error) error {
-	if ce, ok := contract.AsError(err); ok {
-		return ce
-	}
-	return contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "Paradex account stream closed: %v", err)
+// rpc is a JSON-RPC 2.0 request.
+func rpc(id int64, method string, params any) map[string]any {
+	return map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": id}
 }
 
-func writeRPC(ctx context.Context, ws *websocket.Conn, id int64, method string, params any) error {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": id})
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+// readAnswer reads until the answer to id, within 10 s.
+func readAnswer(ctx context.Context, s *venuekit.AccountSocket, id int64) (rpcMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return ws.Write(wctx, websocket.MessageText, b)
-}
-
-func readRPC(ctx context.Context, ws *websocket.Conn) (rpcMessage, error) {
 	for {
-		_, data, err := ws.Read(ctx)
+		_, data, err := s.Read(ctx)
 		if err != nil {
 			return rpcMessage{}, err
 		}
 		var m rpcMessage
-		if json.Unmarshal(data, &m) == nil {
+		if json.Unmarshal(data, &m) == nil && m.ID != nil && *m.ID == id {
 			return m, nil
 		}
 	}
 }
 
-// readAnswer reads until the answer to id, within 10 s.
-func readAnswer(ctx context.Context, ws *websocket.Conn, id int64) (rpcMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	for {
-		m, err := readRPC(ctx, ws)
-		if err != nil || (m.ID != nil && *m.ID == id) {
-			return m, err
-		}
-	}
-}
-
-// accountEvent normalizes one private channel message; the payloads are
-// the REST models, read as REST reads them.
-func accountEvent(channel string, data json.RawMessage) (connector.AccountEvent, bool) {
-	prefix, _, _ := strings.Cut(channel, ".")
-	switch prefix {
-	case "orders":
-		var o wsOrder
-		if json.Unmarshal(data, &o) != nil {
-			return connector.AccountEvent{}, false
-		}
-		return connector.AccountEvent{Time: ms(o.LastUpdatedAt), Data: orderEvent(o)}, true
-	case "fills":
-		var f fillResp
-		if json.Unmarshal(data, &f) != nil || f.FillType == "TRANSFER" || f.FillType == "SETTLE_MARKET" {
-			return connector.AccountEvent{}, false // not trades, as getFills leaves them out
-		}
-		return connector.AccountEvent{Time: ms(f.CreatedAt), Data: fillEvent(f)}, true
-	case "positions":
-		var p wsPosition
-		if json.Unmarshal(data, &p) != nil {
-			return connector.AccountEvent{}, false
-		}
-		return connector.AccountEvent{Time: ms(p.LastUpdatedAt), Data: positionEvent(p)}, true
-	case "account":
-		var r wsAccount
-		if json.Unmarshal(data, &r) != nil {
-			return connector.AccountEvent{}, false
-		}
-		asset := r.SettlementAsset
-		if asset == "" {
-			asset = "USDC"
-		}
-		return connector.AccountEvent{Time: ms(r.UpdatedAt), Data: contract.BalanceEvent{Asset: asset,
-			Equity: given(r.AccountValue), FreeCollateral: given(r.FreeCollateral), WalletBalance: given(r.TotalCollateral)}}, true
-	case "funding_payments":
-		var p struct {
-			Market    string        `json:"market"`
-			Payment   dec           `json:"payment"` // signed: negative when paid
-			CreatedAt connector.Int `json:"created_at"`
-		}
-		if json.Unmarshal(data, &p) != nil || !p.Payment.Given {
-			return connector.AccountEvent{}, false
-		}
-		// Paradex gives neither the rate nor the position size.
-		return connector.AccountEvent{Time: ms(p.CreatedAt), Data: contract.FundingEvent{Market: p.Market, Amount: p.Payment.D()}}, true
-	}
-	return connector.AccountEvent{}, false
-}
-
 func ms(t connector.Int) time.Time { return time.UnixMilli(int64(t)) }
-
-// given is d, or nil when Paradex left it empty.
-func given(d dec) *decimal.Decimal {
-	if !d.Given {
-		return nil
-	}
-	v := d.D()
-	return &v
-}
-
-type wsOrder struct {
-	orderResp
-	LastUpdatedAt connector.Int `json:"last_updated_at"`
-}
-
-type wsPosition struct {
-	positionResp
-	LiquidationPrice dec           `json:"liquidation_price"`
-	LastUpdatedAt    connector.Int `json:"last_updated_at"`
-}
-
-type wsAccount struct {
-	accountResp
-	SettlementAsset string        `json:"settlement_asset"`
-	UpdatedAt       connector.Int `json:"updated_at"`
-}
-
-// orderEvent: status as REST maps it; price only for priced types;
-// avgPrice when something filled; reason the venue's cancel_reason when
-// the order was not simply cancelled by its owner or filled (a post-only
-// refusal is post_only_would_take, as on every venue).
-func orderEvent(w wsOrder) contract.OrderEvent {
-	o := orderFromWire(w.orderResp)
-	ev := contract.OrderEvent{OrderID: o.ID, ClientOrderID: o.ClientOrderID, Market: o.Market, Side: o.Side, Type: o.Type,
-		Size: o.Size, TriggerPrice: o.TriggerPrice, FilledSize: o.FilledSize, Status: o.Status, ReduceOnly: o.ReduceOnly}
-	if p := w.Price.D(); p.IsPositive() {
-		ev.Price = &p
-	}
-	if avg := w.AvgFillPrice.D(); w.AvgFillPrice.Given && avg.IsPositive() && o.FilledSize.IsPositive() {
-		ev.AvgPrice = &avg
-	}
-	if r := w.CancelReason; r != "" && r != "USER_CANCELED" && o.Status != contract.StatusFilled {
-		ev.Reason = r
-		if r == "POST_ONLY_WOULD_CROSS" { // the name every venue's post-only refusal has (DESIGN §13)
-			ev.Reason = "post_only_would_take"
-		}
-	}
-	return ev
-}
-
-func fillEvent(f fillResp) contract.FillEvent {
-	fl := fillFromWire(f)
-	return contract.FillEvent{FillID: fl.ID, OrderID: fl.OrderID, ClientOrderID: f.ClientID, Market: fl.Market, Side: fl.Side,
-		Size: fl.Size, Price: fl.Price, Fee: fl.Fee, FeeAsset: f.FeeCurrency, Liquidity: f.Liquidity, RealizedPnl: fl.RealizedPnl,
-		Timestamp: fl.Timestamp}
-}
-
-// positionEvent: a CLOSED or empty position is FLAT; leverage and the
-// liquidation price only when Paradex gave them.
-func positionEvent(p wsPosition) contract.PositionEvent {
-	if p.Status == "CLOSED" || p.Size.D().IsZero() {
-		return contract.PositionEvent{Market: p.Market, Side: contract.PositionFlat, Size: decimal.Zero, EntryPrice: decimal.Zero}
-	}
-	pos := positionFromWire(p.positionResp, decimal.Zero)
-	ev := contract.PositionEvent{Market: p.Market, Side: pos.Side, Size: pos.Size, EntryPrice: pos.EntryPrice,
-		UnrealizedPnl: given(p.UnrealizedPnl)}
-	if l := p.Leverage.D(); l.IsPositive() {
-		ev.Leverage = &l
-	}
-	if lp := p.LiquidationPrice.D(); lp.IsPositive() {
-		ev.LiquidationPrice = &lp
-	}
-	return ev
-}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"sync"
 
@@ -142,7 +143,7 @@ func (a *Adapter) GetOrderbook(ctx context.Context, c connector.Credential, m co
 	if err := a.public(ctx, c, "/orderbook/"+url.PathEscape(m.Native), url.Values{"depth": {strconv.Itoa(min(max(n, 1), 100))}}, &b); err != nil {
 		return contract.OrderbookResult{}, err
 	}
-	return contract.OrderbookResult{Bids: levels(b.Bids, n), Asks: levels(b.Asks, n)}, nil
+	return contract.OrderbookResult{Bids: venuekit.Levels(b.Bids, n), Asks: venuekit.Levels(b.Asks, n)}, nil
 }
 
 func (a *Adapter) summary(ctx context.Context, c connector.Credential, native string) ([]summaryResp, error) {
@@ -229,7 +230,7 @@ func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m conn
 			return contract.CandlesResult{}, err
 		}
 		for _, r := range l.Results {
-			if cd, ok := candleFromWire(r); ok {
+			if cd, ok := venuekit.CandleRow(r); ok {
 				rows = append(rows, cd)
 			}
 		}
@@ -237,25 +238,6 @@ func (a *Adapter) GetCandles(ctx context.Context, c connector.Credential, m conn
 	}
 	// aggregate also sorts and trims native candles (one row per bucket).
 	return contract.CandlesResult{Candles: aggregate(rows, minutes, limit)}, nil
-}
-
-// candleFromWire reads [ts ms, open, high, low, close, volume], JSON
-// numbers read as decimals (never floats).
-func candleFromWire(r []json.Number) (contract.Candle, bool) {
-	if len(r) < 6 {
-		return contract.Candle{}, false
-	}
-	ms, err := r[0].Int64()
-	if err != nil {
-		return contract.Candle{}, false
-	}
-	var v [5]decimal.Decimal
-	for i := range v {
-		if v[i], err = decimal.NewFromString(r[i+1].String()); err != nil {
-			return contract.Candle{}, false
-		}
-	}
-	return contract.Candle{Time: ms / 1000, Open: v[0], High: v[1], Low: v[2], Close: v[3], Volume: v[4]}, true
 }
 
 // GetMarketsWithFunding implements connector.Adapter with
@@ -302,7 +284,7 @@ func (a *Adapter) GetFeeInfo(ctx context.Context, c connector.Credential, m conn
 		return contract.FeeInfoResult{}, contract.Upstream(contract.ReasonUnknown, "", "",
 			"Paradex lists %s without a fee_config, so its fee is unknown; see Paradex's fee schedule", m.Native)
 	}
-	return contract.FeeInfoResult{MakerFee: bps(f[0]), TakerFee: bps(f[1])}, nil
+	return contract.FeeInfoResult{MakerFee: venuekit.Bps(f[0]), TakerFee: venuekit.Bps(f[1])}, nil
 }
 
 // GetBalance implements connector.Adapter from GET /account: equity and
@@ -438,7 +420,7 @@ func (a *Adapter) fills(ctx context.Context, c connector.Credential, q url.Value
 		out = append(out, f)
 	}
 	// The order of /fills is not documented: newest first, by time.
-	sortFills(out)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt > out[j].CreatedAt })
 	if len(out) > limit {
 		out = out[:limit]
 	}

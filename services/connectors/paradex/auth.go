@@ -2,14 +2,11 @@ package paradex
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"math/big"
 	"net/http"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/connector/venuekit"
@@ -47,35 +44,10 @@ type TokenStore interface {
 }
 
 // MemoryTokens is a per-process TokenStore.
-type MemoryTokens struct {
-	mu sync.Mutex
-	m  map[string]Token
-}
+type MemoryTokens = venuekit.Store[Token]
 
 // NewMemoryTokens returns an empty store.
-func NewMemoryTokens() *MemoryTokens { return &MemoryTokens{m: map[string]Token{}} }
-
-// Get implements TokenStore.
-func (s *MemoryTokens) Get(key string) (Token, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.m[key]
-	return t, ok
-}
-
-// Put implements TokenStore.
-func (s *MemoryTokens) Put(key string, t Token) {
-	s.mu.Lock()
-	s.m[key] = t
-	s.mu.Unlock()
-}
-
-// Delete implements TokenStore.
-func (s *MemoryTokens) Delete(key string) {
-	s.mu.Lock()
-	delete(s.m, key)
-	s.mu.Unlock()
-}
+func NewMemoryTokens() *MemoryTokens { return venuekit.NewStore[Token]() }
 
 // account is a decoded, validated credential.
 type account struct {
@@ -97,15 +69,7 @@ func (a *account) tokenKey(base string) string {
 // Concurrent callers of one credential share one auth call.
 func (c *client) token(ctx context.Context, h *host, acct *account, refused string) (string, error) {
 	key := acct.tokenKey(h.base)
-	c.mu.Lock()
-	fl := c.flights[key]
-	if fl == nil {
-		fl = &sync.Mutex{}
-		c.flights[key] = fl
-	}
-	c.mu.Unlock()
-	fl.Lock()
-	defer fl.Unlock()
+	defer c.flights.Lock(key)()
 	if t, ok := c.tokens.Get(key); ok && t.JWT != refused && c.now().Before(t.Expires.Add(-refreshBefore)) {
 		return t.JWT, nil
 	}
@@ -169,22 +133,8 @@ func (c *client) authPath(h *host, acct *account) string {
 // clock; without one it assumes the documented five minutes.
 func (c *client) jwtExpiry(h *host, jwt string) time.Time {
 	fallback := c.now().Add(tokenLifetime)
-	parts := strings.Split(jwt, ".")
-	if len(parts) < 2 {
-		return fallback
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
-	if err != nil {
-		return fallback
-	}
-	var claims struct {
-		Exp int64 `json:"exp"`
-	}
-	if json.Unmarshal(raw, &claims) != nil || claims.Exp == 0 {
-		return fallback
-	}
-	exp := time.Unix(claims.Exp, 0).Add(-h.clock.Offset())
-	if exp.After(fallback) {
+	exp, ok := venuekit.JWTExpiry(jwt)
+	if exp = exp.Add(-h.clock.Offset()); !ok || exp.After(fallback) {
 		return fallback
 	}
 	return exp

@@ -28,9 +28,8 @@ type client struct {
 	wait   func(ctx context.Context, d time.Duration) error
 	hosts  *venuekit.Hosts[host]
 	quotas venuekit.Quotas // our clock
-
-	mu      sync.Mutex
-	flights map[string]*sync.Mutex // token key → one auth at a time
+	// flights: one auth at a time per token key.
+	flights venuekit.Flights
 }
 
 type host struct {
@@ -63,7 +62,7 @@ func newClient(cfg Config, hc *http.Client) *client {
 		tokens = NewMemoryTokens()
 	}
 	return &client{http: venuekit.HTTP{Venue: "Paradex", Client: hc}, now: now, authExpiry: cfg.AuthExpiry, tokens: tokens,
-		wait: connector.SleepContext, flights: map[string]*sync.Mutex{},
+		wait:  connector.SleepContext,
 		hosts: venuekit.NewHosts(func(base string) *host { return &host{base: base, clock: connector.NewServerClock(now)} })}
 }
 

@@ -1,7 +1,7 @@
 package paradex
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -134,15 +134,6 @@ func sideFromWire(s string) contract.Side { return sides.Side(s) }
 
 func sideToWire(s contract.Side) string { return sides.Wire(s) }
 
-func hasFlag(flags []string, f string) bool {
-	for _, x := range flags {
-		if x == f {
-			return true
-		}
-	}
-	return false
-}
-
 func orderFromWire(o orderResp) contract.Order {
 	out := contract.Order{
 		ID:            o.ID,
@@ -154,7 +145,7 @@ func orderFromWire(o orderResp) contract.Order {
 		FilledSize:    o.Size.D().Sub(o.RemainingSize.D()),
 		Status:        statusFromWire(o),
 		CreatedAt:     int64(o.CreatedAt / 1000),
-		ReduceOnly:    hasFlag(o.Flags, "REDUCE_ONLY"),
+		ReduceOnly:    slices.Contains(o.Flags, "REDUCE_ONLY"),
 		ClientOrderID: o.ClientID,
 	}
 	if out.FilledSize.IsNegative() || !o.RemainingSize.Given {
@@ -203,38 +194,13 @@ func fillFromWire(f fillResp) contract.Fill {
 	return out
 }
 
-func levels(in [][2]dec, n int) []contract.Level { return venuekit.Levels(in, n) }
-
 // resolutions are the kline resolutions Paradex serves, in minutes
 // (GET /markets/klines); longer candles are built from 60-minute ones.
 var resolutions = map[int]bool{1: true, 3: true, 5: true, 15: true, 30: true, 60: true}
 
 // aggregate builds candles of minutes (a multiple of 60) from hourly
 // candles, on UTC boundaries, oldest first; the last may be partial.
-func aggregate(hourly []contract.Candle, minutes, limit int) []contract.Candle {
-	sort.Slice(hourly, func(i, j int) bool { return hourly[i].Time < hourly[j].Time })
-	step := int64(minutes) * 60
-	var out []contract.Candle
-	for _, h := range hourly {
-		start := h.Time - ((h.Time%step)+step)%step
-		if n := len(out); n > 0 && out[n-1].Time == start {
-			c := &out[n-1]
-			c.High = decimal.Max(c.High, h.High)
-			c.Low = decimal.Min(c.Low, h.Low)
-			c.Close = h.Close
-			c.Volume = c.Volume.Add(h.Volume)
-			continue
-		}
-		out = append(out, contract.Candle{Time: start, Open: h.Open, High: h.High, Low: h.Low, Close: h.Close, Volume: h.Volume})
-	}
-	if len(out) > limit {
-		out = out[len(out)-limit:]
-	}
-	return out
-}
-
-// bps converts a fee rate (0.0002) to basis points (2).
-func bps(rate decimal.Decimal) decimal.Decimal { return venuekit.Bps(rate) }
+var aggregate = venuekit.Aggregate
 
 // fmtDec renders a decimal as Paradex takes it: a plain string.
 func fmtDec(d decimal.Decimal) string { return d.String() }

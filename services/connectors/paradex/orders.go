@@ -32,11 +32,7 @@ var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 var orderIDPattern = regexp.MustCompile(`^[0-9]{1,40}$`)
 
 func checkClientID(id string) error {
-	if !clientIDPattern.MatchString(id) {
-		return contract.Errorf(contract.CodeInvalidRequest,
-			"field \"clientOrderId\": %q cannot be sent to Paradex, which takes 1 to 64 characters; use letters, digits, '-', '_', '.' or ':'", id)
-	}
-	return nil
+	return venuekit.ClientIDRule{Venue: "Paradex", Pattern: clientIDPattern, Takes: "1 to 64 characters; use letters, digits, '-', '_', '.' or ':'"}.Check(id)
 }
 
 // body turns a rounded order into Paradex's OrderRequest (unsigned).
@@ -214,15 +210,21 @@ func (a *Adapter) executed(ctx context.Context, c connector.Credential, m connec
 	if !back.RemainingSize.Given || !filled.IsPositive() {
 		return total, back, nil
 	}
+	return total.Add(filled, back.AvgFillPrice.D(), a.orderFee(ctx, c, m, back.ID)), back, nil
+}
+
+// orderFee sums the fees of the order's fills among the market's last
+// 200; zero when they cannot be read.
+func (a *Adapter) orderFee(ctx context.Context, c connector.Credential, m connector.Market, id string) decimal.Decimal {
 	fee := decimal.Zero
 	if fills, err := a.fills(ctx, c, marketQuery(m), 200); err == nil {
 		for _, f := range fills {
-			if f.OrderID == back.ID {
+			if f.OrderID == id {
 				fee = fee.Add(f.Fee.D())
 			}
 		}
 	}
-	return total.Add(filled, back.AvgFillPrice.D(), fee), back, nil
+	return fee
 }
 
 // PlaceStopOrder implements connector.Adapter: a STOP_MARKET order,
@@ -536,13 +538,7 @@ func (a *Adapter) FindOrderByID(ctx context.Context, c connector.Credential, m c
 func (a *Adapter) found(ctx context.Context, c connector.Credential, m connector.Market, o orderResp) connector.FoundOrder {
 	out := connector.FoundOrder{Order: orderFromWire(o), AvgPrice: o.AvgFillPrice.D(), Fee: decimal.Zero}
 	if out.FilledSize.IsPositive() {
-		if fills, err := a.fills(ctx, c, marketQuery(m), 200); err == nil {
-			for _, f := range fills {
-				if f.OrderID == o.ID {
-					out.Fee = out.Fee.Add(f.Fee.D())
-				}
-			}
-		}
+		out.Fee = a.orderFee(ctx, c, m, o.ID)
 	}
 	return out
 }

@@ -76,7 +76,7 @@ func (a *Adapter) BookSnapshot(ctx context.Context, env contract.Environment, na
 		return connector.BookUpdate{}, err
 	}
 	return connector.BookUpdate{Snapshot: true, Depth: depth, Seq: b.SeqNo,
-		Bids: levels(b.Bids, depth), Asks: levels(b.Asks, depth)}, nil
+		Bids: venuekit.Levels(b.Bids, depth), Asks: venuekit.Levels(b.Asks, depth)}, nil
 }
 
 type stream struct {

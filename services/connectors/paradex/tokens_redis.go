@@ -1,31 +1,22 @@
 package paradex
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/connector/venuekit"
 	"github.com/redis/go-redis/v9"
 )
 
 // RedisTokens is a TokenStore shared by connector replicas: every replica
 // serving a credential reuses the one JWT Paradex issued for it, so a
-// scaled-out connector does not authenticate once per replica. Keys are a
-// hash of the cache key; a token expires from Redis when it expires.
-type RedisTokens struct {
-	rdb    redis.UniversalClient
-	prefix string
-}
-
-// redisTimeout bounds one token read or write; a slow Redis means a miss
-// (the replica authenticates itself), never a stalled request.
-const redisTimeout = 300 * time.Millisecond
+// scaled-out connector does not authenticate once per replica. A token
+// expires from Redis when it expires.
+type RedisTokens struct{ c *venuekit.RedisCache }
 
 // NewRedisTokens stores tokens under prefix in rdb.
 func NewRedisTokens(rdb redis.UniversalClient, prefix string) *RedisTokens {
-	return &RedisTokens{rdb: rdb, prefix: prefix}
+	return &RedisTokens{venuekit.NewRedisCache(rdb, prefix)}
 }
 
 type storedToken struct {
@@ -33,21 +24,11 @@ type storedToken struct {
 	Expires int64  `json:"expires"` // Unix ms
 }
 
-func (s *RedisTokens) key(k string) string {
-	sum := sha256.Sum256([]byte(k))
-	return s.prefix + hex.EncodeToString(sum[:])
-}
-
 // Get implements TokenStore.
 func (s *RedisTokens) Get(k string) (Token, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
-	defer cancel()
-	raw, err := s.rdb.Get(ctx, s.key(k)).Bytes()
-	if err != nil {
-		return Token{}, false
-	}
+	raw, ok := s.c.Get(k)
 	var st storedToken
-	if json.Unmarshal(raw, &st) != nil || st.JWT == "" {
+	if !ok || json.Unmarshal(raw, &st) != nil || st.JWT == "" {
 		return Token{}, false
 	}
 	return Token{JWT: st.JWT, Expires: time.UnixMilli(st.Expires)}, true
@@ -55,19 +36,9 @@ func (s *RedisTokens) Get(k string) (Token, bool) {
 
 // Put implements TokenStore.
 func (s *RedisTokens) Put(k string, t Token) {
-	ttl := time.Until(t.Expires)
-	if ttl <= 0 {
-		return
-	}
 	raw, _ := json.Marshal(storedToken{JWT: t.JWT, Expires: t.Expires.UnixMilli()})
-	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
-	defer cancel()
-	_ = s.rdb.Set(ctx, s.key(k), raw, ttl).Err()
+	s.c.Set(k, raw, time.Until(t.Expires))
 }
 
 // Delete implements TokenStore.
-func (s *RedisTokens) Delete(k string) {
-	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
-	defer cancel()
-	_ = s.rdb.Del(ctx, s.key(k)).Err()
-}
+func (s *RedisTokens) Delete(k string) { s.c.Delete(k) }
