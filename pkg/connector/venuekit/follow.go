@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/perpgate/perpgate/pkg/connector"
-	"github.com/shopspring/decimal"
 )
 
 // PrivateStream is one account socket of a venue that logs in with
@@ -63,13 +60,4 @@ func EachRow[T any](data json.RawMessage, f func(T)) error {
 		f(r)
 	}
 	return nil
-}
-
-// Given is d, or nil when the venue sent no value.
-func Given(d connector.Decimal) *decimal.Decimal {
-	if !d.Given {
-		return nil
-	}
-	v := d.D()
-	return &v
 }
