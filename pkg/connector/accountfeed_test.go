@@ -28,6 +28,8 @@ type feedVenue struct {
 	follow  func(n int, ready func(), emit func(AccountEvent)) error
 	open    []contract.Order
 	fills   []contract.Fill
+	// failFills is how many GetFills calls fail before one answers.
+	failFills int
 }
 
 func (v *feedVenue) Markets(context.Context, Credential) ([]Market, error) {
@@ -63,6 +65,10 @@ func (v *feedVenue) GetPositions(context.Context, Credential, *Market) (contract
 func (v *feedVenue) GetFills(context.Context, Credential, Market, int) (contract.FillsResult, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.failFills > 0 {
+		v.failFills--
+		return contract.FillsResult{}, contract.Upstream(contract.ReasonUpstreamUnavailable, "", "", "fills not answered")
+	}
 	return contract.FillsResult{Fills: append([]contract.Fill{}, v.fills...)}, nil
 }
 
@@ -265,5 +271,47 @@ func TestFeedStateDropsStaleFrames(t *testing.T) {
 	st.apply(now, f)
 	if !st.stale(f) || st.active() {
 		t.Fatalf("stale(published fill) = %v, active = %v; want true, false", st.stale(f), st.active())
+	}
+}
+
+// TestAccountFeedHoldsEventsUntilReconciled: a fill the venue made before
+// the feed opened still reaches the stream when the first reconcile
+// failed and a newer fill came over the socket meanwhile (the newer one
+// must not become the point the retry reads fills from).
+func TestAccountFeedHoldsEventsUntilReconciled(t *testing.T) {
+	old := contract.Fill{ID: "f-old", OrderID: "o1", Market: "XBT", Side: contract.Buy, Size: decimal.NewFromInt(1),
+		Price: decimal.NewFromInt(100), Fee: decimal.RequireFromString("0.05"), Timestamp: time.Now().Add(-10 * time.Second).Unix()}
+	open := contract.Order{ID: "o3", Market: "XBT", Side: contract.Buy, Type: "LIMIT", Size: decimal.NewFromInt(2),
+		Price: decimal.NewFromInt(90), FilledSize: decimal.Zero, Status: contract.StatusOpen}
+	v := &feedVenue{open: []contract.Order{open}, fills: []contract.Fill{old}, failFills: 1}
+	v.follow = func(n int, ready func(), emit func(AccountEvent)) error {
+		ready()
+		emit(AccountEvent{Time: time.Now(), Data: contract.FillEvent{FillID: "f-new", OrderID: "o2", Market: "XBT",
+			Side: contract.Sell, Size: decimal.NewFromInt(1), Price: decimal.NewFromInt(101), Fee: decimal.Zero,
+			Timestamp: time.Now().Unix()}})
+		return nil
+	}
+	r, nc, cur := feedRuntime(t, v)
+	if err := askFeed(t, r, nc); err != nil {
+		t.Fatalf("the feed did not answer it is open: %v", err)
+	}
+	got := map[string]string{}
+	for len(got) < 2 {
+		ev, ok := nextEvent(t, cur, 3*time.Second)
+		if !ok {
+			t.Fatalf("fills on the stream: %v, want f-old (reconcile) and f-new (stream)", got)
+		}
+		if ev.Type == contract.EventOrder {
+			continue // the open order, which names the market the reconcile reads fills of
+		}
+		var f contract.FillEvent
+		_ = json.Unmarshal(ev.Data, &f)
+		if ev.Type != contract.EventFill || got[f.FillID] != "" {
+			t.Fatalf("unexpected %s %s after %v", ev.Type, ev.Data, got)
+		}
+		got[f.FillID] = ev.Source
+	}
+	if got["f-old"] != contract.SourceReconcile || got["f-new"] != contract.SourceStream {
+		t.Fatalf("fills on the stream: %v, want f-old from reconcile and f-new from the stream", got)
 	}
 }

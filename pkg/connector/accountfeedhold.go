@@ -239,6 +239,14 @@ func (q *feedQueue) push(it feedItem) {
 	}
 }
 
+// hold puts items back at the head of the queue, before anything pushed
+// since they were taken.
+func (q *feedQueue) hold(items []feedItem) {
+	q.mu.Lock()
+	q.items = append(append([]feedItem{}, items...), q.items...)
+	q.mu.Unlock()
+}
+
 func (q *feedQueue) take() []feedItem {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -276,12 +284,20 @@ func (m *accountFeeds) session(ctx context.Context, cf *credFeed, cred Credentia
 		unreconciled = false
 		m.setReady(cf, true)
 	}
+	// While a reconcile is owed, the venue's events wait in the queue:
+	// published first, a newer fill would become the point the reconcile
+	// reads fills from, and older fills it missed would never be published.
 	drain := func() {
-		for _, it := range q.take() {
+		items := q.take()
+		for i, it := range items {
 			if it.ready {
 				opened = true
 				reconcile()
 				continue
+			}
+			if unreconciled {
+				q.hold(items[i:])
+				return
 			}
 			m.publishStream(sctx, cf, cred, it.ev)
 		}
@@ -297,6 +313,9 @@ func (m *accountFeeds) session(ctx context.Context, cf *credFeed, cred Credentia
 		case <-beat.C:
 			if unreconciled {
 				reconcile()
+				if !unreconciled {
+					drain()
+				}
 			}
 			cf.mu.Lock()
 			ready := cf.ready

@@ -346,8 +346,15 @@ func (s *Server) serveSSE(c echo.Context, ctx context.Context, sub *subscription
 		return nil
 	}
 	pctx, stop := context.WithCancel(ctx)
-	defer stop()
+	keepAliveDone := make(chan struct{})
+	// The keep-alive must be over before the handler returns: net/http
+	// finishes the response then, and a late flush would race with it.
+	defer func() {
+		stop()
+		<-keepAliveDone
+	}()
 	go func() {
+		defer close(keepAliveDone)
 		t := time.NewTicker(s.cfg.EventKeepAlive)
 		defer t.Stop()
 		for {
