@@ -154,6 +154,9 @@ func TestFollowAccountEndsWhenDropped(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("not ready")
 	}
+	// ready comes once the dial returns; the simulator registers the socket
+	// just after, and a drop before that would close nothing.
+	connectortest.Eventually(t, 3*time.Second, "the simulator holds the socket", func() bool { return f.sim.PrivateOpen() == 1 })
 	f.sim.DropPrivate()
 	select {
 	case err := <-done:

@@ -122,6 +122,10 @@ func (s *Server) ExpireListenKeys() {
 // a connection is valid for 24 hours). The listen keys stay live.
 func (s *Server) DropPrivate() { s.users.sockets.Drop() }
 
+// PrivateOpen counts the user data sockets the simulator holds (a client's
+// dial returns before the simulator has registered its socket).
+func (s *Server) PrivateOpen() int { return len(s.users.sockets.Open()) }
+
 func (s *Server) serveUserStream(w http.ResponseWriter, r *http.Request) {
 	user, ok := s.userOf(strings.TrimPrefix(r.URL.Path, "/ws/"))
 	if !ok {
