@@ -279,6 +279,7 @@ func (m *accountFeeds) session(ctx context.Context, cf *credFeed, cred Credentia
 		if err := m.reconcile(sctx, cf, cred); err != nil {
 			m.log.Warn("account feed not reconciled yet; retrying", "credential_id", cred.ID, "err", err)
 			unreconciled = true
+			m.setReady(cf, false) // its events wait, so the watchers must poll meanwhile
 			return
 		}
 		unreconciled = false
