@@ -3,26 +3,79 @@ package testenv
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago and
+// that this process has not handed out before. It is taken from below the
+// kernel's ephemeral range: a port from inside it, once released, can be
+// given to any process that binds ":0" (a service's admin or health
+// listener) before the test's own process binds it, and a CI run lost a
+// paper venue that way. Ports are drawn at random so that the test
+// binaries go test runs side by side rarely pick the same one.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	lo, hi := portPool()
+	for range 200 {
+		port := lo + rand.IntN(hi-lo)
+		if !reservePort(port) {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatalf("no free TCP port in %d-%d after 200 tries", lo, hi)
+	return 0
+}
+
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+func reservePort(port int) bool {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports[port] {
+		return false
+	}
+	handedOut.ports[port] = true
+	return true
+}
+
+// portPool is the range FreePort draws from: 20000 up to the start of the
+// ephemeral range (32768 on Linux by default, read from /proc when it can
+// be), which keeps clear of the well-known services below 10000.
+func portPool() (lo, hi int) {
+	lo, hi = 20000, 32768
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return lo, hi
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return lo, hi
+	}
+	if start, err := strconv.Atoi(fields[0]); err == nil && start > 12000 {
+		hi = start
+		lo = min(lo, start-2000)
+		lo = max(lo, 10000)
+	}
+	return lo, hi
 }
 
 // Daemon is a dependency (nats-server, redis-server) run by the test as

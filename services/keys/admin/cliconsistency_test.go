@@ -1,11 +1,12 @@
 package admin_test
 
 import (
-	"net"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/keys/admin"
 )
 
@@ -46,12 +47,7 @@ func TestCLIUnknownFlagPrintsCommandUsage(t *testing.T) {
 // TestCLIAdminUnreachable: with nothing at PERPGATE_ADMIN_URL the CLI
 // names the URL it tried and asks whether perpgate serve is running.
 func TestCLIAdminUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	ln.Close() // nothing listens there now
+	url := fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t)) // nothing listens there
 	r := runCLI(t, map[string]string{"PERPGATE_ADMIN_TOKEN": "made-up-token-0123456789", "PERPGATE_ADMIN_URL": url}, "", "account", "list")
 	if r.code != admin.ExitError || !strings.Contains(r.stderr, url) || !strings.Contains(r.stderr, "perpgate serve") ||
 		!strings.Contains(r.stderr, "PERPGATE_ADMIN_URL") {

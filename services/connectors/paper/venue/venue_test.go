@@ -3,8 +3,8 @@ package venue_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/paper"
+	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/connectors/paper/venue"
 	"github.com/shopspring/decimal"
 )
@@ -329,12 +330,7 @@ func TestRun(t *testing.T) {
 	}
 
 	// Run serves until its context is cancelled.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	r, _ := venue.New(venue.Config{Addr: addr, ShutdownTimeout: time.Second}, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { errc <- r.Run(ctx) }()
