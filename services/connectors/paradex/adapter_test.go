@@ -26,10 +26,18 @@ const (
 )
 
 // clock is a movable clock shared by the adapter and the simulator.
-type clock struct{ off atomic.Int64 }
+// clock is the wall clock moved by advance, or stopped by freeze (the
+// price walk then holds still).
+type clock struct{ off, frozen atomic.Int64 }
 
-func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
+func (c *clock) now() time.Time {
+	if f := c.frozen.Load(); f != 0 {
+		return time.Unix(0, f).Add(time.Duration(c.off.Load()))
+	}
+	return time.Now().Add(time.Duration(c.off.Load()))
+}
 func (c *clock) advance(d time.Duration) { c.off.Add(int64(d)) }
+func (c *clock) freeze()                 { c.frozen.Store(time.Now().UnixNano()) }
 
 // fixture is an adapter wired to a simulator over HTTP.
 type fixture struct {
