@@ -455,11 +455,16 @@ func (s *FileIdempotency) Recover(lines [][]byte) (int, error) {
 		if json.Unmarshal(b, &l) != nil || l.Record == nil || l.Key == "" || !now.Before(l.Expires) {
 			continue
 		}
-		e, ok, err := s.lookup(l.Key)
-		if err != nil {
-			return n, s.unlock(err, nil)
-		}
-		if ok {
+		e, ok := s.entries[l.Key]
+		if !ok {
+			settled, err := s.settledOnDisk(l.Key)
+			if err != nil {
+				return n, s.unlock(err, nil)
+			}
+			if settled {
+				continue // the log holds its result: nothing to take
+			}
+		} else {
 			cur, err := e.record()
 			if err != nil {
 				return n, s.unlock(err, nil)

@@ -1,6 +1,8 @@
 package connector
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,6 +75,55 @@ func (s *MemoryIdempotency) findRun(key string, h uint64) (memEntry, bool, error
 		}
 	}
 	return memEntry{}, false, nil
+}
+
+// settledOnDisk reports whether key is one of the settled records kept on
+// disk by hash (onDisk or a run), reading only the start of its line: a
+// line begins with its key as json.Marshal wrote it, so the record is not
+// decoded (Recover asks this for every line of a journal's tail). A line
+// that does not begin so is decoded to compare the keys; mu is held.
+func (s *MemoryIdempotency) settledOnDisk(key string) (bool, error) {
+	quoted, err := json.Marshal(key)
+	if err != nil {
+		return false, err
+	}
+	prefix := append(append([]byte(`{"k":`), quoted...), ',')
+	is := func(seg *segment, off int64, n int32) (bool, error) {
+		buf, err := seg.raw(off, n)
+		if err != nil {
+			return false, err
+		}
+		if bytes.HasPrefix(buf, prefix) {
+			return true, nil
+		}
+		var l logLine
+		if err := json.Unmarshal(buf, &l); err != nil {
+			return false, fmt.Errorf("idempotency log: record at %d is unreadable: %v", off, err)
+		}
+		return l.Key == key, nil
+	}
+	h := s.hash(key)
+	if d, ok := s.onDisk[h]; ok {
+		if found, err := is(d.ref.seg, d.ref.off, d.ref.n); found || err != nil {
+			return found, err
+		}
+	}
+	for i := len(s.runs) - 1; i >= 0; i-- {
+		r := s.runs[i]
+		var found bool
+		var rerr error
+		err := r.run.Find(h, func(e hashindex.Entry) bool {
+			found, rerr = is(r.seg, int64(e.Off), int32(e.N))
+			return !found && rerr == nil
+		})
+		if err == nil {
+			err = rerr
+		}
+		if found || err != nil {
+			return found, err
+		}
+	}
+	return false, nil
 }
 
 // runLen is how many records the runs hold.

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -163,4 +164,67 @@ func TestFileIdempotencyMemoryFlat(t *testing.T) {
 		t.Fatalf("%.1f bytes of heap per completed record; want at most 12", per)
 	}
 	runtime.KeepAlive(s)
+}
+
+// TestFileIdempotencyRecoverAgainstSealedRecords: Recover skips the
+// journal lines of keys the store holds settled (in runs or on disk by
+// hash) without decoding them, and takes the lines of keys it lacks even
+// when their hash is a held key's (issue 30: a restart reads only the
+// start of each held line).
+func TestFileIdempotencyRecoverAgainstSealedRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "idem.log")
+	clock := testenv.NewClock(time.Now())
+	s, err := NewFileIdempotency(path, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.sealAt = 40
+	s.hashKey = func(k string) uint64 { return uint64(len(k)*7919) % 7 } // many keys a hash
+	ctx := context.Background()
+	expires := clock.Now().Add(IdempotencyTTL)
+	line := func(k string, rec Record) []byte {
+		b, err := json.Marshal(logLine{Key: k, Record: &rec, Expires: expires})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var lines [][]byte
+	for i := range 130 { // held: sealed into runs, by hash on disk, in memory
+		k := fmt.Sprintf("held-%d", i)
+		if _, claimed, err := s.Claim(ctx, k, Record{Deadline: clock.Now().Add(time.Minute)}); err != nil || !claimed {
+			t.Fatalf("claim %s: %v %v", k, claimed, err)
+		}
+		if err := s.Complete(ctx, k, placementRecord(k)); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, line(k, Record{Deadline: clock.Now().Add(time.Minute)}), line(k, placementRecord(k+"-journal")))
+	}
+	s.mu.Lock()
+	runs := len(s.runs)
+	s.mu.Unlock()
+	if runs == 0 {
+		t.Fatal("no runs were sealed; the test would not reach them")
+	}
+	for i := range 20 { // lost from the log: same hashes as held keys
+		k := fmt.Sprintf("lost-%d", i)
+		lines = append(lines, line(k, Record{Deadline: clock.Now().Add(time.Minute)}), line(k, placementRecord(k)))
+	}
+	n, err := s.Recover(lines)
+	if err != nil || n != 40 {
+		t.Fatalf("Recover applied %d lines (%v); want the 40 of the lost keys", n, err)
+	}
+	for i := range 130 {
+		k := fmt.Sprintf("held-%d", i)
+		if rec, ok := s.Lookup(k); !ok || string(rec.Result) != string(placementRecord(k).Result) {
+			t.Fatalf("%s reads %s after Recover; want the log's own result", k, rec.Result)
+		}
+	}
+	for i := range 20 {
+		k := fmt.Sprintf("lost-%d", i)
+		if rec, ok := s.Lookup(k); !ok || rec.Pending() || string(rec.Result) != string(placementRecord(k).Result) {
+			t.Fatalf("%s reads %s after Recover; want the journal's result", k, rec.Result)
+		}
+	}
 }

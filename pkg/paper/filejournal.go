@@ -20,8 +20,8 @@ import (
 // callers (appendlog group commit), so a crash leaves a prefix of them.
 // After a failed write or fsync it refuses every later record.
 //
-// It keeps snapshots: every snapshotEvery records the engine's whole
-// state goes to path.snap and the journal starts afresh (the file is
+// It keeps snapshots: once the records since the last one outweigh it
+// (snapshotDue) the engine's whole state goes to path.snap and the journal starts afresh (the file is
 // rotated to path.old, removed once the new one begins with a start record
 // naming the snapshot), so opening restores the snapshot and replays only
 // the records written since.
@@ -37,7 +37,10 @@ type FileJournal struct {
 	snap   []byte // the state the records start from, until Snapshot hands it over
 	snapID uint64
 	since  int // records written since the last snapshot (or in the file at open)
-	every  int
+	// sinceBytes is what those records weigh; snapBytes what the last
+	// snapshot's state does.
+	sinceBytes, snapBytes int
+	every                 int
 	// beforeCompact (BeforeCompact) runs before a snapshot drops records.
 	beforeCompact func() error
 }
@@ -52,9 +55,22 @@ func (j *FileJournal) BeforeCompact(f func() error) {
 	j.mu.Unlock()
 }
 
-// snapshotEvery is how many records the journal takes between snapshots:
-// a restart replays at most that many.
-const snapshotEvery = 50_000
+// snapshotEvery is the most records the journal takes between snapshots:
+// a restart replays at most that many. snapshotAtLeast is the fewest: a
+// snapshot is due in between once the records weigh twice the last
+// snapshot, so a small state (a bot that places and cancels) is
+// snapshotted often and restarts replay little, while a large one (tens of
+// thousands of resting orders) is not rewritten more than the records it
+// saves: a snapshot costs at most half the bytes its records did.
+const (
+	snapshotEvery   = 50_000
+	snapshotAtLeast = 5_000
+)
+
+// snapshotDue is the rule above.
+func snapshotDue(since, sinceBytes, snapBytes, every int) bool {
+	return since >= every || (since >= min(snapshotAtLeast, every) && sinceBytes >= 2*snapBytes)
+}
 
 // snapFile is path.snap: a snapshot and what the records after it are.
 type snapFile struct {
@@ -76,8 +92,11 @@ func OpenFileJournal(path string) (*FileJournal, [][]byte, error) {
 		return nil, nil, err
 	}
 	j := &FileJournal{path: path, every: snapshotEvery, since: len(records)}
+	for _, r := range records {
+		j.sinceBytes += len(r) + 1
+	}
 	if snap != nil {
-		j.snap, j.snapID = snap.State, snap.ID
+		j.snap, j.snapID, j.snapBytes = snap.State, snap.ID, len(snap.State)
 		var first record
 		if len(records) == 0 || json.Unmarshal(records[0], &first) != nil || first.Snap != snap.ID {
 			// A crash between writing the snapshot and starting the journal
@@ -154,6 +173,7 @@ func (j *FileJournal) Write(record []byte) (uint64, error) {
 	if err == nil {
 		j.mu.Lock()
 		j.since++
+		j.sinceBytes += len(record) + 1
 		j.mu.Unlock()
 	}
 	return pos, err
@@ -177,7 +197,7 @@ func (j *FileJournal) Snapshot() []byte {
 func (j *FileJournal) CompactDue() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.since >= j.every
+	return snapshotDue(j.since, j.sinceBytes, j.snapBytes, j.every)
 }
 
 // Compact writes state as the new snapshot, then starts the journal
@@ -207,7 +227,7 @@ func (j *FileJournal) Compact(seed int64, state []byte) error {
 		return fmt.Errorf("paper journal snapshot: %w", err)
 	}
 	j.mu.Lock()
-	j.snapID, j.since = id, 0
+	j.snapID, j.since, j.sinceBytes, j.snapBytes = id, 0, 0, len(state)
 	j.mu.Unlock()
 	if err := j.log.Rotate(j.path + ".old"); err != nil {
 		// The snapshot holds every record: opening starts the journal afresh.

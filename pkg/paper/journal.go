@@ -189,6 +189,9 @@ func (e *Engine) NoteDeferred(note []byte) (wait func() error, err error) {
 	e.mu.Lock()
 	from := e.written
 	err = e.write(record{Op: opNote, Note: note})
+	if e.written != from {
+		e.snapshotIfDue()
+	}
 	pos, j := e.written, e.journal
 	e.mu.Unlock()
 	if err != nil || pos == from {

@@ -55,6 +55,9 @@ func (e *Engine) PlaceOrderNoted(id string, req OrderRequest, note []byte) (res 
 	now := e.lock()
 	from := e.written
 	res, err = e.placeOrderNoted(id, req, now, note)
+	if e.written != from {
+		e.snapshotIfDue() // the caller's log already holds note (Barrier.Hold)
+	}
 	pos, j := e.written, e.journal
 	e.mu.Unlock()
 	if err != nil || pos == from {

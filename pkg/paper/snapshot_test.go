@@ -324,3 +324,72 @@ func TestNotesComeBackAndSnapshotsWaitForTheirOwner(t *testing.T) {
 		t.Fatalf("hook ran %d times, snapshot %d -> %d; want a snapshot after the hook", calls.Load(), snap, j.snapID)
 	}
 }
+
+// TestSnapshotCadenceFollowsTheState: a small state (orders placed and
+// cancelled) is snapshotted every snapshotAtLeast records, so a restart
+// replays few; a growing one (orders that rest) only once its records
+// outweigh the last snapshot twice, so snapshots never cost more than
+// half the bytes of the records they replace (issue 30). Placements
+// with a note (perpgate serve's) count like any other change: they once
+// never took a snapshot, and 50,000 resting orders replayed whole.
+func TestSnapshotCadenceFollowsTheState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 60,000 records; skipped with -short")
+	}
+	cfg := Config{Seed: 3, Now: testenv.NewClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)).Now}
+	req := OrderRequest{Market: "BTC-USD-PERP", Side: Buy, Type: Limit, Size: decimal.RequireFromString("0.001"), Price: decimal.RequireFromString("10000")}
+	run := func(cancel, noted bool) (snapshots uint64, written int) {
+		j, records, err := OpenFileJournal(filepath.Join(t.TempDir(), "paper.journal"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		e, err := Reopen(cfg, j, records)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.EnsureAccount("a", decimal.NewFromInt(1_000_000_000)); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; written < 20_000; i++ {
+			r := req
+			r.ClientOrderID = fmt.Sprintf("o%d", i)
+			var o Order
+			if noted {
+				var wait func() error
+				o, wait, err = e.PlaceOrderNoted("a", r, []byte(`{"k":"claim"}`))
+				if err == nil {
+					err = wait()
+				}
+			} else {
+				o, err = e.PlaceOrder("a", r)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			written++
+			if cancel {
+				if _, err := e.CancelOrder("a", o.ID); err != nil {
+					t.Fatal(err)
+				}
+				written++
+			}
+		}
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		if j.since > snapshotEvery || (j.snapBytes > 0 && j.since >= snapshotAtLeast && j.sinceBytes >= 2*j.snapBytes) {
+			t.Fatalf("%d records (%d bytes) since a snapshot of %d bytes: one was due", j.since, j.sinceBytes, j.snapBytes)
+		}
+		return j.snapID, written
+	}
+	if n, w := run(true, false); n < 3 {
+		t.Fatalf("placed and cancelled: %d snapshots in %d records; want one every %d", n, w, snapshotAtLeast)
+	}
+	if n, w := run(false, false); n > 2 {
+		t.Fatalf("resting orders: %d snapshots in %d records; want them to thin out as the state grows", n, w)
+	}
+	// perpgate serve places with the claim noted in the order's record.
+	if n, w := run(false, true); n < 1 {
+		t.Fatalf("resting orders placed with a note: %d snapshots in %d records; want the same cadence", n, w)
+	}
+}
