@@ -1,11 +1,13 @@
 package standalone
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -42,11 +44,14 @@ func DefaultBenchOptions() BenchOptions {
 // benchResult is what one load generator run measured; it is the JSON
 // line `perpgate loadgen` prints.
 type benchResult struct {
-	Requests int     `json:"requests"`
-	Failures int     `json:"failures"`
-	RPS      float64 `json:"rps"`
-	P50      float64 `json:"p50Ms"`
-	P99      float64 `json:"p99Ms"`
+	Requests int `json:"requests"`
+	Failures int `json:"failures"`
+	// FailedBy counts the failures by what the answer said ("502
+	// EXCHANGE_ERROR", "read: EOF"), so a soak's failures can be explained.
+	FailedBy map[string]int `json:"failedBy,omitempty"`
+	RPS      float64        `json:"rps"`
+	P50      float64        `json:"p50Ms"`
+	P99      float64        `json:"p99Ms"`
 	// FirstP50 and LastP50 are the p50 of the first and the last
 	// flatWindow requests of a concurrency-1 run of at least twice as many.
 	FirstP50 float64 `json:"firstP50Ms,omitempty"`
@@ -285,7 +290,7 @@ func Bench(ctx context.Context, out io.Writer, opts BenchOptions, dataDir string
 		rss, goroutinesBefore, goroutinesAfter)
 	for _, row := range rows {
 		if row.r.Failures > 0 {
-			return fmt.Errorf("bench saw %d failed requests in the %s run", row.r.Failures, row.name)
+			return fmt.Errorf("bench saw %d failed requests in the %s run (%s)", row.r.Failures, row.name, countsText(row.r.FailedBy))
 		}
 	}
 	distRatio := 0.0
@@ -374,6 +379,7 @@ func median(rs []benchResult) benchResult {
 	for _, r := range rs {
 		m.Requests += r.Requests
 		m.Failures += r.Failures
+		m.FailedBy = addCounts(m.FailedBy, r.FailedBy)
 	}
 	mid := func(field func(benchResult) float64) float64 {
 		v := make([]float64, len(rs))
@@ -503,4 +509,26 @@ func ServeBare(ctx context.Context, addr string) error {
 		return err
 	}
 	return nil
+}
+
+// addCounts adds b's counts to a, making a when it is nil.
+func addCounts(a, b map[string]int) map[string]int {
+	for k, n := range b {
+		if a == nil {
+			a = map[string]int{}
+		}
+		a[k] += n
+	}
+	return a
+}
+
+// countsText lists counts largest first: "3 × 502 EXCHANGE_ERROR, 1 × read: EOF".
+func countsText(c map[string]int) string {
+	keys := slices.Collect(maps.Keys(c))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(c[b]-c[a], strings.Compare(a, b)) })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d × %s", c[k], k)
+	}
+	return strings.Join(parts, ", ")
 }

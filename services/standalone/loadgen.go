@@ -3,6 +3,7 @@ package standalone
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,14 +97,17 @@ func Load(ctx context.Context, o LoadOptions) (benchResult, error) {
 			defer c.close()
 			var mine []time.Duration
 			fails := 0
+			var failedBy map[string]int
 			for ctx.Err() == nil && more() {
 				t0 := time.Now()
+				c.failed = ""
 				ok := once(ctx, c)
 				if ctx.Err() != nil {
 					break
 				}
 				if !ok {
 					fails++
+					failedBy = addCounts(failedBy, map[string]int{cmp.Or(c.failed, "unexpected answer"): 1})
 				}
 				mine = append(mine, time.Since(t0))
 			}
@@ -113,6 +118,7 @@ func Load(ctx context.Context, o LoadOptions) (benchResult, error) {
 			}
 			lat = append(lat, mine...)
 			res.Failures += fails
+			res.FailedBy = addCounts(res.FailedBy, failedBy)
 			mu.Unlock()
 		}()
 	}
@@ -145,6 +151,9 @@ type loadConn struct {
 	conn            net.Conn
 	br              *bufio.Reader
 	req             []byte
+	// failed says why the last request failed: its status and code, or
+	// the connection's error.
+	failed string
 }
 
 // post sends body and returns the answer's body when its status is 200.
@@ -152,6 +161,7 @@ func (c *loadConn) post(ctx context.Context, body []byte) ([]byte, bool) {
 	if c.conn == nil {
 		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", c.host)
 		if err != nil {
+			c.failed = "dial: " + err.Error()
 			return nil, false
 		}
 		if d, ok := ctx.Deadline(); ok {
@@ -170,11 +180,13 @@ func (c *loadConn) post(ctx context.Context, body []byte) ([]byte, bool) {
 	c.req = append(c.req, "\r\n\r\n"...)
 	c.req = append(c.req, body...)
 	if _, err := c.conn.Write(c.req); err != nil {
+		c.failed = "write: " + err.Error()
 		c.close()
 		return nil, false
 	}
 	resp, err := http.ReadResponse(c.br, nil)
 	if err != nil {
+		c.failed = "read: " + err.Error()
 		c.close()
 		return nil, false
 	}
@@ -182,6 +194,16 @@ func (c *loadConn) post(ctx context.Context, body []byte) ([]byte, bool) {
 	resp.Body.Close()
 	if err != nil || resp.Close {
 		c.close()
+	}
+	switch {
+	case err != nil:
+		c.failed = "read: " + err.Error()
+	case resp.StatusCode != http.StatusOK:
+		var e struct {
+			Code string `json:"code"`
+		}
+		_ = json.Unmarshal(b, &e)
+		c.failed = strings.TrimSpace(fmt.Sprintf("%d %s", resp.StatusCode, e.Code))
 	}
 	return b, err == nil && resp.StatusCode == http.StatusOK
 }
@@ -228,5 +250,8 @@ func (o LoadOptions) placeCancel(ctx context.Context, c *loadConn) bool {
 	}
 	_, ok = c.post(ctx, fmt.Appendf(nil,
 		`{"operation":"cancelOrder","credentialId":%q,"orderId":%q,"market":"BTC"}`, o.Credential, placed.OrderID))
+	if !ok {
+		c.failed = "cancel: " + c.failed
+	}
 	return ok
 }

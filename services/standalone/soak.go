@@ -81,6 +81,7 @@ func Soak(ctx context.Context, out io.Writer, opts SoakOptions, dataDir string) 
 	var rssWarm, rssEnd float64
 	warmAt, began := 0, time.Now()
 	failures := 0
+	var failedBy map[string]int
 	for i := range soakBatches {
 		r, err := runLoadgen(ctx, exe, gw, 4, per+time.Minute, "place-cancel", boot.CredentialID,
 			"--count", fmt.Sprint(batch), "--rate", fmt.Sprint(opts.Rate))
@@ -89,6 +90,7 @@ func Soak(ctx context.Context, out io.Writer, opts SoakOptions, dataDir string) 
 			return err
 		}
 		failures += r.Failures
+		failedBy = addCounts(failedBy, r.FailedBy)
 		rss := rssMiB(pid)
 		if warmAt == 0 && i >= 1 && (time.Since(began) >= soakWarmUp || i == soakBatches-2) {
 			rssWarm, warmAt = rss, (i+1)*batch // at least the first fifth warms up
@@ -117,7 +119,7 @@ func Soak(ctx context.Context, out io.Writer, opts SoakOptions, dataDir string) 
 	fmt.Fprintf(out, "soak: pairs=%d failed=%d rss_warm_mib=%.0f rss_end_mib=%.0f rss_growth_pct=%.1f disk_per_1000_kib=%.1f restart_ms=%d\n",
 		batch*soakBatches, failures, rssWarm, rssEnd, growth, diskPer1000, restart.Milliseconds())
 	if failures > 0 {
-		return fmt.Errorf("soak saw %d failed pairs", failures)
+		return fmt.Errorf("soak saw %d failed pairs: %s", failures, countsText(failedBy))
 	}
 	return nil
 }
