@@ -112,8 +112,21 @@ func (d *directory) key(ctx context.Context, hash string) (contract.KeyInfo, err
 		return e.val, nil
 	}
 	d.mu.Unlock()
+	return d.lookupKey(ctx, hash)
+}
+
+// lookupKey asks the keys service for hash, once for all concurrent
+// callers. A caller that missed the cache just before another's look-up
+// stored its answer starts a flight of its own after that one ended, so
+// the flight looks at the cache again before it asks: a burst on a cold
+// edge costs one request, however its goroutines are scheduled.
+func (d *directory) lookupKey(ctx context.Context, hash string) (contract.KeyInfo, error) {
 	return shared(ctx, &d.flight, "key:"+hash, func(ctx context.Context) (contract.KeyInfo, error) {
 		d.mu.Lock()
+		if e, ok := d.keys[hash]; ok && d.now().Before(e.expires) {
+			d.mu.Unlock()
+			return e.val, nil
+		}
 		gen := d.gen
 		d.mu.Unlock()
 		var k contract.KeyInfo
@@ -139,8 +152,17 @@ func (d *directory) credential(ctx context.Context, id string) (contract.Credent
 		return e.val, nil
 	}
 	d.mu.Unlock()
+	return d.lookupCredential(ctx, id)
+}
+
+// lookupCredential is lookupKey for a credential.
+func (d *directory) lookupCredential(ctx context.Context, id string) (contract.CredentialInfo, error) {
 	return shared(ctx, &d.flight, "cred:"+id, func(ctx context.Context) (contract.CredentialInfo, error) {
 		d.mu.Lock()
+		if e, ok := d.creds[id]; ok && d.now().Before(e.expires) {
+			d.mu.Unlock()
+			return e.val, nil
+		}
 		gen := d.gen
 		d.mu.Unlock()
 		var c contract.CredentialInfo
