@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
 	"time"
@@ -33,6 +34,7 @@ func ParseID(s string) (seq uint64, ok bool, err error) {
 type Reader struct {
 	cfg Config
 	js  jetstream.JetStream
+	log *slog.Logger // SetLogger; discards by default
 
 	mu     sync.Mutex
 	stream jetstream.Stream
@@ -45,8 +47,13 @@ func NewReader(nc *nats.Conn, cfg Config) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("account events: %w", err)
 	}
-	return &Reader{cfg: cfg, js: js}, nil
+	return &Reader{cfg: cfg, js: js, log: slog.New(slog.DiscardHandler)}, nil
 }
+
+// SetLogger has cursors log when they lose their consumer and when a new
+// one cannot be opened yet (a NATS node went away, the stream is electing
+// a leader), so a stream that goes quiet can be told from one with no events.
+func (r *Reader) SetLogger(l *slog.Logger) { r.log = l }
 
 func (r *Reader) handle(ctx context.Context) (jetstream.Stream, error) {
 	r.mu.Lock()
@@ -219,6 +226,8 @@ func (c *Cursor) Next(ctx context.Context) (contract.Event, error) {
 				if ctx.Err() != nil {
 					return contract.Event{}, ctx.Err()
 				}
+				c.r.log.Warn("account event consumer not reopened yet; retrying", "credential_id", c.cred, "next_seq", c.next,
+					"retry_in", backoff, "err", err)
 				select {
 				case <-ctx.Done():
 					return contract.Event{}, ctx.Err()
@@ -236,6 +245,7 @@ func (c *Cursor) Next(ctx context.Context) (contract.Event, error) {
 			if ctx.Err() != nil {
 				return contract.Event{}, ctx.Err()
 			}
+			c.r.log.Warn("account event consumer lost; opening a new one", "credential_id", c.cred, "next_seq", c.next, "err", err)
 			c.it.Stop()
 			c.it = nil
 			continue

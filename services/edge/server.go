@@ -101,6 +101,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("edge: %w", err)
 	}
+	reader.SetLogger(s.log.With("component", "events"))
 	s.eventLog = reader
 	s.interest = newFeedInterest(s.nc, s.subjects)
 	s.usage = newUsageCounter()
