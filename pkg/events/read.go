@@ -180,6 +180,9 @@ type Cursor struct {
 	types []contract.EventType
 	next  uint64 // the sequence to deliver next
 	it    jetstream.MessagesContext
+	// suspect is an event the stream held past next at the last idle
+	// check (stalled), 0 when none.
+	suspect uint64
 }
 
 // Follow opens a cursor on the credential's events of the given types (all
@@ -239,11 +242,22 @@ func (c *Cursor) Next(ctx context.Context) (contract.Event, error) {
 		}
 		it := c.it
 		stop := context.AfterFunc(ctx, it.Stop) // Next may be recreating its consumer, deaf to ctx
-		m, err := it.Next(jetstream.NextContext(ctx))
+		idle, endIdle := context.WithTimeout(ctx, stallCheck)
+		m, err := it.Next(jetstream.NextContext(idle))
+		endIdle()
 		stop()
 		if err != nil {
 			if ctx.Err() != nil {
 				return contract.Event{}, ctx.Err()
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				if c.stalled(ctx) {
+					c.r.log.Warn("account event consumer delivers nothing while the stream holds the credential's events; opening a new one",
+						"credential_id", c.cred, "next_seq", c.next, "pending_seq", c.suspect)
+					c.it.Stop()
+					c.it, c.suspect = nil, 0
+				}
+				continue
 			}
 			c.r.log.Warn("account event consumer lost; opening a new one", "credential_id", c.cred, "next_seq", c.next, "err", err)
 			c.it.Stop()
@@ -254,10 +268,40 @@ func (c *Cursor) Next(ctx context.Context) (contract.Event, error) {
 		if seq > 0 {
 			c.next = seq + 1
 		}
+		c.suspect = 0
 		if ok && typeIn(ev.Type, c.types) {
 			return ev, nil
 		}
 	}
+}
+
+// stallCheck is how long a cursor waits for its consumer before it asks
+// the stream whether it holds an event the consumer should have delivered.
+const stallCheck = 5 * time.Second
+
+// stalled reports whether the consumer has held back an event for a whole
+// stallCheck: a consumer can stay alive, its heartbeats coming, and deliver
+// nothing (one on a server whose copy of the stream lags after a leader
+// change), and nats.go replaces it only when it fails. The first check that
+// finds an undelivered event notes it; the next, a stallCheck later with
+// nothing delivered in between, calls it stalled.
+func (c *Cursor) stalled(ctx context.Context) bool {
+	s, err := c.r.handle(ctx)
+	if err != nil {
+		return false
+	}
+	look, cancel := context.WithTimeout(ctx, stallCheck)
+	defer cancel()
+	m, err := s.GetLastMsgForSubject(look, c.r.filters(c.x, c.cred, c.types)[0])
+	if err != nil || m.Sequence < c.next {
+		c.suspect = 0 // nothing held back (or the stream cannot tell now)
+		return false
+	}
+	if c.suspect == 0 {
+		c.suspect = m.Sequence
+		return false
+	}
+	return true
 }
 
 // Close ends the cursor.
