@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/perpgate/perpgate/pkg/bus"
 	"github.com/perpgate/perpgate/pkg/contract"
+	"github.com/perpgate/perpgate/pkg/events"
 	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/perpgate/perpgate/services/keys/admin"
 	"github.com/redis/go-redis/v9"
@@ -186,6 +187,20 @@ func TestNATSPermissions(t *testing.T) {
 		clients[user] = c
 		return c
 	}
+
+	// What an event cursor asks when its consumer has gone quiet.
+	t.Run("the edge reads a credential's newest event", func(t *testing.T) {
+		r, err := events.NewReader(as(t, "edge").nc, events.Config{Subjects: contract.NewSubjects(""), Replicas: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		ev, err := r.Last(lctx, contract.Paper, creds[contract.Paper], contract.EventOrder)
+		if err != nil || ev == nil {
+			t.Fatalf("newest order event of the paper credential: %v, %v", ev, err)
+		}
+	})
 
 	t.Run("a connector gets its own exchange's secrets", func(t *testing.T) {
 		for _, x := range []contract.Exchange{contract.Binance, contract.Hyperliquid, contract.Paper} {

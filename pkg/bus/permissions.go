@@ -64,9 +64,10 @@ func edgeUser(s contract.Subjects) ServiceUser {
 			"$JS.API.INFO", "$JS.API.STREAM.INFO." + events, "$JS.API.STREAM.CREATE." + events,
 			"$JS.API.CONSUMER.CREATE." + events + ".>", "$JS.API.CONSUMER.DELETE." + events + ".>",
 			"$JS.API.CONSUMER.INFO." + events + ".>", "$JS.API.CONSUMER.MSG.NEXT." + events + ".>",
-			s.Prefix + ".feed.*.interest"},
+			"$JS.API.STREAM.MSG.GET." + events, s.Prefix + ".feed.*.interest"},
 	}
-	u.Why += " It asks the connectors to keep the private feeds of credentials it streams events of open."
+	u.Why += " It asks the connectors to keep the private feeds of credentials it streams events of open," +
+		" and reads a credential's newest event when its consumer has gone quiet, to tell a stalled consumer from no events."
 	u.Subscribe = []string{s.Events(), u.InboxPrefix() + ".>"}
 	return u
 }
