@@ -1,6 +1,7 @@
 package paper
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -30,6 +31,9 @@ type Config struct {
 	// DefaultLeverage is an account's leverage on a market it never set;
 	// default 10.
 	DefaultLeverage int
+	// Log receives what an operator should hear of (a snapshot that could
+	// not be taken); default discards.
+	Log *slog.Logger
 }
 
 // MarketSpec describes one perpetual market.
@@ -67,6 +71,9 @@ func DefaultMarkets() []MarketSpec {
 func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
 	}
 	if len(c.Markets) == 0 {
 		c.Markets = DefaultMarkets()

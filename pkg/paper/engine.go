@@ -34,6 +34,10 @@ type Engine struct {
 	replaying bool     // Reopen is replaying the journal
 	written   uint64   // journal position of the last record written
 	archive   archiver // nil: closed orders beyond maxClosedOrders are forgotten
+	// snapFailed counts the snapshots that failed since the last one taken,
+	// and snapLogged is when that was last logged.
+	snapFailed int
+	snapLogged time.Time
 	// notes are the callers' lines replay found in the journal (Notes).
 	notes [][]byte
 

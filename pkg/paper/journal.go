@@ -106,19 +106,37 @@ func (e *Engine) write(r record) error {
 //	now := e.lock()
 //	defer unlockDurable(e, e.written, &res, &err)
 func unlockDurable[T any](e *Engine, from uint64, res *T, err *error) {
+	wait := e.unlockDeferred(from)
+	if *err != nil {
+		return
+	}
+	if serr := wait(); serr != nil {
+		var zero T
+		*res, *err = zero, serr
+	}
+}
+
+// unlockDeferred ends a change made under e.mu since the journal stood at
+// from: it takes a snapshot when one is due, unlocks, and returns the wait
+// that makes the change's records durable (ErrJournal when they cannot be).
+func (e *Engine) unlockDeferred(from uint64) (wait func() error) {
 	if e.written != from {
 		e.snapshotIfDue()
 	}
 	pos, j := e.written, e.journal
 	e.mu.Unlock()
-	if *err != nil || pos == from {
-		return
+	if pos == from {
+		return noWait
 	}
-	if serr := j.Sync(pos); serr != nil {
-		var zero T
-		*res, *err = zero, fmt.Errorf("%w: %v", ErrJournal, serr)
+	return func() error {
+		if err := j.Sync(pos); err != nil {
+			return fmt.Errorf("%w: %v", ErrJournal, err)
+		}
+		return nil
 	}
 }
+
+func noWait() error { return nil }
 
 // Reopen returns an engine that records to journal, after replaying the
 // records already in it (oldest first) with the clock set to each
@@ -189,20 +207,11 @@ func (e *Engine) NoteDeferred(note []byte) (wait func() error, err error) {
 	e.mu.Lock()
 	from := e.written
 	err = e.write(record{Op: opNote, Note: note})
-	if e.written != from {
-		e.snapshotIfDue()
+	wait = e.unlockDeferred(from)
+	if err != nil {
+		return noWait, err
 	}
-	pos, j := e.written, e.journal
-	e.mu.Unlock()
-	if err != nil || pos == from {
-		return func() error { return nil }, err
-	}
-	return func() error {
-		if err := j.Sync(pos); err != nil {
-			return fmt.Errorf("%w: %v", ErrJournal, err)
-		}
-		return nil
-	}, nil
+	return wait, nil
 }
 
 // Notes returns, once, the notes replay found in the journal since its

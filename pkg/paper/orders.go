@@ -55,20 +55,12 @@ func (e *Engine) PlaceOrderNoted(id string, req OrderRequest, note []byte) (res 
 	now := e.lock()
 	from := e.written
 	res, err = e.placeOrderNoted(id, req, now, note)
-	if e.written != from {
-		e.snapshotIfDue() // the caller's log already holds note (Barrier.Hold)
+	// A snapshot may come now: the caller's log already holds note (Barrier.Hold).
+	wait = e.unlockDeferred(from)
+	if err != nil {
+		return res, noWait, err
 	}
-	pos, j := e.written, e.journal
-	e.mu.Unlock()
-	if err != nil || pos == from {
-		return res, func() error { return nil }, err
-	}
-	return res, func() error {
-		if err := j.Sync(pos); err != nil {
-			return fmt.Errorf("%w: %v", ErrJournal, err)
-		}
-		return nil
-	}, nil
+	return res, wait, nil
 }
 
 // placeOrder is PlaceOrder under e.mu.

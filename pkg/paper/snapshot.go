@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/shopspring/decimal"
 )
@@ -173,7 +174,9 @@ func restore(cfg Config, raw []byte) (*Engine, error) {
 
 // snapshotIfDue hands the journal a snapshot when it asks for one; e.mu
 // is held and every record written so far has taken effect. A snapshot
-// that fails is tried again after the next change.
+// that fails is tried again after the next change: the journal keeps
+// every record, but it grows, and so does the replay at the next start,
+// which is why failures are logged (once a minute while they go on).
 func (e *Engine) snapshotIfDue() {
 	c, ok := e.journal.(compactor)
 	if !ok || e.replaying || !c.CompactDue() {
@@ -183,5 +186,17 @@ func (e *Engine) snapshotIfDue() {
 	if err == nil {
 		err = c.Compact(e.cfg.Seed, raw)
 	}
-	_ = err // the journal keeps every record; the next change tries again
+	now := e.cfg.Now()
+	switch {
+	case err != nil:
+		e.snapFailed++
+		if e.snapFailed == 1 || now.Sub(e.snapLogged) >= time.Minute {
+			e.snapLogged = now
+			e.cfg.Log.Warn("paper snapshot failed; the journal keeps every record and grows until one is taken, and a restart replays them all",
+				"err", err, "failures", e.snapFailed)
+		}
+	case e.snapFailed > 0:
+		e.cfg.Log.Info("paper snapshot taken again", "failures_before", e.snapFailed)
+		e.snapFailed = 0
+	}
 }

@@ -1,12 +1,15 @@
 package paper
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -391,5 +394,61 @@ func TestSnapshotCadenceFollowsTheState(t *testing.T) {
 	// perpgate serve places with the claim noted in the order's record.
 	if n, w := run(false, true); n < 1 {
 		t.Fatalf("resting orders placed with a note: %d snapshots in %d records; want the same cadence", n, w)
+	}
+}
+
+// refusingCompactor asks for a snapshot after every record and fails to
+// take it while refuse is set.
+type refusingCompactor struct {
+	memJournal
+	refuse bool
+	taken  int
+}
+
+func (j *refusingCompactor) Snapshot() []byte { return nil }
+func (j *refusingCompactor) CompactDue() bool { return true }
+func (j *refusingCompactor) Compact(int64, []byte) error {
+	if j.refuse {
+		return errors.New("no space left on device")
+	}
+	j.taken++
+	return nil
+}
+
+// TestFailedSnapshotsAreLogged: a snapshot that cannot be taken is tried
+// after every change, and said in the log at once and then once a minute
+// while it goes on, and when one is taken again.
+func TestFailedSnapshotsAreLogged(t *testing.T) {
+	clock := testenv.NewClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
+	var out bytes.Buffer
+	j := &refusingCompactor{refuse: true}
+	e, err := Reopen(Config{Seed: 1, Now: clock.Now, Log: slog.New(slog.NewTextHandler(&out, nil))}, j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.EnsureAccount("a", decimal.NewFromInt(100_000)); err != nil {
+		t.Fatal(err)
+	}
+	place := func(n int) {
+		for range n {
+			if _, err := e.PlaceOrder("a", OrderRequest{Market: "BTC-USD-PERP", Side: Buy, Type: Limit,
+				Size: decimal.RequireFromString("0.001"), Price: decimal.RequireFromString("10000")}); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Second)
+		}
+	}
+	place(30)
+	if n := strings.Count(out.String(), "paper snapshot failed"); n != 1 {
+		t.Fatalf("%d warnings in 32 failed snapshots within a minute, want 1:\n%s", n, out.String())
+	}
+	place(40)
+	if n := strings.Count(out.String(), "paper snapshot failed"); n != 2 || !strings.Contains(out.String(), "failures=63") {
+		t.Fatalf("%d warnings after 72 failures over 70 s, want a second one counting 63:\n%s", n, out.String())
+	}
+	j.refuse = false
+	place(1)
+	if j.taken != 1 || !strings.Contains(out.String(), "paper snapshot taken again") {
+		t.Fatalf("snapshots taken %d, log:\n%s", j.taken, out.String())
 	}
 }

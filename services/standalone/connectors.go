@@ -33,7 +33,7 @@ func (g *Gateway) adapters(rdb *redis.Client) ([]connector.Adapter, error) {
 	}
 	g.onClose(journal.Close)
 	g.journal = journal
-	if g.paper, err = paper.Reopen(paper.Config{Seed: g.cfg.PaperSeed, Now: g.cfg.PaperNow}, journal, records); err != nil {
+	if g.paper, err = paper.Reopen(paper.Config{Seed: g.cfg.PaperSeed, Now: g.cfg.PaperNow, Log: g.log}, journal, records); err != nil {
 		return nil, err
 	}
 	client := venue.NewClient("http://paper-venue.internal", venue.InProcessClient(venue.NewHandler(g.paper)))

@@ -66,7 +66,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer closeJournal()
-	engine, err := paper.Reopen(paper.Config{Seed: seed}, journal, records)
+	engine, err := paper.Reopen(paper.Config{Seed: seed, Log: log}, journal, records)
 	if err != nil {
 		return err
 	}
