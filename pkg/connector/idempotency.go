@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -93,7 +93,10 @@ type MemoryIdempotency struct {
 	// runs, oldest first, hold the settled records onDisk held before it
 	// was sealed (idempotency_runs.go); a look-up tries them after it.
 	runs []*diskRun
-	seed maphash.Seed
+	// salt seeds the key hash. Runs outlive the process, so the hash must
+	// be one a later process can repeat (the file store keeps the salt in
+	// its manifest); a random salt keeps clients from choosing collisions.
+	salt uint64
 	// hashKey replaces the hash in tests, to make keys collide.
 	hashKey func(string) uint64
 	// With a log: persist writes each change under mu before it takes
@@ -129,7 +132,7 @@ func NewMemoryIdempotency(now func() time.Time) *MemoryIdempotency {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryIdempotency{now: now, entries: map[string]memEntry{}, seed: maphash.MakeSeed()}
+	return &MemoryIdempotency{now: now, entries: map[string]memEntry{}, salt: rand.Uint64()}
 }
 
 // diskEntry is a settled record on disk: 32 bytes of memory besides its
@@ -143,7 +146,18 @@ func (s *MemoryIdempotency) hash(key string) uint64 {
 	if s.hashKey != nil {
 		return s.hashKey(key)
 	}
-	return maphash.String(s.seed, key)
+	return saltedHash(s.salt, key)
+}
+
+// saltedHash is FNV-1a of key started from salt.
+func saltedHash(salt uint64, key string) uint64 {
+	const prime = 1099511628211
+	h := salt ^ 14695981039346656037
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= prime
+	}
+	return h
 }
 
 // lookup returns key's entry, read from disk when it is kept there.

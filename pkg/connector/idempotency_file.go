@@ -4,15 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/appendlog"
-	"github.com/perpgate/perpgate/pkg/hashindex"
 )
 
 // FileIdempotency is the standalone IdempotencyStore: the in-process store
@@ -23,9 +21,11 @@ import (
 // The log is compacted while the store runs, once it has grown well past
 // what its live records take: the log is rotated to path.old (a moment
 // under the store's lock), the live records are written to path.base in
-// the background, and path.old is removed. Opening replays path.base,
-// path.old and path, in that order (a crash may leave any of them), and
-// compacts the same way at once.
+// the background, and path.old is removed. Opening reuses the runs and
+// replays the log past what they cover when the manifest says it may
+// (idempotency_manifest.go); otherwise it replays path.base, path.old
+// and path, in that order (a crash may leave any of them), and writes
+// the base and its run at once.
 //
 // Completed records are kept on disk, not in memory: an entry holds where
 // its line is (a segment: the log, the rotated log, the base) and a
@@ -67,85 +67,6 @@ type logLine struct {
 	Expires time.Time `json:"e,omitzero"`
 }
 
-// NewFileIdempotency opens (or creates, mode 0600) the log at path; now
-// may be nil.
-func NewFileIdempotency(path string, now func() time.Time) (*FileIdempotency, error) {
-	mem := NewMemoryIdempotency(now)
-	var replayed []*segment
-	defer func() {
-		for _, g := range replayed {
-			g.close() // the base copied what was live from them
-		}
-	}()
-	claims := map[string]memEntry{}
-	for _, p := range []string{path + ".base", path + ".old", path} {
-		seg, err := replay(p, mem, claims)
-		if err != nil {
-			return nil, err
-		}
-		if seg != nil {
-			replayed = append(replayed, seg)
-		}
-	}
-	for k, e := range claims { // the claims no result followed
-		rec, err := e.record()
-		if err != nil {
-			return nil, err
-		}
-		mem.entries[k] = memEntry{rec: rec, expires: e.expires}
-	}
-	s := &FileIdempotency{MemoryIdempotency: mem, path: path, compactAt: compactMinBytes, recordBytes: 400, sealAt: sealAt}
-	// The live records become the base; then the logs they came from go.
-	items := mem.items()
-	base, err := writeBase(path+".base", items)
-	if err != nil {
-		return nil, err
-	}
-	s.base = base
-	mem.onDisk = map[uint64]diskEntry{}
-	// The base's settled records are indexed by a run, not in memory.
-	removeRuns(path)
-	s.runFiles.path = path
-	var settled []hashindex.Entry
-	for _, it := range items {
-		if it.e.ref.seg != nil || !it.e.rec.Pending() {
-			delete(mem.entries, it.key)
-			settled = append(settled, hashindex.Entry{Key: mem.hash(it.key), Off: uint64(it.moved.off), N: uint32(it.moved.n),
-				Aux: uint64(it.e.expires.UnixNano())})
-		}
-	}
-	if len(settled) > 0 {
-		r, err := writeRun(&s.runFiles, base, settled)
-		if err != nil {
-			base.close()
-			return nil, err
-		}
-		mem.runs = []*diskRun{r}
-	}
-	for _, p := range []string{path + ".old", path} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("idempotency log: %w", err)
-		}
-	}
-	log, err := appendlog.Open(path)
-	if err != nil {
-		base.close()
-		return nil, fmt.Errorf("idempotency log: %w", err)
-	}
-	if s.cur, err = openSegment(path); err != nil {
-		base.close()
-		log.Close()
-		return nil, err
-	}
-	s.log = log
-	mem.persist, mem.durable = s.append, s.sync
-	mem.changed = func() {
-		s.seal()
-		s.maybeCompact()
-	}
-	return s, nil
-}
-
 // baseItem is a live record on its way into a new base: by key from
 // entries, or by hash from onDisk; moved is where writeBase put it.
 type baseItem struct {
@@ -156,6 +77,10 @@ type baseItem struct {
 	// fromRun: the item was in a run (key is then empty too).
 	fromRun bool
 }
+
+// settled reports whether the item is a result (a claim has no line on
+// disk and no result).
+func (it baseItem) settled() bool { return it.e.ref.seg != nil || !it.e.rec.Pending() }
 
 // items lists the live records, for a new base; under mu.
 func (s *MemoryIdempotency) items() []baseItem {
@@ -256,11 +181,8 @@ func (g *segment) close() {
 	}
 }
 
-// replay reads the log file at path into mem: a completed record as where
-// its line is, in the segment it returns (open, for the new base to copy
-// from; nil without a file), so opening neither decodes nor encodes it
-// whole; a claim likewise into claims, decoded once the files are read if
-// no result followed it.
+// replay reads the log file at path into mem (replaySegment); it returns
+// the file as a segment, nil without a file.
 func replay(path string, mem *MemoryIdempotency, claims map[string]memEntry) (*segment, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
@@ -270,14 +192,35 @@ func replay(path string, mem *MemoryIdempotency, claims map[string]memEntry) (*s
 		return nil, fmt.Errorf("idempotency log: %w", err)
 	}
 	seg := &segment{f: f}
+	if _, err := replaySegment(seg, 0, mem, claims); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return seg, nil
+}
+
+// replaySegment reads seg's lines from offset from into mem: a completed
+// record as where its line is, so opening neither decodes nor encodes it
+// whole; a claim likewise into claims, decoded once the files are read if
+// no result followed it. It returns where the last whole line ends.
+func replaySegment(seg *segment, from int64, mem *MemoryIdempotency, claims map[string]memEntry) (int64, error) {
+	fi, err := seg.f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("idempotency log: %w", err)
+	}
+	size := fi.Size()
 	now := mem.now()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bufio.NewReaderSize(io.NewSectionReader(seg.f, from, size-from), 1<<20))
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-	var off int64
+	off, end := from, from
 	for sc.Scan() {
 		b := sc.Bytes()
 		at := off
 		off += int64(len(b)) + 1
+		if off > size {
+			break // no newline: torn by a crash mid-write, so never durable
+		}
+		end = off
 		l, ok := scanLine(b)
 		if !ok {
 			continue // a line torn by a crash mid-write: its change never took effect
@@ -295,10 +238,9 @@ func replay(path string, mem *MemoryIdempotency, claims map[string]memEntry) (*s
 		}
 	}
 	if err := sc.Err(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("idempotency log: %w", err)
+		return 0, fmt.Errorf("idempotency log: %w", err)
 	}
-	return seg, nil
+	return end, nil
 }
 
 // rawLine is a log line with its record left encoded.
@@ -374,17 +316,17 @@ func (s *FileIdempotency) maybeCompact() {
 	go s.compact(s.items(), s.done)
 }
 
-// compact writes the live records as the new base and removes the
-// rotated log they superseded. On failure both stay, and this process
-// compacts no more (a second rotation would overwrite path.old): opening
-// replays them and compacts.
+// compact writes the live records as the new base, with a run over its
+// settled ones, and removes the rotated log they superseded. On failure
+// both stay, and this process compacts no more (a second rotation would
+// overwrite path.old): opening replays them and compacts.
 func (s *FileIdempotency) compact(items []baseItem, done chan struct{}) {
 	defer close(done)
 	base, err := writeBase(s.path+".base", items)
 	if err != nil {
 		return
 	}
-	run, err := baseRun(&s.runFiles, base, items)
+	run, err := baseRun(&s.runFiles, base, items, s.hash)
 	if err != nil {
 		base.close()
 		return
@@ -392,28 +334,17 @@ func (s *FileIdempotency) compact(items []baseItem, done chan struct{}) {
 	s.mu.Lock()
 	// The runs' records are all in the new base now (none is sealed while
 	// a compaction runs), indexed by one run.
-	for _, r := range s.runs {
-		_ = r.run.Remove()
-	}
+	superseded := s.runs
 	s.runs = nil
 	if run != nil {
 		s.runs = []*diskRun{run}
 	}
-	// Records still where they were when copied move to the new base; any
-	// other is in the log, which stays.
-	for _, it := range items {
-		if it.e.ref.seg == nil || it.fromRun {
-			continue
-		}
-		if it.key != "" {
-			if e, ok := s.entries[it.key]; ok && e.ref == it.e.ref {
-				e.ref = it.moved
-				s.entries[it.key] = e
-			}
-		} else if d, ok := s.onDisk[it.hash]; ok && d.ref == it.e.ref {
-			d.ref = it.moved
-			s.onDisk[it.hash] = d
-		}
+	s.moveToBase(items)
+	// What the log held before its rotation is in the base and its run
+	// now; the rest is in the log.
+	s.saveManifest(0)
+	for _, r := range superseded {
+		_ = r.run.Remove()
 	}
 	for _, g := range s.retired {
 		g.close()
@@ -421,6 +352,33 @@ func (s *FileIdempotency) compact(items []baseItem, done chan struct{}) {
 	s.base, s.retired, s.compacting = base, nil, false
 	s.mu.Unlock()
 	_ = os.Remove(s.path + ".old")
+}
+
+// moveToBase drops the records still where they were when copied: the
+// base's run holds them now. One whose settle is not done stays in memory,
+// moved, for Complete to find; any other record changed since and is in
+// the log. Under mu.
+func (s *FileIdempotency) moveToBase(items []baseItem) {
+	for _, it := range items {
+		if it.e.ref.seg == nil || it.fromRun {
+			continue
+		}
+		if it.key == "" {
+			if d, ok := s.onDisk[it.hash]; ok && d.ref == it.e.ref {
+				delete(s.onDisk, it.hash)
+			}
+			continue
+		}
+		e, ok := s.entries[it.key]
+		switch {
+		case !ok || e.ref != it.e.ref:
+		case e.settle != nil:
+			e.ref = it.moved
+			s.entries[it.key] = e
+		default:
+			delete(s.entries, it.key)
+		}
+	}
 }
 
 // sync waits until the log holds every change up to pos on disk.
@@ -481,7 +439,8 @@ func (s *FileIdempotency) Recover(lines [][]byte) (int, error) {
 	return n, s.unlock(nil, nil)
 }
 
-// Close waits for a running compaction and closes the log.
+// Close waits for a running compaction and closes the log; the runs stay
+// on disk for the next open.
 func (s *FileIdempotency) Close() error {
 	s.mu.Lock()
 	done := s.done
@@ -493,9 +452,7 @@ func (s *FileIdempotency) Close() error {
 	for _, g := range append(s.retired, s.base, s.cur) {
 		g.close()
 	}
-	for _, r := range s.runs {
-		_ = r.run.Remove()
-	}
+	closeRuns(s.runs) // the manifest names them for the next open
 	s.runs = nil
 	s.mu.Unlock()
 	return s.log.Close()

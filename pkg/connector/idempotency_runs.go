@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/perpgate/perpgate/pkg/hashindex"
@@ -14,9 +12,10 @@ import (
 // The file store's settled records are indexed by hash in onDisk until it
 // holds sealAt of them; then that index goes to sorted files beside the
 // log (one per log segment, hashindex runs), so the heap does not grow
-// with the 24 hours of records the store keeps. Runs are rebuilt when the
-// store opens (the base's records become one run) and dropped whole once
-// every record in them expired or a compaction moved them.
+// with the 24 hours of records the store keeps. Runs are durable and named
+// in the manifest (idempotency_manifest.go), so an open reuses them; they
+// are dropped whole once every record in them expired or a compaction
+// moved them.
 
 // sealAt is how many settled records onDisk holds before they go to runs.
 const sealAt = 1 << 14
@@ -27,6 +26,9 @@ type diskRun struct {
 	run     *hashindex.Run
 	seg     *segment
 	expires int64 // the latest expiry of its records
+	name    string
+	// mark names seg's file and the bytes the run's lines are in.
+	mark fileMark
 }
 
 // runFiles is how the store names its runs.
@@ -38,14 +40,6 @@ type runFiles struct {
 func (f *runFiles) name() string {
 	f.next++
 	return fmt.Sprintf("%s.run.%d", f.path, f.next)
-}
-
-// removeRuns deletes the runs a previous process left.
-func removeRuns(path string) {
-	old, _ := filepath.Glob(path + ".run.*")
-	for _, p := range old {
-		_ = os.Remove(p)
-	}
 }
 
 // findRun looks key (hash h) up in the runs, newest first; mu is held.
@@ -151,21 +145,28 @@ func (s *MemoryIdempotency) sweepRuns(now time.Time) {
 
 // writeRun writes the records of entries (all in seg) as a run.
 func writeRun(files *runFiles, seg *segment, entries []hashindex.Entry) (*diskRun, error) {
-	r := &diskRun{seg: seg}
+	r := &diskRun{seg: seg, name: files.name()}
+	var end int64
 	for _, e := range entries {
 		r.expires = max(r.expires, int64(e.Aux))
+		end = max(end, int64(e.Off)+int64(e.N))
 	}
-	run, err := hashindex.WriteTemp(files.name(), entries)
+	mark, err := markOf(seg, end)
 	if err != nil {
 		return nil, fmt.Errorf("idempotency log: %w", err)
 	}
-	r.run = run
+	r.mark = mark
+	// Durable: the manifest that names it lets a later open read it.
+	if r.run, err = hashindex.Write(r.name, entries); err != nil {
+		return nil, fmt.Errorf("idempotency log: %w", err)
+	}
 	return r, nil
 }
 
-// seal moves the settled records to runs, one per segment they are in; it
-// runs under the store's lock after a change, unless a compaction runs
-// (the runs it copies must stay as they are until it ends).
+// seal moves the settled records to runs, one per segment they are in, and
+// writes the manifest that names them; it runs under the store's lock
+// after a change (a few fsyncs once every sealAt records), unless a
+// compaction runs (the runs it copies must stay as they are until it ends).
 func (s *FileIdempotency) seal() {
 	if s.compacting || len(s.onDisk)+len(s.entries) < s.sealAt {
 		return
@@ -200,6 +201,7 @@ func (s *FileIdempotency) seal() {
 	for _, k := range named {
 		delete(s.entries, k)
 	}
+	s.saveManifest(s.curOff)
 }
 
 // runItems lists the unexpired records of the runs, for a new base; mu
@@ -219,14 +221,19 @@ func (s *MemoryIdempotency) runItems(items []baseItem) []baseItem {
 	return items
 }
 
-// baseRun indexes the items a new base took from runs as one run over
-// base; nil when there are none.
-func baseRun(files *runFiles, base *segment, items []baseItem) (*diskRun, error) {
+// baseRun indexes the settled records of a new base as one run over it;
+// nil when there are none. hash hashes the items listed by key.
+func baseRun(files *runFiles, base *segment, items []baseItem, hash func(string) uint64) (*diskRun, error) {
 	var entries []hashindex.Entry
 	for _, it := range items {
-		if it.fromRun {
-			entries = append(entries, hashindex.Entry{Key: it.hash, Off: uint64(it.moved.off), N: uint32(it.moved.n), Aux: uint64(it.e.expires.UnixNano())})
+		if !it.settled() {
+			continue
 		}
+		h := it.hash
+		if it.key != "" {
+			h = hash(it.key)
+		}
+		entries = append(entries, hashindex.Entry{Key: h, Off: uint64(it.moved.off), N: uint32(it.moved.n), Aux: uint64(it.e.expires.UnixNano())})
 	}
 	if len(entries) == 0 {
 		return nil, nil

@@ -115,9 +115,6 @@ func TestFileIdempotencySealedRuns(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if runFileCount(t, path) != 0 {
-		t.Fatal("closing left run files")
-	}
 
 	again, err := NewFileIdempotency(path, clock.Now)
 	if err != nil {
@@ -126,10 +123,13 @@ func TestFileIdempotencySealedRuns(t *testing.T) {
 	defer again.Close()
 	check(again, "after a restart")
 	again.mu.Lock()
-	inMemory := len(again.onDisk) + len(again.entries)
+	inMemory, runs := len(again.onDisk)+len(again.entries), len(again.runs)
 	again.mu.Unlock()
 	if inMemory != 0 {
 		t.Fatalf("%d records in memory after a restart; want all in the base's run", inMemory)
+	}
+	if runFileCount(t, path) != runs {
+		t.Fatalf("%d run files after a restart, %d runs; want the others deleted", runFileCount(t, path), runs)
 	}
 }
 

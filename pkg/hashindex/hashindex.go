@@ -48,13 +48,7 @@ type Run struct {
 
 // Write sorts entries by key (in place), writes them to path through a
 // temporary file, an fsync and a rename, and opens the result.
-func Write(path string, entries []Entry) (*Run, error) { return write(path, entries, true) }
-
-// WriteTemp is Write without the fsync, for an index its owner rebuilds
-// after a crash rather than reads.
-func WriteTemp(path string, entries []Entry) (*Run, error) { return write(path, entries, false) }
-
-func write(path string, entries []Entry, durable bool) (*Run, error) {
+func Write(path string, entries []Entry) (*Run, error) {
 	slices.SortFunc(entries, func(a, b Entry) int {
 		switch {
 		case a.Key < b.Key:
@@ -78,7 +72,7 @@ func write(path string, entries []Entry, durable bool) (*Run, error) {
 		r.add(i, e.Key)
 	}
 	err = w.Flush()
-	if err == nil && durable {
+	if err == nil {
 		err = f.Sync() // the rename must not publish a file whose content a crash lost
 	}
 	if err == nil {
