@@ -280,6 +280,10 @@ func testStore(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		if err != nil || len(window) != 1 {
 			t.Fatalf("Audit since = %+v, %v", window, err)
 		}
+		pending, err := s.Audit(ctx, keys.AuditQuery{AccountID: a.ID, Since: at(0), Until: at(time.Hour), Limit: 10, Pending: true})
+		if err != nil || len(pending) != 1 || pending[0].RequestID != "req-2" {
+			t.Fatalf("Audit of the PENDING entries = %+v, %v; want req-2 only (req-1 has its outcome)", pending, err)
+		}
 	})
 
 	t.Run("quota", func(t *testing.T) {

@@ -32,14 +32,14 @@ func settlePending(ctx context.Context, store keys.Store, records recordLookup, 
 	}
 	settled := 0
 	for _, a := range accounts {
-		q := keys.AuditQuery{AccountID: a.ID, Since: now.Add(-connector.IdempotencyTTL), Until: now, Limit: 500}
+		q := keys.AuditQuery{AccountID: a.ID, Since: now.Add(-connector.IdempotencyTTL), Until: now, Limit: 500, Pending: true}
 		for {
 			page, err := store.Audit(ctx, q)
 			if err != nil {
 				return settled, err
 			}
 			for _, e := range page {
-				if e.Code != contract.AuditPending {
+				if e.Code != contract.AuditPending { // a store that does not filter
 					continue
 				}
 				if ids, ok := placedOrders(e, records); ok {

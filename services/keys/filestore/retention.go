@@ -238,7 +238,7 @@ func pageEnd(byID map[string]contract.AuditEntry, q keys.AuditQuery) (time.Time,
 
 // onPage reports whether e is within q's window and after its cursor.
 func onPage(e contract.AuditEntry, q keys.AuditQuery) bool {
-	if e.Time.Before(q.Since) || !e.Time.Before(q.Until) {
+	if e.Time.Before(q.Since) || !e.Time.Before(q.Until) || q.Pending && e.Code != contract.AuditPending {
 		return false
 	}
 	c := e.Time.Compare(q.AfterTime)

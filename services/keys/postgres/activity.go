@@ -80,6 +80,14 @@ func (s *Store) PutAudit(ctx context.Context, e contract.AuditEntry) error {
 	return nil
 }
 
+// pendingCode is the code q keeps only, "" for any.
+func pendingCode(q keys.AuditQuery) string {
+	if q.Pending {
+		return contract.AuditPending
+	}
+	return ""
+}
+
 // Audit implements keys.Store.
 func (s *Store) Audit(ctx context.Context, q keys.AuditQuery) ([]contract.AuditEntry, error) {
 	page := `(at, request_id) > ($4, $5) ORDER BY at, request_id`
@@ -89,8 +97,8 @@ func (s *Store) Audit(ctx context.Context, q keys.AuditQuery) ([]contract.AuditE
 	rows, err := s.pool.Query(ctx, `SELECT request_id, account_id::text, at, key_id, key_display, credential_id,
 			exchange, operation, params, code, message, order_ids, duration_ms, via
 		FROM audit_log
-		WHERE account_id = $1 AND at >= $2 AND at < $3 AND `+page+` LIMIT $6`,
-		q.AccountID, q.Since, q.Until, q.AfterTime, q.AfterID, q.Limit)
+		WHERE account_id = $1 AND at >= $2 AND at < $3 AND ($7 = '' OR code = $7) AND `+page+` LIMIT $6`,
+		q.AccountID, q.Since, q.Until, q.AfterTime, q.AfterID, q.Limit, pendingCode(q))
 	if err != nil {
 		return nil, fmt.Errorf("select audit entries: %w", err)
 	}
