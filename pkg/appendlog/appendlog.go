@@ -153,21 +153,46 @@ func (l *File) Rotate(oldPath string) error {
 		l.err = fmt.Errorf("rotate %s: %w", l.name, err)
 		return l.err
 	}
-	_ = syncDir(l.name)
+	_ = SyncDir(l.name)
 	old := l.f
 	l.f, l.fsync = f, f.Sync
 	_ = old.Close()
 	return nil
 }
 
-// syncDir makes a rename in path's directory durable.
-func syncDir(path string) error {
+// SyncDir makes a rename or removal in path's directory durable.
+func SyncDir(path string) error {
 	d, err := os.Open(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// WriteFile replaces path with data through a synced temporary file and a
+// rename, so path holds either its old content or all of data, durably.
+func WriteFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return SyncDir(path)
 }
 
 // Append writes line and waits until it is durable.

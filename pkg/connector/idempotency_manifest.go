@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/appendlog"
 	"github.com/perpgate/perpgate/pkg/hashindex"
 )
 
@@ -114,7 +115,7 @@ func removeManifest(path string) error {
 	if err := os.Remove(manifestPath(path)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("idempotency manifest: %w", err)
 	}
-	return syncDir(path)
+	return appendlog.SyncDir(path)
 }
 
 // saveManifest writes the manifest of the store as it is, with the log
@@ -155,7 +156,7 @@ func (s *FileIdempotency) writeManifest(tailOff int64) error {
 	if err != nil {
 		return err
 	}
-	return writeFileSynced(manifestPath(s.path), b)
+	return appendlog.WriteFile(manifestPath(s.path), b)
 }
 
 // entryLine is the log line of an entry held in memory.
@@ -164,41 +165,6 @@ func entryLine(key string, e memEntry) ([]byte, error) {
 		return e.ref.seg.raw(e.ref.off, e.ref.n)
 	}
 	return json.Marshal(logLine{Key: key, Record: &e.rec, Expires: e.expires})
-}
-
-// writeFileSynced replaces path with b through a temporary file, so path
-// holds either its old content or all of b, durably.
-func writeFileSynced(path string, b []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return syncDir(path)
-}
-
-// syncDir makes a rename or removal in path's directory durable.
-func syncDir(path string) error {
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // logFiles are the files of the log an open finds, as segments (nil when

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -223,7 +222,7 @@ func (j *FileJournal) Compact(seed int64, state []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := writeDurably(j.path+".snap", raw); err != nil {
+	if err := appendlog.WriteFile(j.path+".snap", raw); err != nil {
 		return fmt.Errorf("paper journal snapshot: %w", err)
 	}
 	j.mu.Lock()
@@ -242,33 +241,6 @@ func (j *FileJournal) Compact(seed int64, state []byte) error {
 		return fmt.Errorf("paper journal: %w", err)
 	}
 	return os.Remove(j.path + ".old")
-}
-
-// writeDurably replaces path with data through a synced temporary file.
-func writeDurably(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // Close closes the file. Records written but not yet synced are left to

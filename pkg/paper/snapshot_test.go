@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/appendlog"
 	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/shopspring/decimal"
 )
@@ -135,7 +136,7 @@ func TestSnapshotCrashBeforeJournalRestart(t *testing.T) {
 	want := stateJSON(t, e)
 	// The snapshot as Compact writes it, without the rotation after it.
 	raw, _ := json.Marshal(snapFile{ID: 1, Seed: 3, State: json.RawMessage(want)})
-	if err := writeDurably(path+".snap", raw); err != nil {
+	if err := appendlog.WriteFile(path+".snap", raw); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
