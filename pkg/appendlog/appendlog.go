@@ -15,9 +15,15 @@
 // Records reach the file in Write order and an fsync covers every record
 // written before it began, so what survives a crash is always a prefix of
 // the records, never one without an earlier one.
+//
+// A log opened with OpenPreallocated keeps zeroed space allocated past its
+// records, so that a sync writes the records alone, not the file's new
+// length as well (on ext4 it takes half the time). Its readers stop at the
+// first zero byte (Records).
 package appendlog
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -37,6 +43,11 @@ type File struct {
 	syncing bool
 	linger  time.Duration // SetLinger
 	fsync   func() error  // f.Sync; tests count and fail it
+	// A preallocated log (OpenPreallocated) writes at end, inside the
+	// space allocated up to alloc, grown chunk bytes at a time.
+	prealloc   bool
+	end, alloc int64
+	chunk      int64
 	// err is sticky: after a write or an fsync failed, what reached the
 	// disk is unknown (a failed fsync may have dropped the dirty pages),
 	// so the log refuses everything after it.
@@ -57,6 +68,59 @@ func Open(path string) (*File, error) {
 	return l, nil
 }
 
+// OpenPreallocated opens (or creates, mode 0600) the log at path like
+// Open, and keeps at least chunk bytes of zeroed space allocated past its
+// records: a sync then needs no change of the file's length, only the
+// records (fdatasync where there is one). The file must hold whole records
+// only, as a reader leaves it after cutting a torn tail; zero bytes past
+// the last record (a crash after an allocation) are written over. Close
+// and Rotate cut the space off again. Where the file system cannot
+// allocate, the log appends as Open's does.
+func OpenPreallocated(path string, chunk int64) (*File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	end, err := recordsEnd(f)
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	l := &File{f: f, name: path, prealloc: true, end: end, alloc: end, chunk: chunk, fsync: dataSyncOf(f)}
+	l.synced = sync.NewCond(&l.mu)
+	return l, nil
+}
+
+// recordsEnd is the length of f without the zero bytes at its end.
+func recordsEnd(f *os.File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 64<<10)
+	for end := st.Size(); end > 0; {
+		n := min(end, int64(len(buf)))
+		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexFunc(buf[:n], func(r rune) bool { return r != 0 }); i >= 0 {
+			return end - n + int64(i) + 1, nil
+		}
+		end -= n
+	}
+	return 0, nil
+}
+
+// Records returns the records of a preallocated log's content: data up to
+// its first zero byte. A record never holds one (JSON escapes it), so a
+// zero is allocated space not yet written, or a record a crash tore.
+func Records(data []byte) []byte {
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return data[:i]
+	}
+	return data
+}
+
 // Write appends line and a newline, and returns the position Sync takes.
 // The record is in the file but not yet durable.
 func (l *File) Write(line []byte) (pos uint64, err error) {
@@ -66,13 +130,53 @@ func (l *File) Write(line []byte) (pos uint64, err error) {
 		return 0, l.err
 	}
 	// One write call per record, so a crash tears at most the last line.
-	rec := make([]byte, 0, len(line)+1)
-	if _, err := l.f.Write(append(append(rec, line...), '\n')); err != nil {
+	rec := append(append(make([]byte, 0, len(line)+1), line...), '\n')
+	if l.prealloc {
+		err = l.writeAtEnd(rec)
+	} else {
+		_, err = l.f.Write(rec)
+	}
+	if err != nil {
 		l.err = fmt.Errorf("write %s: %w", l.name, err)
 		return 0, l.err
 	}
 	l.written++
 	return l.written, nil
+}
+
+// writeAtEnd writes rec after the last record, first allocating another
+// chunk when rec does not fit in the space left. Called with mu held.
+func (l *File) writeAtEnd(rec []byte) error {
+	if need := l.end + int64(len(rec)); need > l.alloc && l.chunk > 0 {
+		// On failure the write goes ahead without it, and reports its
+		// own error if the disk is full.
+		size := need + l.chunk
+		switch err := allocate(l.f, l.alloc, size-l.alloc); {
+		case err == nil:
+			l.alloc = size
+		case errors.Is(err, errCannotAllocate):
+			l.chunk = 0 // the file grows with each record instead
+		}
+	}
+	if _, err := l.f.WriteAt(rec, l.end); err != nil {
+		return err
+	}
+	l.end += int64(len(rec))
+	l.alloc = max(l.alloc, l.end)
+	return nil
+}
+
+// cutAllocation drops the space allocated past the last record. Called
+// with mu held.
+func (l *File) cutAllocation() error {
+	if !l.prealloc || l.alloc == l.end {
+		return nil
+	}
+	if err := l.f.Truncate(l.end); err != nil {
+		return err
+	}
+	l.alloc = l.end
+	return nil
 }
 
 // Sync returns when every record up to pos is on disk. A caller that finds
@@ -136,6 +240,10 @@ func (l *File) Rotate(oldPath string) error {
 	if l.err != nil {
 		return l.err
 	}
+	if err := l.cutAllocation(); err != nil {
+		l.err = fmt.Errorf("rotate %s: %w", l.name, err)
+		return l.err
+	}
 	if err := l.fsync(); err != nil {
 		l.err = fmt.Errorf("sync %s: %w", l.name, err)
 		return l.err
@@ -148,14 +256,23 @@ func (l *File) Rotate(oldPath string) error {
 		l.err = fmt.Errorf("rotate %s: %w", l.name, err)
 		return l.err
 	}
-	f, err := os.OpenFile(l.name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	flag := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if l.prealloc {
+		flag = os.O_CREATE | os.O_RDWR | os.O_TRUNC
+	}
+	f, err := os.OpenFile(l.name, flag, 0o600)
 	if err != nil {
 		l.err = fmt.Errorf("rotate %s: %w", l.name, err)
 		return l.err
 	}
 	_ = SyncDir(l.name)
 	old := l.f
-	l.f, l.fsync = f, f.Sync
+	l.f, l.end, l.alloc = f, 0, 0
+	if l.prealloc {
+		l.fsync = dataSyncOf(f)
+	} else {
+		l.fsync = f.Sync
+	}
 	_ = old.Close()
 	return nil
 }
@@ -215,7 +332,10 @@ func (l *File) Close() error {
 	if errors.Is(l.err, ErrClosed) {
 		return nil
 	}
+	// After a failed write the space past end may hold part of a record;
+	// cut either way, so the file ends at its last whole record written.
+	cerr := l.cutAllocation()
 	l.err = ErrClosed
 	l.synced.Broadcast()
-	return l.f.Close()
+	return errors.Join(cerr, l.f.Close())
 }

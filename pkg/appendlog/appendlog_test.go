@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -187,5 +188,103 @@ func TestLingerSharesOneFsync(t *testing.T) {
 	wg.Wait()
 	if n := fsyncs.Load(); n != 1 {
 		t.Fatalf("%d fsyncs for 5 appends within the linger, want 1", n)
+	}
+}
+
+// TestPreallocatedLog: a preallocated log writes its records inside space
+// allocated ahead, goes on after the last record when reopened over the
+// zeros a crash leaves, and ends at its last record after Close and
+// Rotate.
+func TestPreallocatedLog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "log")
+	l, err := OpenPreallocated(path, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for i := range 3 {
+		rec := fmt.Appendf(nil, `{"n":%d}`, i)
+		if err := l.Append(rec); err != nil {
+			t.Fatal(err)
+		}
+		want = append(append(want, rec...), '\n')
+	}
+	// A crash now leaves the file as it is: the records, then zeros.
+	crashed, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS == "linux" && len(crashed) <= len(want) {
+		t.Fatalf("the file holds %d bytes with %d of records: nothing allocated ahead", len(crashed), len(want))
+	}
+	if got := Records(crashed); !bytes.Equal(got, want) {
+		t.Fatalf("Records of the open file = %q, want %q", got, want)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
+		t.Fatalf("after Close the file holds %d bytes (%d zeros), want the %d bytes of the records", len(got), bytes.Count(got, []byte{0}), len(want))
+	}
+
+	if err := os.WriteFile(path, crashed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err = OpenPreallocated(path, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append([]byte(`{"n":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, `{"n":3}`+"\n"...)
+	if got, _ := os.ReadFile(path); !bytes.Equal(Records(got), want) {
+		t.Fatalf("after reopening over the zeros the records are %q, want %q", Records(got), want)
+	}
+	if err := l.Rotate(path + ".old"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path + ".old"); !bytes.Equal(got, want) {
+		t.Fatalf("the rotated file holds %d bytes (%d zeros), want the %d bytes of the records", len(got), bytes.Count(got, []byte{0}), len(want))
+	}
+	if err := l.Append([]byte(`{"n":4}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != `{"n":4}`+"\n" {
+		t.Fatalf("the new file holds %d bytes (%d zeros), want one record", len(got), bytes.Count(got, []byte{0}))
+	}
+}
+
+// TestPreallocatedLogGrows: records beyond the first allocation get more
+// space, and none is lost or overwritten.
+func TestPreallocatedLogGrows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	l, err := OpenPreallocated(path, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for i := range 200 {
+		rec := fmt.Appendf(nil, `{"n":%d,"pad":"%s"}`, i, bytes.Repeat([]byte("x"), i%50))
+		pos, err := l.Write(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%7 == 0 {
+			if err := l.Sync(pos); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want = append(append(want, rec...), '\n')
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
+		t.Fatalf("the file holds %d bytes, want the %d bytes of the records", len(got), len(want))
 	}
 }

@@ -1,8 +1,10 @@
 package paper
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perpgate/perpgate/pkg/appendlog"
 	"github.com/perpgate/perpgate/pkg/testenv"
 	"github.com/shopspring/decimal"
 )
@@ -336,5 +339,88 @@ func TestPlaceOrderDeferred(t *testing.T) {
 	}
 	if err := wait(); err != nil || j.syncs.Load() != 0 {
 		t.Fatalf("refused placement's wait: %v, %d syncs", err, j.syncs.Load())
+	}
+}
+
+// TestFileJournalAfterACrashInAllocatedSpace: the journal's file is
+// allocated ahead of its records (appendlog.OpenPreallocated), so a crash
+// leaves zeros after them, and maybe part of a record that was never
+// synced, torn or with a hole in it. Reopening replays the records before
+// the first zero, cuts the rest, and goes on writing after them.
+func TestFileJournalAfterACrashInAllocatedSpace(t *testing.T) {
+	clock := testenv.NewClock(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
+	path := filepath.Join(t.TempDir(), "paper.journal")
+	place := func(e *Engine, cid string) {
+		t.Helper()
+		if _, err := e.PlaceOrder("alice", OrderRequest{Market: "BTC-USD-PERP", Side: Buy, Type: Limit,
+			Size: decimal.RequireFromString("0.001"), Price: decimal.RequireFromString("50000"), ClientOrderID: cid}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, records, err := OpenFileJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Reopen(Config{Seed: 3, Now: clock.Now}, j, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.EnsureAccount("alice", decimal.RequireFromString("100000")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		place(e, fmt.Sprintf("c%d", i))
+	}
+	crashed, err := os.ReadFile(path) // while open: as a crash leaves it
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = j.Close()
+	synced := appendlog.Records(crashed)
+	zeros := func(n int) []byte { return make([]byte, n) }
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	cases := map[string][]byte{
+		"zeros after the records":         crashed,
+		"a torn record, then zeros":       cat(synced, []byte(`{"op":"place","acc`), zeros(300)),
+		"a record with a hole in it":      cat(synced, zeros(40), []byte(`"BTC-USD-PERP"}`+"\n"), zeros(300)),
+		"the records alone (a clean end)": synced,
+	}
+	for name, content := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "paper.journal")
+			if err := os.WriteFile(path, content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			reopen := func() (*FileJournal, *Engine) {
+				t.Helper()
+				j, records, err := OpenFileJournal(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e, err := Reopen(Config{Seed: 3, Now: clock.Now}, j, records)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return j, e
+			}
+			j, e := reopen()
+			place(e, "after")
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			j, e = reopen()
+			defer j.Close()
+			open, err := e.OpenOrders("alice", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cids []string
+			for _, o := range open {
+				cids = append(cids, o.ClientOrderID)
+			}
+			if fmt.Sprint(cids) != "[c0 c1 c2 after]" {
+				t.Fatalf("open orders after two reopenings: %v, want [c0 c1 c2 after]", cids)
+			}
+		})
 	}
 }
