@@ -18,7 +18,7 @@
 //
 // A log opened with OpenPreallocated keeps zeroed space allocated past its
 // records, so that a sync writes the records alone, not the file's new
-// length as well (on ext4 it takes half the time). Its readers stop at the
+// length as well (on ext4 here, 0.10 ms instead of 0.17). Its readers stop at the
 // first zero byte (Records).
 package appendlog
 
