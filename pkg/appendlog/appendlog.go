@@ -91,14 +91,25 @@ func OpenPreallocated(path string, chunk int64) (*File, error) {
 	return l, nil
 }
 
+// Length is the length of the file at path without the zero bytes at its
+// end: for a preallocated log, what its records take.
+func Length(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return recordsEnd(f)
+}
+
 // recordsEnd is the length of f without the zero bytes at its end.
 func recordsEnd(f *os.File) (int64, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return 0, err
 	}
-	buf := make([]byte, 64<<10)
-	for end := st.Size(); end > 0; {
+	buf := make([]byte, 4<<10) // most files end in a record: one read
+	for end := st.Size(); end > 0; buf = make([]byte, 64<<10) {
 		n := min(end, int64(len(buf)))
 		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
 			return 0, err

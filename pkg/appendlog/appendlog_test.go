@@ -221,6 +221,9 @@ func TestPreallocatedLog(t *testing.T) {
 	if got := Records(crashed); !bytes.Equal(got, want) {
 		t.Fatalf("Records of the open file = %q, want %q", got, want)
 	}
+	if n, err := Length(path); err != nil || n != int64(len(want)) {
+		t.Fatalf("Length of the open file = %d, %v; want the %d bytes of the records", n, err, len(want))
+	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
