@@ -74,8 +74,8 @@ func Open(path string) (*File, error) {
 // records (fdatasync where there is one). The file must hold whole records
 // only, as a reader leaves it after cutting a torn tail; zero bytes past
 // the last record (a crash after an allocation) are written over. Close
-// and Rotate cut the space off again. Where the file system cannot
-// allocate, the log appends as Open's does.
+// and Rotate cut the space off again. Off Linux the log appends and
+// fsyncs as Open's does (allocate_other.go).
 func OpenPreallocated(path string, chunk int64) (*File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {

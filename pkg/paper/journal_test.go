@@ -132,14 +132,7 @@ func TestJournalFailureChangesNothing(t *testing.T) {
 func TestFileJournalConcurrentPlacements(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "paper.journal")
 	clock := testenv.NewClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
-	j, records, err := OpenFileJournal(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := Reopen(Config{Seed: 5, Now: clock.Now}, j, records)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, e := openFileEngine(t, path, Config{Seed: 5, Now: clock.Now})
 	const goroutines, perGoroutine = 16, 10
 	accounts := []string{"a", "b", "c", "d"}
 	type placement struct {
@@ -181,15 +174,8 @@ func TestFileJournalConcurrentPlacements(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	j2, records, err := OpenFileJournal(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j2, again := openFileEngine(t, path, Config{Seed: 5, Now: clock.Now})
 	defer j2.Close()
-	again, err := Reopen(Config{Seed: 5, Now: clock.Now}, j2, records)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for p := range placed {
 		got, err := again.Order(p.acct, p.order.ID)
 		if err != nil {
@@ -357,14 +343,7 @@ func TestFileJournalAfterACrashInAllocatedSpace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	j, records, err := OpenFileJournal(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := Reopen(Config{Seed: 3, Now: clock.Now}, j, records)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, e := openFileEngine(t, path, Config{Seed: 3, Now: clock.Now})
 	if _, err := e.EnsureAccount("alice", decimal.RequireFromString("100000")); err != nil {
 		t.Fatal(err)
 	}
@@ -391,18 +370,7 @@ func TestFileJournalAfterACrashInAllocatedSpace(t *testing.T) {
 			if err := os.WriteFile(path, content, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			reopen := func() (*FileJournal, *Engine) {
-				t.Helper()
-				j, records, err := OpenFileJournal(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				e, err := Reopen(Config{Seed: 3, Now: clock.Now}, j, records)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return j, e
-			}
+			reopen := func() (*FileJournal, *Engine) { return openFileEngine(t, path, Config{Seed: 3, Now: clock.Now}) }
 			j, e := reopen()
 			place(e, "after")
 			if err := j.Close(); err != nil {
@@ -423,4 +391,19 @@ func TestFileJournalAfterACrashInAllocatedSpace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openFileEngine opens the file journal at path and the engine its
+// records make.
+func openFileEngine(t *testing.T, path string, cfg Config) (*FileJournal, *Engine) {
+	t.Helper()
+	j, records, err := OpenFileJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Reopen(cfg, j, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, e
 }
