@@ -88,6 +88,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fs.IntVar(&opts.PlaceCount, "places", opts.PlaceCount, "placements of the concurrency-1 placement run (at least 2000)")
 		soak := fs.Int("soak", 0, "instead of the benchmark, place and cancel this many orders at --rate and report memory, disk and restart time")
 		rate := fs.Float64("rate", 200, "place+cancel pairs a second of --soak")
+		keep := fs.Bool("keep", false, "keep the data directory of --soak and print where it is, to restart serve on it again")
 		if err := fs.Parse(args[1:]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprintln(stdout, "usage: perpgate bench [flags]\n\nflags:")
@@ -101,7 +102,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		if err != nil {
 			return exit(stderr, err)
 		}
-		defer os.RemoveAll(dir)
+		if *soak > 0 && *keep {
+			fmt.Fprintf(stdout, "soak: data directory %s (kept)\n", dir)
+		} else {
+			defer os.RemoveAll(dir)
+		}
 		if *soak > 0 {
 			return exit(stderr, Soak(ctx, stdout, SoakOptions{Pairs: *soak, Rate: *rate}, dir))
 		}

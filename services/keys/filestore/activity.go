@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -126,7 +127,8 @@ func (s *Store) AppendAudit(ctx context.Context, e contract.AuditEntry) error {
 }
 
 // writeAudit writes e's line to the audit log under auditMu, so a read
-// never meets half a line; log is nil when it could not be opened.
+// never meets half a line, and seals the log once it is a segment's size;
+// log is nil when it could not be opened.
 func (s *Store) writeAudit(ctx context.Context, e contract.AuditEntry) (log *appendlog.File, pos uint64, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
@@ -148,8 +150,17 @@ func (s *Store) writeAudit(ctx context.Context, e contract.AuditEntry) (log *app
 		s.auditLog.SetLinger(auditLinger)
 	}
 	log = s.auditLog
-	pos, err = log.Write(line)
-	return log, pos, err
+	if pos, err = log.Write(line); err != nil {
+		s.live.complete = false // what reached the file is unknown
+		return log, pos, err
+	}
+	s.live.add(indexEntry{Time: e.Time, AccountID: e.AccountID, RequestID: e.RequestID, Code: e.Code}, int64(len(line)+1))
+	if s.live.bytes >= s.auditSegBytes {
+		// The entry is written: a failed seal fails the appends after it,
+		// which open the log afresh, not this one.
+		_ = s.sealLive(time.Now())
+	}
+	return log, pos, nil
 }
 
 // auditFailed closes log after a failed write or fsync: it refuses
@@ -216,7 +227,13 @@ func readAuditFile(path, account string, byID map[string]contract.AuditEntry) er
 		return err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return readAuditEntries(f, account, byID)
+}
+
+// readAuditEntries adds the entries of account read from r to byID, as
+// readAuditFile does.
+func readAuditEntries(r io.Reader, account string, byID map[string]contract.AuditEntry) error {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var e contract.AuditEntry
@@ -236,11 +253,8 @@ func (s *Store) Audit(ctx context.Context, q keys.AuditQuery) ([]contract.AuditE
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s.auditMu.Lock()
 	byID := map[string]contract.AuditEntry{}
-	err := s.readAudit(q, byID)
-	s.auditMu.Unlock()
-	if err != nil {
+	if err := s.readAudit(q, byID); err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
 	}
 	out := []contract.AuditEntry{}

@@ -38,10 +38,22 @@ type Store struct {
 	mu    sync.Mutex
 	state state
 
-	auditMu sync.Mutex // the audit log, apart from the state
-	// auditIndex caches the sealed audit segments' indexes (auditMu).
+	// auditMu guards the audit log, apart from the state; it is held
+	// only to append, to seal and to look up, never while a file is read.
+	auditMu sync.Mutex
+	// auditIndex caches the sealed audit segments' indexes.
 	auditIndex map[string]segmentIndex
 	auditLog   *appendlog.File // opened by the first PutAudit
+	// live indexes the entries appended to the log since this store began
+	// it, so that sealing it needs no read of it.
+	live liveIndex
+	// auditSegBytes is the size at which an append seals the log; the
+	// retention sets it (PruneAudit).
+	auditSegBytes int64
+	// indexing counts the segments being indexed in the background;
+	// stopIndexing ends them at Close.
+	indexing     sync.WaitGroup
+	stopIndexing chan struct{}
 	// The audit syncer (AppendAudit): the latest entry written and
 	// whether the syncer runs; syncIdle counts it.
 	syncMu   sync.Mutex
@@ -104,19 +116,23 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open file store: %w", err)
 	}
-	s := &Store{path: filepath.Join(dir, FileName), state: state{Version: formatVersion}, auditIndex: map[string]segmentIndex{}}
+	s := &Store{path: filepath.Join(dir, FileName), state: state{Version: formatVersion}, auditIndex: map[string]segmentIndex{},
+		live: newLiveIndex(), auditSegBytes: segmentBytes(keys.DefaultAuditRetention().MaxBytes), stopIndexing: make(chan struct{})}
 	data, err := os.ReadFile(s.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return s, nil
 	case err != nil:
 		return nil, fmt.Errorf("open file store: %w", err)
+	default:
+		if err := json.Unmarshal(data, &s.state); err != nil {
+			return nil, fmt.Errorf("open file store %s: %w", s.path, err)
+		}
+		if s.state.Version != formatVersion {
+			return nil, fmt.Errorf("open file store %s: unsupported format version %d", s.path, s.state.Version)
+		}
 	}
-	if err := json.Unmarshal(data, &s.state); err != nil {
-		return nil, fmt.Errorf("open file store %s: %w", s.path, err)
-	}
-	if s.state.Version != formatVersion {
-		return nil, fmt.Errorf("open file store %s: unsupported format version %d", s.path, s.state.Version)
+	if err := s.sealLeftoverAudit(); err != nil {
+		return nil, fmt.Errorf("open file store: %w", err)
 	}
 	return s, nil
 }
@@ -124,10 +140,18 @@ func Open(dir string) (*Store, error) {
 // Path returns the state file's path.
 func (s *Store) Path() string { return s.path }
 
-// Close waits for the audit syncer and closes the audit log; the state
-// file is complete after every change.
+// Close waits for the audit syncer, stops the background indexing and
+// closes the audit log; the state file is complete after every change.
 func (s *Store) Close() error {
 	s.syncIdle.Wait()
+	s.auditMu.Lock()
+	select {
+	case <-s.stopIndexing:
+	default:
+		close(s.stopIndexing) // under auditMu: indexLater starts no more
+	}
+	s.auditMu.Unlock()
+	s.indexing.Wait()
 	s.auditMu.Lock()
 	defer s.auditMu.Unlock()
 	if s.auditLog == nil {

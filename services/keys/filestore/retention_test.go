@@ -2,8 +2,11 @@ package filestore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,20 +99,26 @@ func TestAuditPagesReadByIndex(t *testing.T) {
 	const account = "acct"
 	start := time.Now().UTC().Truncate(time.Hour).Add(-10 * time.Hour)
 	pad := []byte(`{"pad":"` + strings.Repeat("0123456789abcdef", 256) + `"}`)
-	// Three segments of an hour's entries each, then the live log.
+	// Segments of the 1 MB floor, each of an hour's entries: an hour's
+	// entries go on until an append seals the log. Then the live log.
+	if _, err := s.PruneAudit(ctx, start.Add(-time.Hour), 16<<20); err != nil {
+		t.Fatal(err)
+	}
+	perHour := make([]int, 4)
 	for b := range 4 {
-		for i := range 260 {
+		for i := 0; b < 3 || i < 100; i++ {
 			at := start.Add(time.Duration(b)*time.Hour + time.Duration(i)*time.Second)
 			if err := s.PutAudit(ctx, contract.AuditEntry{Time: at, RequestID: fmt.Sprintf("req-%d-%03d", b, i), AccountID: account,
 				Operation: "placeLimitOrder", Code: "OK", Params: pad}); err != nil {
 				t.Fatal(err)
 			}
-		}
-		if b < 3 {
-			if _, err := s.PruneAudit(ctx, start.Add(-time.Hour), 16<<20); err != nil {
-				t.Fatal(err)
+			perHour[b]++
+			if segs, _ := s.segments(); b < 3 && len(segs) == b+1 {
+				break
 			}
-			time.Sleep(10 * time.Millisecond)
+			if i > 1000 {
+				t.Fatal("1,000 entries of 4 kB did not seal a log of 1 MB")
+			}
 		}
 	}
 	segs, err := s.segments()
@@ -130,8 +139,8 @@ func TestAuditPagesReadByIndex(t *testing.T) {
 	}
 	unreadable(segs[0])
 	got, err := page(start.Add(2*time.Hour), start.Add(3*time.Hour), 1000)
-	if err != nil || len(got) != 260 || got[0].RequestID != "req-2-000" {
-		t.Fatalf("third hour: %d entries (%v), want its 260 without reading the first segment", len(got), err)
+	if err != nil || len(got) != perHour[2] || got[0].RequestID != "req-2-000" {
+		t.Fatalf("third hour: %d entries (%v), want its %d without reading the first segment", len(got), err, perHour[2])
 	}
 	if _, err := page(start, start.Add(time.Hour), 1000); err == nil {
 		t.Fatal("a page of the first hour did not read the first segment")
@@ -142,5 +151,160 @@ func TestAuditPagesReadByIndex(t *testing.T) {
 	got, err = page(start.Add(time.Hour), start.Add(10*time.Hour), 10)
 	if err != nil || len(got) != 10 || got[9].RequestID != "req-1-009" {
 		t.Fatalf("first page from the second hour: %d entries (%v)", len(got), err)
+	}
+}
+
+// TestAuditSealedByAppends: the append that makes the log a segment's size
+// seals it, with the index its appends gathered; the log a run leaves is
+// sealed when the next opens the store, and nothing is lost on the way.
+func TestAuditSealedByAppends(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	at := time.Now().UTC().Truncate(time.Second)
+	if _, err := s.PruneAudit(ctx, at.Add(-time.Hour), 16<<20); err != nil { // segments of 1 MB
+		t.Fatal(err)
+	}
+	pad := []byte(`{"pad":"` + strings.Repeat("0123456789abcdef", 256) + `"}`)
+	n := 0
+	put := func(s *Store, account string) {
+		t.Helper()
+		if err := s.PutAudit(ctx, contract.AuditEntry{Time: at.Add(time.Duration(n) * time.Millisecond), RequestID: fmt.Sprintf("req-%04d", n),
+			AccountID: account, Operation: "placeLimitOrder", Code: "OK", Params: pad}); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	for segs, _ := s.segments(); len(segs) == 0; segs, _ = s.segments() {
+		if n > 1000 {
+			t.Fatal("1,000 entries of 4 kB did not seal a log of 1 MB")
+		}
+		put(s, []string{"a", "b"}[n%2])
+	}
+	sealed := n
+	for range 10 {
+		put(s, "c") // the live log
+	}
+	if err := s.Close(); err != nil { // waits for the segment's index file
+		t.Fatal(err)
+	}
+	segs, _ := s.segments()
+	var ix segmentIndex
+	if b, err := os.ReadFile(segs[0] + ".idx"); err != nil || json.Unmarshal(b, &ix) != nil {
+		t.Fatalf("the sealed segment has no index file: %v", err)
+	}
+	if !ix.First.Equal(at) || !ix.Last.Equal(at.Add(time.Duration(sealed-1)*time.Millisecond)) || len(ix.Accounts) != 2 {
+		t.Fatalf("index %v–%v %v, want %v–%v for accounts a and b", ix.First, ix.Last, ix.Accounts, at, at.Add(time.Duration(sealed-1)*time.Millisecond))
+	}
+
+	again, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if segs, _ := again.segments(); len(segs) != 2 {
+		t.Fatalf("%d segments after a restart, want 2: the log the first run left is sealed", len(segs))
+	}
+	if _, err := os.Stat(filepath.Join(dir, AuditFileName)); !os.IsNotExist(err) {
+		t.Fatalf("the log the first run left is still the log: %v", err)
+	}
+	put(again, "c")
+	for account, want := range map[string]int{"a": (sealed + 1) / 2, "b": sealed / 2, "c": 11} {
+		got, err := again.Audit(ctx, keys.AuditQuery{AccountID: account, Since: at.Add(-time.Hour), Until: at.Add(time.Hour), Limit: 100000})
+		if err != nil || len(got) != want {
+			t.Fatalf("account %s: %d entries (%v), want %d", account, len(got), err, want)
+		}
+	}
+}
+
+// TestAuditPendingPageSkipsSettledSegments: a page of PENDING entries (what
+// a start settles) reads only the segments that hold a PENDING entry
+// without its final one, and an entry whose final entry went into a later
+// segment is not PENDING, though that segment is not read.
+func TestAuditPendingPageSkipsSettledSegments(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	at := time.Now().UTC().Truncate(time.Second)
+	if _, err := s.PruneAudit(ctx, at.Add(-time.Hour), 16<<20); err != nil { // segments of 1 MB
+		t.Fatal(err)
+	}
+	// Final entries of 4 kB and PENDING ones of a few hundred bytes: an
+	// append that fills a segment is a final one, so requests seldom
+	// straddle two segments unless the test makes them.
+	pad := []byte(`{"pad":"` + strings.Repeat("0123456789abcdef", 256) + `"}`)
+	n := 0
+	put := func(id, code string) {
+		t.Helper()
+		n++
+		e := contract.AuditEntry{Time: at.Add(time.Duration(n) * time.Millisecond), RequestID: id, AccountID: "acct",
+			Operation: "placeLimitOrder", Code: code}
+		if code != contract.AuditPending {
+			e.Params = pad
+		}
+		if err := s.PutAudit(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pairsUntilSealed := func(want int) { // settled requests until the log is the want-th segment
+		t.Helper()
+		for i := 0; ; i++ {
+			if segs, _ := s.segments(); len(segs) == want {
+				return
+			}
+			if i > 1000 {
+				t.Fatal("1,000 requests of 4 kB did not seal a log of 1 MB")
+			}
+			id := fmt.Sprintf("req-%d-%d", want, i)
+			put(id, contract.AuditPending)
+			put(id, "OK")
+		}
+	}
+	put("lost", contract.AuditPending) // a crash took its outcome
+	pairsUntilSealed(1)
+	pairsUntilSealed(2)
+	put("straddle", contract.AuditPending)
+	pairsUntilSealed(3)
+	put("straddle", "OK") // in the fourth segment
+	pairsUntilSealed(4)
+	put("live", contract.AuditPending)
+	segs, _ := s.segments()
+	ix, _ := s.indexOf(segs[3])
+	if ix.Settle == nil || len(ix.Settle.Pending) > 0 || !slices.Contains(ix.Settle.Finals, "straddle") {
+		t.Fatalf("the fourth segment's index %+v: want the final entry of straddle and no PENDING entry", ix.Settle)
+	}
+	// The segments with nothing to settle are not read: a read would fail.
+	skipped := 0
+	for _, seg := range segs {
+		if ix, _ := s.indexOf(seg); len(ix.Settle.Pending) > 0 {
+			continue
+		}
+		skipped++
+		if err := os.Remove(seg); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(seg, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if skipped < 2 {
+		t.Fatalf("%d segments without a PENDING entry, want the second and the fourth at least", skipped)
+	}
+	got, err := s.Audit(ctx, keys.AuditQuery{AccountID: "acct", Since: at.Add(-time.Hour), Until: at.Add(time.Hour), Limit: 500, Pending: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range got {
+		ids = append(ids, e.RequestID)
+	}
+	if strings.Join(ids, " ") != "lost live" {
+		t.Fatalf("PENDING entries %v, want lost and live", ids)
 	}
 }
