@@ -354,7 +354,7 @@ func writeIndexFile(seg string, ix segmentIndex) {
 // once later segments cannot: their entries all come after the page's
 // last. It reads the files as they were when it began, without auditMu.
 func (s *Store) readAudit(q keys.AuditQuery, byID map[string]contract.AuditEntry) error {
-	segs, live, err := s.auditFiles()
+	segs, live, settledLater, err := s.auditFiles(q.Pending)
 	if err != nil {
 		return err
 	}
@@ -365,7 +365,15 @@ func (s *Store) readAudit(q keys.AuditQuery, byID map[string]contract.AuditEntry
 	if q.AfterTime.After(from) && !q.Newest {
 		from = q.AfterTime
 	}
-	settledLater := map[string]struct{}{} // a query of PENDING entries: final entries in segments it skips
+	if q.Pending { // final entries the segments hold for PENDING ones in others
+		for _, seg := range segs {
+			if ix, err := s.indexOf(seg); err == nil && ix.Settle != nil {
+				for _, id := range ix.Settle.Finals {
+					settledLater[id] = struct{}{}
+				}
+			}
+		}
+	}
 	for i, seg := range segs {
 		ix, err := s.indexOf(seg)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -374,13 +382,8 @@ func (s *Store) readAudit(q keys.AuditQuery, byID map[string]contract.AuditEntry
 		if err != nil {
 			return err
 		}
-		if q.Pending && ix.Settle != nil {
-			for _, id := range ix.Settle.Finals {
-				settledLater[id] = struct{}{}
-			}
-		}
 		if _, ok := ix.Accounts[q.AccountID]; !ok || ix.Last.Before(from) || !ix.First.Before(q.Until) ||
-			q.Pending && ix.Settle != nil && len(ix.Settle.Pending) == 0 {
+			q.Pending && ix.Settle != nil && allIn(ix.Settle.Pending, settledLater) {
 			continue
 		}
 		if err := readAuditFile(seg, q.AccountID, byID); err != nil {
@@ -409,21 +412,37 @@ func (s *Store) readAudit(q keys.AuditQuery, byID map[string]contract.AuditEntry
 	return readAuditEntries(live, q.AccountID, byID)
 }
 
+// allIn reports whether every id is in set.
+func allIn(ids []string, set map[string]struct{}) bool {
+	for _, id := range ids {
+		if _, ok := set[id]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // auditFiles lists the sealed segments and opens the log, under auditMu so
 // that no seal falls between: an entry is in one of them (the log is read
-// through the file opened, which a seal only renames).
-func (s *Store) auditFiles() ([]string, *os.File, error) {
+// through the file opened, which a seal only renames). With pending, it
+// also returns the final entries the log holds for PENDING entries in the
+// segments (the requests in flight when the last segment was sealed).
+func (s *Store) auditFiles(pending bool) ([]string, *os.File, map[string]struct{}, error) {
 	s.auditMu.Lock()
 	defer s.auditMu.Unlock()
 	segs, err := s.segments()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	finals := map[string]struct{}{}
+	if pending && s.live.complete {
+		maps.Copy(finals, s.live.finals)
 	}
 	live, err := os.Open(s.auditPath())
 	if errors.Is(err, fs.ErrNotExist) {
-		return segs, nil, nil
+		return segs, nil, finals, nil
 	}
-	return segs, live, err
+	return segs, live, finals, err
 }
 
 // pageEnd is the time of the last entry of q's page among byID, and
