@@ -105,12 +105,15 @@ func (g *Gateway) settleLater(ctx context.Context, store keys.Store, records rec
 		return
 	case <-time.After(settleAfter):
 	}
-	n, err := settlePending(ctx, store, records, time.Now())
-	if err != nil {
+	began := time.Now()
+	n, err := settlePending(ctx, store, records, began)
+	took := time.Since(began).Milliseconds()
+	switch {
+	case err != nil:
 		g.log.Error("PENDING audit entries not settled", "settled", n, "err", err)
-		return
-	}
-	if n > 0 {
-		g.log.Info("PENDING audit entries settled from the idempotency records", "settled", n)
+	case n > 0:
+		g.log.Info("PENDING audit entries settled from the idempotency records", "settled", n, "duration_ms", took)
+	default:
+		g.log.Debug("no PENDING audit entry to settle", "duration_ms", took)
 	}
 }
