@@ -28,11 +28,10 @@ func TestAuditRetention(t *testing.T) {
 	const account = "acct"
 	at := time.Now().UTC().Truncate(time.Second)
 	// About 4 kB an entry: 260 of them make a segment of the 1 MB floor.
-	pad := []byte(`{"pad":"` + strings.Repeat("0123456789abcdef", 256) + `"}`)
 	put := func(from, to int) {
 		for i := from; i < to; i++ {
 			if err := s.PutAudit(ctx, contract.AuditEntry{Time: at.Add(time.Duration(i) * time.Millisecond), RequestID: fmt.Sprintf("req-%04d", i),
-				AccountID: account, Operation: "placeLimitOrder", Code: "OK", Params: pad}); err != nil {
+				AccountID: account, Operation: "placeLimitOrder", Code: "OK", Params: pad4k}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -98,7 +97,6 @@ func TestAuditPagesReadByIndex(t *testing.T) {
 	ctx := context.Background()
 	const account = "acct"
 	start := time.Now().UTC().Truncate(time.Hour).Add(-10 * time.Hour)
-	pad := []byte(`{"pad":"` + strings.Repeat("0123456789abcdef", 256) + `"}`)
 	// Segments of the 1 MB floor, each of an hour's entries: an hour's
 	// entries go on until an append seals the log. Then the live log.
 	if _, err := s.PruneAudit(ctx, start.Add(-time.Hour), 16<<20); err != nil {
@@ -109,7 +107,7 @@ func TestAuditPagesReadByIndex(t *testing.T) {
 		for i := 0; b < 3 || i < 100; i++ {
 			at := start.Add(time.Duration(b)*time.Hour + time.Duration(i)*time.Second)
 			if err := s.PutAudit(ctx, contract.AuditEntry{Time: at, RequestID: fmt.Sprintf("req-%d-%03d", b, i), AccountID: account,
-				Operation: "placeLimitOrder", Code: "OK", Params: pad}); err != nil {
+				Operation: "placeLimitOrder", Code: "OK", Params: pad4k}); err != nil {
 				t.Fatal(err)
 			}
 			perHour[b]++
@@ -125,19 +123,10 @@ func TestAuditPagesReadByIndex(t *testing.T) {
 	if err != nil || len(segs) != 3 {
 		t.Fatalf("%d segments (%v), want 3", len(segs), err)
 	}
-	// A segment read now fails: a directory where its file was.
-	unreadable := func(seg string) {
-		if err := os.Remove(seg); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Mkdir(seg, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
 	page := func(since, until time.Time, limit int) ([]contract.AuditEntry, error) {
 		return s.Audit(ctx, keys.AuditQuery{AccountID: account, Since: since, Until: until, Limit: limit})
 	}
-	unreadable(segs[0])
+	makeUnreadable(t, segs[0])
 	got, err := page(start.Add(2*time.Hour), start.Add(3*time.Hour), 1000)
 	if err != nil || len(got) != perHour[2] || got[0].RequestID != "req-2-000" {
 		t.Fatalf("third hour: %d entries (%v), want its %d without reading the first segment", len(got), err, perHour[2])
@@ -147,7 +136,7 @@ func TestAuditPagesReadByIndex(t *testing.T) {
 	}
 	// From the second hour on, ten entries: the second segment fills the
 	// page, and neither the third nor the log is read.
-	unreadable(segs[2])
+	makeUnreadable(t, segs[2])
 	got, err = page(start.Add(time.Hour), start.Add(10*time.Hour), 10)
 	if err != nil || len(got) != 10 || got[9].RequestID != "req-1-009" {
 		t.Fatalf("first page from the second hour: %d entries (%v)", len(got), err)
@@ -159,21 +148,14 @@ func TestAuditPagesReadByIndex(t *testing.T) {
 // sealed when the next opens the store, and nothing is lost on the way.
 func TestAuditSealedByAppends(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openWithSmallSegments(t, dir)
 	ctx := context.Background()
 	at := time.Now().UTC().Truncate(time.Second)
-	if _, err := s.PruneAudit(ctx, at.Add(-time.Hour), 16<<20); err != nil { // segments of 1 MB
-		t.Fatal(err)
-	}
-	pad := []byte(`{"pad":"` + strings.Repeat("0123456789abcdef", 256) + `"}`)
 	n := 0
 	put := func(s *Store, account string) {
 		t.Helper()
 		if err := s.PutAudit(ctx, contract.AuditEntry{Time: at.Add(time.Duration(n) * time.Millisecond), RequestID: fmt.Sprintf("req-%04d", n),
-			AccountID: account, Operation: "placeLimitOrder", Code: "OK", Params: pad}); err != nil {
+			AccountID: account, Operation: "placeLimitOrder", Code: "OK", Params: pad4k}); err != nil {
 			t.Fatal(err)
 		}
 		n++
@@ -225,20 +207,13 @@ func TestAuditSealedByAppends(t *testing.T) {
 // one whose final entry went into a later segment (a request in flight
 // when the log was sealed) is settled by that segment's index, unread.
 func TestAuditPendingPageSkipsSettledSegments(t *testing.T) {
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openWithSmallSegments(t, t.TempDir())
 	defer s.Close()
 	ctx := context.Background()
 	at := time.Now().UTC().Truncate(time.Second)
-	if _, err := s.PruneAudit(ctx, at.Add(-time.Hour), 16<<20); err != nil { // segments of 1 MB
-		t.Fatal(err)
-	}
 	// Final entries of 4 kB and PENDING ones of a few hundred bytes: an
 	// append that fills a segment is a final one, so requests seldom
 	// straddle two segments unless the test makes them.
-	pad := []byte(`{"pad":"` + strings.Repeat("0123456789abcdef", 256) + `"}`)
 	n := 0
 	put := func(id, code string) {
 		t.Helper()
@@ -246,7 +221,7 @@ func TestAuditPendingPageSkipsSettledSegments(t *testing.T) {
 		e := contract.AuditEntry{Time: at.Add(time.Duration(n) * time.Millisecond), RequestID: id, AccountID: "acct",
 			Operation: "placeLimitOrder", Code: code}
 		if code != contract.AuditPending {
-			e.Params = pad
+			e.Params = pad4k
 		}
 		if err := s.PutAudit(ctx, e); err != nil {
 			t.Fatal(err)
@@ -284,12 +259,7 @@ func TestAuditPendingPageSkipsSettledSegments(t *testing.T) {
 	// entries (straddle, and any request a seal split) have their final
 	// entries in the segment or the log after them. A read of them fails.
 	for _, seg := range segs[1:] {
-		if err := os.Remove(seg); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Mkdir(seg, 0o700); err != nil {
-			t.Fatal(err)
-		}
+		makeUnreadable(t, seg)
 	}
 	got, err := s.Audit(ctx, keys.AuditQuery{AccountID: "acct", Since: at.Add(-time.Hour), Until: at.Add(time.Hour), Limit: 500, Pending: true})
 	if err != nil {
@@ -301,5 +271,33 @@ func TestAuditPendingPageSkipsSettledSegments(t *testing.T) {
 	}
 	if strings.Join(ids, " ") != "lost live" {
 		t.Fatalf("PENDING entries %v, want lost and live", ids)
+	}
+}
+
+// pad4k makes an audit entry about 4 kB: 260 of them fill a segment of 1 MB.
+var pad4k = []byte(`{"pad":"` + strings.Repeat("0123456789abcdef", 256) + `"}`)
+
+// openWithSmallSegments opens a store in dir whose appends seal the log at
+// 1 MB (the segment of a 16 MB retention).
+func openWithSmallSegments(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PruneAudit(context.Background(), time.Now().Add(-24*time.Hour), 16<<20); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// makeUnreadable puts a directory where the segment was: a read of it fails.
+func makeUnreadable(t *testing.T, seg string) {
+	t.Helper()
+	if err := os.Remove(seg); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(seg, 0o700); err != nil {
+		t.Fatal(err)
 	}
 }
