@@ -171,11 +171,12 @@ func (s *Store) sealLeftoverAudit() error {
 }
 
 // segmentName is the name of a segment sealed at t, a nanosecond later
-// while a segment has that name.
+// while a segment has that name (a name it cannot check is taken as free:
+// the rename then says what is wrong).
 func (s *Store) segmentName(t time.Time) string {
 	for {
 		name := s.auditPath() + "." + t.UTC().Format(segmentTime)
-		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(name); err != nil {
 			return name
 		}
 		t = t.Add(time.Nanosecond)
