@@ -124,14 +124,7 @@ func TestSnapshotCrashBeforeJournalRestart(t *testing.T) {
 	path := filepath.Join(dir, "paper.journal")
 	clock := testenv.NewClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
 	cfg := Config{Seed: 3, Now: clock.Now}
-	j, records, err := OpenFileJournal(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := Reopen(cfg, j, records)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, e := openFileEngine(t, path, cfg)
 	churn(t, e, clock, rand.New(rand.NewPCG(1, 2)), 200)
 	want := stateJSON(t, e)
 	// The snapshot as Compact writes it, without the rotation after it.

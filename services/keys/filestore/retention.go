@@ -114,14 +114,9 @@ func (s *Store) sealAuditLog(before time.Time, maxBytes int64) error {
 	if fi.Size() < s.auditSegBytes && !fi.ModTime().Before(before) {
 		return nil
 	}
-	if s.auditLog == nil { // its last open or seal failed
-		seg := s.segmentName(fi.ModTime())
-		if err := os.Rename(s.auditPath(), seg); err != nil {
-			return fmt.Errorf("audit retention: %w", err)
-		}
+	if s.auditLog == nil { // its last open or seal failed: the appends did not see all of it
 		s.live = newLiveIndex()
-		s.indexLater(seg)
-		return nil
+		return s.sealUnindexed(fi.ModTime())
 	}
 	return s.sealLive(fi.ModTime()) // named by its last write: no entry in it is newer
 }
@@ -162,9 +157,15 @@ func (s *Store) sealLeftoverAudit() error {
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
-	seg := s.segmentName(fi.ModTime())
+	return s.sealUnindexed(fi.ModTime())
+}
+
+// sealUnindexed renames the log, which no append of this store is
+// writing, to a segment named by at and indexes it in the background.
+func (s *Store) sealUnindexed(at time.Time) error {
+	seg := s.segmentName(at)
 	if err := os.Rename(s.auditPath(), seg); err != nil {
-		return fmt.Errorf("audit log: %w", err)
+		return fmt.Errorf("seal audit log: %w", err)
 	}
 	s.indexLater(seg)
 	return nil
