@@ -120,6 +120,11 @@ func (e *Embedded) ClientURL() string {
 	return e.srv.ClientURL()
 }
 
+// Interest is how many subscriptions on the server match subject. A client
+// whose connection was cut keeps its subscriptions until the server has
+// read the close, so tests that cut one wait on this before publishing.
+func (e *Embedded) Interest(subject string) int { return e.srv.GlobalAccount().Interest(subject) }
+
 // Shutdown stops the server and waits for it to finish.
 func (e *Embedded) Shutdown() {
 	e.srv.Shutdown()

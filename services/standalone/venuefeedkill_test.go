@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -166,8 +167,10 @@ func TestVenueAccountFeedMovesOnKill(t *testing.T) {
 			if holder.following.Load() != 1 || other.following.Load() != 0 {
 				t.Fatalf("replicas follow %d and %d feeds, want one holder", a.following.Load(), b.following.Load())
 			}
+			g.waitReplicas(v.x, "placeMarketOrder", 2)
 			holder.nc.Close()
 			killed := time.Now()
+			g.waitReplicas(v.x, "placeMarketOrder", 1)
 			gap := buy()
 			checkFor(t, 10*time.Second, 20*time.Millisecond, func() error {
 				if other.following.Load() != 1 {
@@ -190,4 +193,21 @@ func TestVenueAccountFeedMovesOnKill(t *testing.T) {
 			s.none(time.Second)
 		})
 	}
+}
+
+// waitReplicas waits until the bus routes operation name on exchange x to
+// want connector replicas. A cut connection's subscriptions stay until the
+// server has read the close, and a request routed to them in that moment
+// is lost (the caller times out), which a real kill does too; the kill
+// scenario's gap order is meant for the survivor.
+func (g *testGateway) waitReplicas(x contract.Exchange, name string, want int) {
+	g.t.Helper()
+	op, _ := contract.Lookup(name)
+	subject := contract.NewSubjects(g.cfg.Edge.SubjectPrefix).Operation(x, op)
+	checkFor(g.t, 5*time.Second, time.Millisecond, func() error {
+		if n := g.embedded.Interest(subject); n != want {
+			return fmt.Errorf("%s has %d subscribers, want %d", subject, n, want)
+		}
+		return nil
+	})
 }
