@@ -700,8 +700,11 @@ func TestEventsProtectionPairOnPaper(t *testing.T) {
 	tp, sl := prot["tpOrderId"], prot["slOrderId"]
 	s := g.openSSE(key, credQuery(cred, "types", "order,fill"), nil)
 	g.setMark("BTC-USD-PERP", mark.Mul(decimal.RequireFromString("1.02")).Round(0).Sub(tick).String())
-	evs := s.expect(fmt.Sprintf("fill orderId=%v", tp), fmt.Sprintf("order orderId=%v status=CANCELLED", sl),
-		fmt.Sprintf("order orderId=%v status=FILLED", tp))
+	// The placements' own events may reach the stream after it opened:
+	// pass over them up to the fill, then nothing may come between.
+	evs := s.await(5*time.Second, fmt.Sprintf("fill orderId=%v", tp))
+	evs = append(evs, s.expect(fmt.Sprintf("order orderId=%v status=CANCELLED", sl),
+		fmt.Sprintf("order orderId=%v status=FILLED", tp))...)
 	if gap := evs[1].ReceivedAt - evs[0].ReceivedAt; gap > 1000 {
 		t.Fatalf("the stop-loss was cancelled %d ms after the take-profit's fill", gap)
 	}
