@@ -659,7 +659,10 @@ func TestEventsWebSocketCarriesSeveralCredentials(t *testing.T) {
 	last := got[4]["event"].(map[string]any)["id"].(string)
 	ws.send(map[string]any{"op": "unsubscribe", "credentialId": credA})
 	ws.send(map[string]any{"op": "unsubscribe", "credentialId": credB})
-	time.Sleep(100 * time.Millisecond)
+	// The socket handles messages in order and unsubscribe has no answer:
+	// an error answer to a later message says both were done.
+	ws.send(map[string]any{"op": "dance"})
+	ws.expect("error code=INVALID_REQUEST")
 	a2 := place(credA, map[string]any{"operation": "placeLimitOrder", "market": "BTC", "side": "BUY", "size": "0.01", "price": "40001"})
 	ws.none(300 * time.Millisecond)
 	ws.send(map[string]any{"op": "subscribe", "credentialId": credA, "after": last})
