@@ -30,10 +30,14 @@ func (s *Server) refresh(a *algo) {
 }
 
 // liveAlgos returns the account's waiting algo orders (on sym, or all),
-// oldest first.
+// oldest first. Their Status changes under s.mu: read it there.
 func (s *Server) liveAlgos(key, sym string) []*algo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.liveAlgosLocked(key, sym)
+}
+
+func (s *Server) liveAlgosLocked(key, sym string) []*algo {
 	var out []*algo
 	for _, a := range s.algos {
 		if a.Key != key || (sym != "" && a.Symbol != sym) {
@@ -107,8 +111,9 @@ func (s *Server) newAlgo(q *req) (any, *apiErr) {
 	a := &algo{ID: s.algoSeq, ClientID: clientID, Key: q.Key, Symbol: m.Symbol, Side: side, Type: typ, Qty: o.Size,
 		Trigger: trigger, ReduceOnly: reduceOnly, WorkingType: working, PaperID: o.ID, Created: q.Now.UnixMilli(), Status: "NEW"}
 	s.algos[a.ID] = a
+	w := a.wire() // a cancel may change it as soon as the lock is gone
 	s.mu.Unlock()
-	return a.wire(), nil
+	return w, nil
 }
 
 func (s *Server) cancelAlgo(q *req) (any, *apiErr) {
@@ -152,7 +157,9 @@ func (s *Server) openAlgos(q *req) (any, *apiErr) {
 		return nil, e
 	}
 	out := []wireAlgo{}
-	for _, a := range s.liveAlgos(q.Key, m.Symbol) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range s.liveAlgosLocked(q.Key, m.Symbol) {
 		out = append(out, a.wire())
 	}
 	return out, nil
