@@ -158,7 +158,7 @@ func (s *Store) writeAudit(ctx context.Context, e contract.AuditEntry) (log *app
 	if s.live.bytes >= s.auditSegBytes {
 		// The entry is written: a failed seal fails the appends after it,
 		// which open the log afresh, not this one.
-		_ = s.sealLive(time.Now())
+		_ = s.sealLive(s.live.newest(time.Now()))
 	}
 	return log, pos, nil
 }

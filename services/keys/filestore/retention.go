@@ -111,14 +111,15 @@ func (s *Store) sealAuditLog(before time.Time, maxBytes int64) error {
 	if err != nil {
 		return fmt.Errorf("audit retention: %w", err)
 	}
-	if fi.Size() < s.auditSegBytes && !fi.ModTime().Before(before) {
+	newest := s.live.newest(fi.ModTime())
+	if fi.Size() < s.auditSegBytes && !newest.Before(before) {
 		return nil
 	}
 	if s.auditLog == nil { // its last open or seal failed: the appends did not see all of it
 		s.live = newLiveIndex()
 		return s.sealUnindexed(fi.ModTime())
 	}
-	return s.sealLive(fi.ModTime()) // named by its last write: no entry in it is newer
+	return s.sealLive(newest)
 }
 
 // sealLive renames the log to a segment named by at and goes on in a new
@@ -225,6 +226,17 @@ type indexEntry struct {
 	AccountID string    `json:"accountId"`
 	RequestID string    `json:"requestId"`
 	Code      string    `json:"code"`
+}
+
+// newest is the time a segment of the log is named by, so that no entry
+// in it is newer: its last write at wall, or its newest entry's time when
+// that is later (entries carry the edge's clock, which may run ahead of
+// this host's).
+func (l *liveIndex) newest(wall time.Time) time.Time {
+	if l.complete && l.index.Last.After(wall) {
+		return l.index.Last
+	}
+	return wall
 }
 
 func (l *liveIndex) add(e indexEntry, n int64) {

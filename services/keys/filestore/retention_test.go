@@ -143,6 +143,32 @@ func TestAuditPagesReadByIndex(t *testing.T) {
 	}
 }
 
+// TestAuditRetentionGoesByEntryTimes: entries stamped ahead of this host's
+// clock (the edge's clock, or a test's) are not dropped as old because
+// their file was last written earlier by the wall clock.
+func TestAuditRetentionGoesByEntryTimes(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	ahead := time.Now().UTC().Add(4 * 365 * 24 * time.Hour).Truncate(time.Millisecond)
+	if err := s.PutAudit(ctx, contract.AuditEntry{Time: ahead, RequestID: "r-1", AccountID: "acct",
+		Operation: "placeLimitOrder", Code: "OK"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the first seals the log, the second would drop the segment
+		if dropped, err := s.PruneAudit(ctx, ahead.Add(-90*24*time.Hour), 1<<30); err != nil || dropped != 0 {
+			t.Fatalf("a prune by the entries' clock dropped %d bytes (%v), want none", dropped, err)
+		}
+	}
+	got, err := s.Audit(ctx, keys.AuditQuery{AccountID: "acct", Since: ahead.Add(-time.Hour), Until: ahead.Add(time.Hour), Limit: 10})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("%d entries after the prunes (%v), want 1", len(got), err)
+	}
+}
+
 // TestAuditSealedByAppends: the append that makes the log a segment's size
 // seals it, with the index its appends gathered; the log a run leaves is
 // sealed when the next opens the store, and nothing is lost on the way.
