@@ -46,8 +46,12 @@ var userChannels = map[string]bool{"orderUpdates": true, "userFills": true, "use
 type wsClient struct {
 	ws   *websocket.Conn
 	ctx  context.Context
-	mu   sync.Mutex // subs, and one writer at a time
+	mu   sync.Mutex // subs, snapped, and one writer at a time
 	subs map[subscription]bool
+	// snapped holds the fills a userFills snapshot sent: fills are
+	// delivered after the fact, so one made before the subscription can
+	// come after its snapshot, and Hyperliquid does not send it twice.
+	snapped map[subscription]map[connector.Int]bool
 }
 
 // write sends {"channel","data"}; c.mu is held.
@@ -133,6 +137,11 @@ func (s *Sim) subscribeUser(c *wsClient, req wsRequest) {
 	switch req.Subscription.Type {
 	case "userFills":
 		fills := s.fills(user, false, 0, nil)
+		sent := map[connector.Int]bool{}
+		for _, f := range fills {
+			sent[f.Tid] = true
+		}
+		c.snapped[req.Subscription] = sent
 		c.write("userFills", map[string]any{"user": user, "fills": fills, "isSnapshot": true})
 	case "userFundings":
 		c.write("userFundings", map[string]any{"user": user, "fundings": s.fundings(user, 0), "isSnapshot": true})
@@ -159,6 +168,25 @@ func (s *Sim) toUser(user, typ, channel string, data any) {
 	}
 }
 
+// fillToUser sends a fill on userFills to every socket subscribed for
+// user whose snapshot did not already hold it.
+func (s *Sim) fillToUser(user string, f hl.UserFill) {
+	s.feed.mu.Lock()
+	var to []*wsClient
+	for c := range s.feed.clients {
+		to = append(to, c)
+	}
+	s.feed.mu.Unlock()
+	sub := subscription{Type: "userFills", User: user}
+	for _, c := range to {
+		c.mu.Lock()
+		if c.subs[sub] && !c.snapped[sub][f.Tid] {
+			c.write("userFills", map[string]any{"user": user, "fills": []hl.UserFill{f}})
+		}
+		c.mu.Unlock()
+	}
+}
+
 func (s *Sim) deliver(batch []paper.Event) {
 	changed := map[string]bool{} // accounts whose clearinghouse state moved
 	for _, ev := range batch {
@@ -168,7 +196,7 @@ func (s *Sim) deliver(batch []paper.Event) {
 			s.toUser(u, "orderUpdates", "orderUpdates", []any{s.wsOrder(*ev.Order)})
 		case paper.EventFill:
 			f := []hl.UserFill{s.userFill(*ev.Fill)}
-			s.toUser(u, "userFills", "userFills", map[string]any{"user": u, "fills": f})
+			s.fillToUser(u, f[0])
 			s.toUser(u, "userEvents", "user", map[string]any{"fills": f})
 		case paper.EventFunding:
 			f := fundingEntry(*ev.Funding)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/perpgate/perpgate/pkg/connector"
 )
 
 // The websocket at /ws (https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/websocket
@@ -44,7 +45,7 @@ func (s *Sim) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	c := &wsClient{ws: ws, ctx: ctx, subs: map[subscription]bool{}}
+	c := &wsClient{ws: ws, ctx: ctx, subs: map[subscription]bool{}, snapped: map[subscription]map[connector.Int]bool{}}
 	s.feed.join(c)
 	defer s.feed.leave(c)
 	go func() {
