@@ -152,6 +152,12 @@ func (s *Sim) subscribeUser(c *wsClient, req wsRequest) {
 
 // toUser sends data to every socket subscribed to typ for user.
 func (s *Sim) toUser(user, typ, channel string, data any) {
+	s.toUserUnless(user, typ, channel, data, nil)
+}
+
+// toUserUnless is toUser without the sockets skip reports true for
+// (c.mu is held when it is called).
+func (s *Sim) toUserUnless(user, typ, channel string, data any, skip func(*wsClient, subscription) bool) {
 	s.feed.mu.Lock()
 	var to []*wsClient
 	for c := range s.feed.clients {
@@ -161,27 +167,8 @@ func (s *Sim) toUser(user, typ, channel string, data any) {
 	sub := subscription{Type: typ, User: user}
 	for _, c := range to {
 		c.mu.Lock()
-		if c.subs[sub] {
+		if c.subs[sub] && (skip == nil || !skip(c, sub)) {
 			c.write(channel, data)
-		}
-		c.mu.Unlock()
-	}
-}
-
-// fillToUser sends a fill on userFills to every socket subscribed for
-// user whose snapshot did not already hold it.
-func (s *Sim) fillToUser(user string, f hl.UserFill) {
-	s.feed.mu.Lock()
-	var to []*wsClient
-	for c := range s.feed.clients {
-		to = append(to, c)
-	}
-	s.feed.mu.Unlock()
-	sub := subscription{Type: "userFills", User: user}
-	for _, c := range to {
-		c.mu.Lock()
-		if c.subs[sub] && !c.snapped[sub][f.Tid] {
-			c.write("userFills", map[string]any{"user": user, "fills": []hl.UserFill{f}})
 		}
 		c.mu.Unlock()
 	}
@@ -196,7 +183,8 @@ func (s *Sim) deliver(batch []paper.Event) {
 			s.toUser(u, "orderUpdates", "orderUpdates", []any{s.wsOrder(*ev.Order)})
 		case paper.EventFill:
 			f := []hl.UserFill{s.userFill(*ev.Fill)}
-			s.fillToUser(u, f[0])
+			s.toUserUnless(u, "userFills", "userFills", map[string]any{"user": u, "fills": f},
+				func(c *wsClient, sub subscription) bool { return c.snapped[sub][f[0].Tid] })
 			s.toUser(u, "userEvents", "user", map[string]any{"fills": f})
 		case paper.EventFunding:
 			f := fundingEntry(*ev.Funding)
